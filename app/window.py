@@ -46,7 +46,7 @@ class MainWindow(QMainWindow):
 
         self.nav = QListWidget()
         self.nav.addItems([cls.title for cls in self.classes])
-        self.nav.setMaximumWidth(230)
+        self.nav.setMaximumWidth(220)
         self.stack = QStackedWidget()
         self.lesson = QTextBrowser()
         self.lesson.setOpenExternalLinks(True)
@@ -54,7 +54,7 @@ class MainWindow(QMainWindow):
         for widget, stretch in ((self.nav, 0), (self.stack, 3), (self.lesson, 1)):
             self.splitter.addWidget(widget)
             self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
-        self.splitter.setSizes([200, 900, 360])
+        self.splitter.setSizes([170, 920, 330])
         self.setCentralWidget(self.splitter)
         self.step_label = QLabel()
         self.statusBar().addPermanentWidget(self.step_label)

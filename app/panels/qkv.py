@@ -89,7 +89,7 @@ class QKVPanel(Panel):
         left.addWidget(self.diagram, 1)
         left_box = QWidget()
         left_box.setLayout(left)
-        left_box.setMaximumWidth(330)
+        left_box.setMaximumWidth(270)
 
         self.x_view = MatrixView("X (embeddings)", editable=True)
         self.x_view.set_describer(self._describe_x)

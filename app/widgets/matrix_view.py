@@ -15,10 +15,8 @@ from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QAbstractScrollArea,
     QHeaderView,
     QLabel,
-    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -30,6 +28,7 @@ from core.explain import num
 HIGHLIGHT_BRUSH = QBrush(QColor("#ff8c00"))
 DARK_TEXT, LIGHT_TEXT = QBrush(QColor("#000000")), QBrush(QColor("#ffffff"))
 MASKED_BRUSH = QBrush(QColor("#dddddd"))
+MAX_TABLE_SIZE = (720, 560)  # pixels; a bigger matrix scrolls inside its table
 SHADES = 256  # colour steps per colormap; cell colours are cached brushes, one per step
 ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
@@ -169,8 +168,6 @@ class MatrixView(QWidget):
         self.model = MatrixModel(self)
         self.table.setModel(self.model)
         self.table.setMouseTracking(True)
-        self.table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
-        self.table.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Maximum)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         triggers = QAbstractItemView.EditTrigger
         self.table.setEditTriggers(
@@ -218,18 +215,30 @@ class MatrixView(QWidget):
             self.rows, self.cols, self.cells = set(), set(), set()
         self._recolor()
         self.model.refresh(reshaped)
-        if reshaped:
-            self._size_columns()
+        self._size_columns()
 
     def _size_columns(self) -> None:
         """Size cells from the font and the widest number, not by measuring every cell."""
         metrics = self.table.fontMetrics()
-        widest = max((len(t) for row in self.texts for t in row), default=1)
-        labels = max((len(c) for c in self.col_labels), default=1)
-        self.table.horizontalHeader().setDefaultSectionSize(
-            metrics.horizontalAdvance("0" * max(widest, labels)) + 12
-        )
+        longest = max((t for row in self.texts for t in row), key=len, default="0")
+        label = max(self.col_labels, key=len, default="0")
+        widest = max(metrics.horizontalAdvance(longest), metrics.horizontalAdvance(label))
+        self.table.horizontalHeader().setDefaultSectionSize(widest + 10)
         self.table.verticalHeader().setDefaultSectionSize(metrics.height() + 6)
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """Make the table exactly as big as its cells, up to MAX_TABLE_SIZE (then it scrolls)."""
+        table, frame = self.table, 2 * self.table.frameWidth()
+        width = table.verticalHeader().sizeHint().width() + table.horizontalHeader().length() + frame
+        height = table.horizontalHeader().sizeHint().height() + table.verticalHeader().length() + frame
+        bar = table.style().pixelMetric(table.style().PixelMetric.PM_ScrollBarExtent)
+        max_w, max_h = MAX_TABLE_SIZE
+        if width > max_w:
+            height += bar
+        if height > max_h:
+            width += bar
+        table.setFixedSize(min(width, max_w), min(height, max_h))
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.FontChange:
