@@ -92,15 +92,18 @@ class Heatmap(QWidget):
         reshaped = values.shape != self.values.shape
         self.values = values
         n, m = values.shape
-        self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
-        self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
+        rows = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
+        cols = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
+        relabel = (rows, cols) != (self.row_labels, self.col_labels)
+        self.row_labels, self.col_labels = rows, cols
         self.levels = levels if levels is not None else default_levels(values, self.signed)
         shown = np.where(np.isfinite(values), values, np.nan)
         self.image.setImage(shown, autoLevels=False, levels=self.levels)
         self.image.setRect(QRectF(0, 0, m, n))
         if self.colorbar is not None:
             self.colorbar.setLevels(self.levels)
-        self._set_ticks()
+        if relabel:  # laying out tick labels is slow; skip it when only the numbers changed
+            self._set_ticks()
         if reshaped:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
         self._update_texts()
