@@ -118,10 +118,18 @@ class Page(QWidget):
         self.report(self.notice)
         return True
 
-    def layout_with(self, intro: str, controls: QFormLayout, view: QWidget) -> None:
+    def layout_with(
+        self, intro: str, controls: QFormLayout, view: QWidget, notes: tuple[QLabel, ...] = ()
+    ) -> None:
+        """Intro text on top; the controls, then ``notes``, on the left; the views on the right."""
+        column = QVBoxLayout()
+        column.addLayout(controls)
+        for note in notes:
+            column.addWidget(note)
+        column.addStretch(1)
         left = QWidget()
-        left.setLayout(controls)
-        left.setMaximumWidth(320)
+        left.setLayout(column)
+        left.setMaximumWidth(330)
         row = QHBoxLayout()
         row.addWidget(left)
         row.addWidget(view, 1)
@@ -158,7 +166,6 @@ class OrderPage(Page):
         controls.addRow("Sentence A", self.edit_a)
         controls.addRow("Sentence B", self.edit_b)
         controls.addRow("Position", self.encoding)
-        controls.addRow(self.summary)
         self.map_a = Heatmap("Sentence A: weights", colorbar=False)
         self.map_b = Heatmap("Sentence B: weights")
         self.links = pg.PlotWidget(title="Where each word went")
@@ -181,6 +188,7 @@ class OrderPage(Page):
             "listed in another order. Choose an encoding to break the tie.",
             controls,
             holder,
+            (self.summary,),
         )
         self.edit_a.textChanged.connect(lambda t: self.apply(sentence_a=t))
         self.edit_b.textChanged.connect(lambda t: self.apply(sentence_b=t))
@@ -350,7 +358,15 @@ class TablePage(Page):
         self.covered = self.coverage.plot(fillLevel=0, brush="#2ca02c88", pen=None)
         self.uncovered = self.coverage.plot(fillLevel=0, brush="#d6272888", pen=None)
         self.end_line = pg.InfiniteLine(
-            angle=90, pen=pg.mkPen("#d62728", width=2), label="", labelOpts={"position": 0.85}
+            angle=90,
+            pen=pg.mkPen("#d62728", width=2),
+            label="",
+            labelOpts={
+                "position": 0.85,
+                "color": "#ffffff",
+                "fill": "#d62728",
+                "anchors": [(1, 0.5), (1, 0.5)],
+            },
         )
         self.coverage.addItem(self.end_line)
         views = QVBoxLayout()
@@ -435,7 +451,6 @@ class RopePage(Page):
         controls.addRow(self.m_slider)
         controls.addRow(self.n_slider)
         controls.addRow(self.shift_slider)
-        controls.addRow(self.readout)
         self.clocks = ClockHands(("query q", "key k"), (QUERY_COLOR, KEY_COLOR))
         self.score_plot = _plot("Score after rotation against the offset", "m − n", "q·k")
         self.score_curve = self.score_plot.plot(pen=pg.mkPen("#1f77b4", width=2))
@@ -452,6 +467,7 @@ class RopePage(Page):
             "the query's and the key's hands, so only the offset m − n matters.",
             controls,
             holder,
+            (self.readout,),
         )
         self.shown = (float(s.m), float(s.n))  # positions the hands are drawn at
         self.start = self.target = self.shown  # the running animation goes from start to target
@@ -566,13 +582,11 @@ class ExtensionPage(Page):
         controls.addRow("Target length L′", self.target_spin)
         controls.addRow("Method", self.method_box)
         controls.addRow("Pair to follow", self.pair_spin)
-        controls.addRow(self.formula)
-        controls.addRow(self.summary)
         self.over_plot = _plot(
             "Angle at the last position ÷ angle at L, per pair", "pair i (fast → slow)", "ratio"
         )
         self.over_plot.setLogMode(y=True)
-        self.over_plot.addLegend(offset=(4, 4))
+        self.over_plot.addLegend(offset=(-10, 50))
         self.turned_region = pg.LinearRegionItem(
             movable=False, brush=pg.mkBrush(128, 128, 128, 40), pen=pg.mkPen(None)
         )
@@ -609,6 +623,7 @@ class ExtensionPage(Page):
             "pair above 1 points where training never went (circled for the chosen method).",
             controls,
             holder,
+            (self.formula, self.summary),
         )
         self.d_spin.valueChanged.connect(lambda v: self.apply(d=v))
         self.base_spin.valueChanged.connect(lambda v: self.apply(base=v))
@@ -660,8 +675,8 @@ class ExtensionPage(Page):
         for key, (name, _color) in METHODS.items():
             bad = r.unseen[key]
             worst = f", up to {num(r.overshoot[key][bad].max(), 2)}×" if bad.any() else ""
-            lines.append(f"{name}: {int(bad.sum())} pairs past the trained angles{worst}")
-        return "\n".join(lines)
+            lines.append(f"{name}: {int(bad.sum())} pairs past{worst}")
+        return "Pairs past the angles seen in training:\n" + "\n".join(lines)
 
     @staticmethod
     def _formula(s: ExtensionState) -> str:
