@@ -222,9 +222,7 @@ def yarn_attention_factor(trained_len: int, target_len: int) -> float:
     return (0.1 * np.log(s) + 1.0) ** 2
 
 
-def extended_frequencies(
-    method: str, d: int, base: float, trained_len: int, target_len: int
-) -> np.ndarray:
+def extended_frequencies(method: str, d: int, base: float, trained_len: int, target_len: int) -> np.ndarray:
     """Per-pair speeds a model uses on a target_len context under each extension method. (d/2,)
 
     none: unchanged. interpolation: all slowed by s (the angles of ``interpolate_positions``).

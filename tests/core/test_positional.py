@@ -155,9 +155,7 @@ def test_permutation_without_position_only_reorders():
 
 @pytest.mark.parametrize("encoding", ["sinusoidal", "rope"])
 def test_permutation_with_position_breaks_symmetry(encoding):
-    t = pos.permutation_attention(
-        "dog bites man", "man bites dog", 8, np.random.default_rng(3), encoding
-    )
+    t = pos.permutation_attention("dog bites man", "man bites dog", 8, np.random.default_rng(3), encoding)
     assert t.difference > 1e-3
 
 
