@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QVariantAnimation
 
-from app.panels.position import HEATMAP_ROWS, PositionPanel
+from app.panels.position import PositionPanel
+from app.panels.position_steps.page import HEATMAP_ROWS
 from core import positional as pos
 
 
