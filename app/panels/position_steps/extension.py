@@ -80,7 +80,7 @@ class ExtensionPage(Page):
             for key, (name, color) in METHODS.items()
         }
         self.unseen_marks = self.over_plot.plot(
-            pen=None, symbol="o", symbolSize=11, symbolPen=pg.mkPen("#000", width=1.5), symbolBrush=None
+            pen=None, symbol="o", symbolSize=11, symbolPen=pg.mkPen("#ff8c00", width=2), symbolBrush=None
         )
         self.angle_plot = plot("Angle of one pair along the target context", "position", "θ (rad)")
         self.angle_plot.addLegend(offset=(4, 4))
