@@ -24,7 +24,6 @@ MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay reada
 class Heatmap(QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
 
-    square_cells=False lets a tall or wide matrix (positions × dimensions) fill the view;
     max_ticks caps the tick labels per axis (the hover readout still names every cell).
 
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
@@ -39,7 +38,6 @@ class Heatmap(QWidget):
         signed: bool = False,
         colorbar: bool = True,
         cell_text: bool = True,
-        square_cells: bool = True,
         max_ticks: int = MAX_TICK_LABELS,
         parent=None,
     ):
@@ -56,7 +54,6 @@ class Heatmap(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        self.plot.setAspectLocked(square_cells)
         self.plot.showAxis("top")
         self.plot.hideAxis("bottom")
         self.image = pg.ImageItem(axisOrder="row-major")

@@ -39,9 +39,7 @@ class TablePage(Page):
         controls = QFormLayout()
         controls.addRow("Table rows", self.rows_spin)
         controls.addRow("Sequence length", self.length_spin)
-        self.heatmap = Heatmap(
-            "Vectors the sequence gets", signed=True, cell_text=False, square_cells=False, max_ticks=8
-        )
+        self.heatmap = Heatmap("Vectors the sequence gets", signed=True, cell_text=False, max_ticks=8)
         self.coverage = plot("Positions with a vector", "position (counting from 1)", "")
         self.coverage.hideAxis("left")
         self.coverage.setYRange(0, 1.2, padding=0)

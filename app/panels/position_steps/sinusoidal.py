@@ -48,9 +48,7 @@ class SinusoidalPage(Page):
         controls.addRow("Positions n", self.n_spin)
         controls.addRow("Width d", self.d_spin)
         controls.addRow("Base", self.base_spin)
-        self.heatmap = Heatmap(
-            "Encoding: position × dimension", signed=True, cell_text=False, square_cells=False, max_ticks=8
-        )
+        self.heatmap = Heatmap("Encoding: position × dimension", signed=True, cell_text=False, max_ticks=8)
         self.heatmap.set_describer(self._describe)
         self.curves_plot = plot("A few dimensions along the sequence", "position p", "sin(p·ωᵢ)")
         self.curves = [self.curves_plot.plot(pen=pg.mkPen(c, width=2)) for c in CURVE_COLORS]
