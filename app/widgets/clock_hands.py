@@ -13,7 +13,8 @@ import pyqtgraph as pg
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
-SPACING = 2.6  # distance between dial centres, in dial radii
+SPACING = 2.8  # distance between neighbouring dial centres, in dial radii
+ROW_SPACING = 3.4  # distance between rows of dials, leaving room for two-line titles
 CIRCLE = np.linspace(0.0, 2 * np.pi, 65)
 
 
@@ -50,7 +51,7 @@ class ClockHands(pg.PlotWidget):
         k = len(titles)
         cols = min(k, self.per_row)
         idx = np.arange(k)
-        self.centres = np.column_stack([idx % self.per_row, -(idx // self.per_row)]) * SPACING
+        self.centres = np.column_stack([(idx % self.per_row) * SPACING, -(idx // self.per_row) * ROW_SPACING])
         if k != len(self.titles):
             self._resize_pool(k)
         for text, title, (x, y) in zip(self.titles, titles, self.centres, strict=True):
@@ -63,7 +64,7 @@ class ClockHands(pg.PlotWidget):
         rows = (k + self.per_row - 1) // self.per_row
         self.setRange(
             xRange=(-1.2, (cols - 1) * SPACING + 1.2),
-            yRange=(-(rows - 1) * SPACING - 1.7, 1.6),
+            yRange=(-(rows - 1) * ROW_SPACING - 2.0, 1.6),
             padding=0,
         )
 

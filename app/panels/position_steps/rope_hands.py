@@ -113,7 +113,7 @@ class RopePage(Page):
         self.result = r
         relaid = old is None or old.freqs.shape != r.freqs.shape or np.any(old.freqs != r.freqs)
         if relaid:
-            self.clocks.set_dials([f"pair {i}\nω = {r.freqs[i]:.3g}" for i in r.pairs])
+            self.clocks.set_dials([f"pair {i}\nω = {r.freqs[i]:.2g}" for i in r.pairs])
         self.score_curve.setData(r.offsets, r.by_offset)
         self.score_now.setData([r.m - r.n], [r.score])
         gap = abs(r.score - r.at_start)
