@@ -65,6 +65,7 @@ class RopePage(Page):
         controls.addRow(self.shift_slider)
         self.clocks = ClockHands(("query q", "key k"), (QUERY_COLOR, KEY_COLOR))
         self.score_plot = plot("Score after rotation against the offset", "m − n", "q·k")
+        self.score_plot.showGrid(x=False, y=False)  # its grid would repaint on every drag step
         self.score_curve = self.score_plot.plot(pen=pg.mkPen("#1f77b4", width=2))
         self.score_now = pg.ScatterPlotItem(size=12, brush=QUERY_COLOR, pen=None)
         self.score_plot.addItem(self.score_now)
@@ -114,7 +115,8 @@ class RopePage(Page):
         relaid = old is None or old.freqs.shape != r.freqs.shape or np.any(old.freqs != r.freqs)
         if relaid:
             self.clocks.set_dials([f"pair {i}\nω = {r.freqs[i]:.2g}" for i in r.pairs])
-        self.score_curve.setData(r.offsets, r.by_offset)
+        if old is None or not np.array_equal(old.by_offset, r.by_offset):  # only q, k, d, base move it
+            self.score_curve.setData(r.offsets, r.by_offset)
         self.score_now.setData([r.m - r.n], [r.score])
         gap = abs(r.score - r.at_start)
         self.readout.setText(
