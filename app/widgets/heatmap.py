@@ -24,6 +24,8 @@ MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay reada
 class Heatmap(QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
 
+    max_ticks caps the tick labels per axis (the hover readout still names every cell).
+
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
     """
 
@@ -36,10 +38,11 @@ class Heatmap(QWidget):
         signed: bool = False,
         colorbar: bool = True,
         cell_text: bool = True,
+        max_ticks: int = MAX_TICK_LABELS,
         parent=None,
     ):
         super().__init__(parent)
-        self.signed, self.cell_text = signed, cell_text
+        self.signed, self.cell_text, self.max_ticks = signed, cell_text, max_ticks
         self.values = np.zeros((0, 0))
         self.levels = (0.0, 1.0)
         self.row_labels: list[str] = []
@@ -151,7 +154,7 @@ class Heatmap(QWidget):
 
     def _set_ticks(self) -> None:
         def ticks(labels):
-            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
+            stride = max(1, int(np.ceil(len(labels) / self.max_ticks)))
             return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
 
         self.plot.getAxis("left").setTicks(ticks(self.row_labels))
