@@ -181,7 +181,7 @@ class TemperatureReading:
     """Attention at one temperature, summarised per query token."""
 
     temperature: float
-    weights: np.ndarray  # (n, n)
+    trace: AttentionTrace  # the attention call, every step kept
     peak_index: np.ndarray  # (n,)  key each query attends to most
     peak_weight: np.ndarray  # (n,)  that key's weight
     entropy: np.ndarray  # (n,)  nats; 0 = hard lookup, ln(n) = uniform
@@ -189,16 +189,25 @@ class TemperatureReading:
     mean_peak: float
     max_entropy: float  # ln(n_keys), reached by uniform attention
 
+    @property
+    def weights(self) -> np.ndarray:
+        return self.trace.weights  # (n, n)
 
-def read_temperature(
-    Q: np.ndarray, K: np.ndarray, V: np.ndarray, temperature: float
-) -> TemperatureReading:
+
+def read_temperature(Q: np.ndarray, K: np.ndarray, V: np.ndarray, temperature: float) -> TemperatureReading:
     """softmax(Q·Kᵀ / (√d_k·T)) with each row's peak and entropy. Q, K (n, d_k), V (n, d_v)."""
-    w = attend(Q, K, V, temperature=temperature).weights
-    idx, top = peak(w)
-    h = entropy(w)
+    trace = attend(Q, K, V, temperature=temperature)
+    idx, top = peak(trace.weights)
+    h = entropy(trace.weights)
     return TemperatureReading(
-        float(temperature), w, idx, top, h, float(h.mean()), float(top.mean()), np.log(w.shape[1])
+        float(temperature),
+        trace,
+        idx,
+        top,
+        h,
+        float(h.mean()),
+        float(top.mean()),
+        float(np.log(trace.weights.shape[1])),
     )
 
 
@@ -233,9 +242,7 @@ class Projection:
     """Tokens and full-width projections; d_k columns of W_Q/W_K give a head of width d_k."""
 
     X: np.ndarray  # (n, d_model)  standard normal tokens
-    W_Q: (
-        np.ndarray
-    )  # (d_model, d_model)  entries N(0, 1/d_model), so each q column has variance ≈ 1
+    W_Q: np.ndarray  # (d_model, d_model)  entries N(0, 1/d_model), so each q column has variance ≈ 1
     W_K: np.ndarray  # (d_model, d_model)
 
 

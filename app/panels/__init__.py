@@ -2,5 +2,6 @@
 iterate over this one list; a panel never imports another panel."""
 
 from app.panels.qkv import QKVPanel
+from app.panels.scale import ScalePanel
 
-PANELS = [QKVPanel]
+PANELS = [QKVPanel, ScalePanel]

@@ -99,9 +99,7 @@ def test_article_two_per_token_table_reproduces():
     Q, K, V = scaling.random_qkv(6, 8, 0)
     r = scaling.read_temperature(Q, K, V, 1.0)
     assert r.peak_index.tolist() == [3, 4, 3, 0, 5, 5]
-    np.testing.assert_allclose(
-        np.round(r.peak_weight, 3), [0.352, 0.414, 0.269, 0.461, 0.290, 0.519]
-    )
+    np.testing.assert_allclose(np.round(r.peak_weight, 3), [0.352, 0.414, 0.269, 0.461, 0.290, 0.519])
     np.testing.assert_allclose(np.round(r.entropy, 3), [1.641, 1.612, 1.675, 1.483, 1.697, 1.323])
 
 
@@ -109,12 +107,8 @@ def test_six_token_sweep_is_what_the_six_tokens_give():
     """The article prints a sweep these inputs cannot give (entropy above ln 6); we show these."""
     Q, K, V = scaling.random_qkv(6, 8, 0)
     sweep = scaling.temperature_sweep(Q, K, V, [0.25, 0.5, 1, 2, 4])
-    np.testing.assert_allclose(
-        np.round(sweep.mean_entropy, 4), [0.5628, 1.1511, 1.5719, 1.7312, 1.7763]
-    )
-    np.testing.assert_allclose(
-        np.round(sweep.mean_peak, 4), [0.8153, 0.5963, 0.3842, 0.2675, 0.2140]
-    )
+    np.testing.assert_allclose(np.round(sweep.mean_entropy, 4), [0.5628, 1.1511, 1.5719, 1.7312, 1.7763])
+    np.testing.assert_allclose(np.round(sweep.mean_peak, 4), [0.8153, 0.5963, 0.3842, 0.2675, 0.2140])
     assert np.all(sweep.mean_entropy <= np.log(6)) and np.all(sweep.mean_peak >= 1 / 6)
     assert sweep.max_entropy == pytest.approx(np.log(6))
 
@@ -122,12 +116,8 @@ def test_six_token_sweep_is_what_the_six_tokens_give():
 def test_printed_sweep_reproduces_from_eight_tokens_d16_seed1():
     Q, K, V = scaling.random_qkv(8, 16, 1)
     sweep = scaling.temperature_sweep(Q, K, V, [0.25, 0.5, 1, 2, 4])
-    np.testing.assert_allclose(
-        np.round(sweep.mean_entropy, 4), [0.7926, 1.4007, 1.8555, 2.0147, 2.0613]
-    )
-    np.testing.assert_allclose(
-        np.round(sweep.mean_peak, 4), [0.7024, 0.5019, 0.3072, 0.2066, 0.1629]
-    )
+    np.testing.assert_allclose(np.round(sweep.mean_entropy, 4), [0.7926, 1.4007, 1.8555, 2.0147, 2.0613])
+    np.testing.assert_allclose(np.round(sweep.mean_peak, 4), [0.7024, 0.5019, 0.3072, 0.2066, 0.1629])
 
 
 def test_presets_match_their_parameters():
@@ -173,9 +163,7 @@ def test_without_scaling_entropy_collapses_as_d_k_grows():
 def test_compare_scaling_uses_the_first_d_k_columns():
     proj = scaling.random_projection(5, 3)
     c = scaling.compare_scaling(proj, 64)
-    np.testing.assert_allclose(
-        c.scaled.scores, (proj.X @ proj.W_Q[:, :64]) @ (proj.X @ proj.W_K[:, :64]).T
-    )
+    np.testing.assert_allclose(c.scaled.scores, (proj.X @ proj.W_Q[:, :64]) @ (proj.X @ proj.W_K[:, :64]).T)
     np.testing.assert_allclose(c.scaled.scaled, c.unscaled.scaled / 8)
     assert c.heads == 8
     assert c.entropy_unscaled < c.entropy_scaled
