@@ -239,11 +239,16 @@ D_MODEL = 512
 
 @dataclass(frozen=True)
 class Projection:
-    """Tokens and full-width projections; d_k columns of W_Q/W_K give a head of width d_k."""
+    """Tokens and full-width projections; the first d_k columns of W_Q/W_K make a head of width d_k.
+
+    Q and K are projected once at full width: the first d_k columns of X·W equal X·W[:, :d_k].
+    """
 
     X: np.ndarray  # (n, d_model)  standard normal tokens
     W_Q: np.ndarray  # (d_model, d_model)  entries N(0, 1/d_model), so each q column has variance ≈ 1
     W_K: np.ndarray  # (d_model, d_model)
+    Q: np.ndarray  # (n, d_model)  X·W_Q
+    K: np.ndarray  # (n, d_model)  X·W_K
 
 
 def random_projection(n_tokens: int, seed: int, d_model: int = D_MODEL) -> Projection:
@@ -255,7 +260,7 @@ def random_projection(n_tokens: int, seed: int, d_model: int = D_MODEL) -> Proje
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n_tokens, d_model))
     W_Q, W_K = (rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(2))
-    return Projection(X, W_Q, W_K)
+    return Projection(X, W_Q, W_K, X @ W_Q, X @ W_K)
 
 
 @dataclass(frozen=True)
@@ -271,13 +276,13 @@ class ScalingComparison:
 
 
 def compare_scaling(proj: Projection, d_k: int) -> ScalingComparison:
-    """Q = X·W_Q[:, :d_k], K = X·W_K[:, :d_k], V = X; attend with scale=True and scale=False."""
+    """Q = X·W_Q[:, :d_k], K = X·W_K[:, :d_k], V = X, attended with scale=True and scale=False."""
     d_model = proj.X.shape[1]
     if int(d_k) != d_k or d_k < 1:
         raise ValueError(f"d_k must be a whole number of at least 1, got {d_k}.")
     if d_model % d_k:
         raise ValueError(f"d_k must divide d_model = {d_model} so the heads share it evenly.")
-    Q, K = proj.X @ proj.W_Q[:, :d_k], proj.X @ proj.W_K[:, :d_k]
+    Q, K = proj.Q[:, :d_k], proj.K[:, :d_k]
     scaled, unscaled = attend(Q, K, proj.X, scale=True), attend(Q, K, proj.X, scale=False)
     return ScalingComparison(
         int(d_k),

@@ -73,7 +73,7 @@ def _plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str, row: int,
     plot.setMouseEnabled(x=False, y=False)
     plot.setMenuEnabled(False)
     plot.hideButtons()
-    plot.showGrid(x=True, y=True, alpha=0.2)
+    plot.showGrid(x=False, y=True, alpha=0.15)
     plot.getAxis("left").enableAutoSIPrefix(False)
     return plot
 
