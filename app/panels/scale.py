@@ -58,9 +58,10 @@ def _note(text: str) -> QLabel:
     return label
 
 
-def _spin(value: int, maximum: int, minimum: int = 0) -> QSpinBox:
+def _spin(value: int, maximum: int) -> QSpinBox:
+    """A whole-number box from 0 (so a bad 0 can be typed and answered) that reports on Enter."""
     spin = QSpinBox()
-    spin.setRange(minimum, maximum)
+    spin.setRange(0, maximum)
     spin.setValue(value)
     spin.setKeyboardTracking(False)
     return spin
@@ -149,9 +150,14 @@ class ScalePanel(Panel):
         self.slope_bars = pg.BarGraphItem(x=[0], height=[0], width=0.6, brush="#2ca02c")
         self.slope_plot.addItem(self.slope_bars)
         self.gradient_plot = _plot(
-            self.saturation_view, "The winner's slope as the multiplier grows", "multiplier m", "slope", 1, 0
+            self.saturation_view,
+            "The winner's slope as the multiplier grows",
+            "multiplier m",
+            "slope",
+            1,
+            0,
+            colspan=2,
         )
-        self.saturation_view.ci.layout.addItem(self.gradient_plot, 1, 0, 1, 2)
         self.gradient_plot.setXRange(0, 16, padding=0.02)
         self.gradient_plot.setYRange(0, 0.26, padding=0)
         self.gradient_curve = self.gradient_plot.plot(pen=pg.mkPen("#2ca02c", width=2))
@@ -248,7 +254,7 @@ class ScalePanel(Panel):
         self.growth_marker = _marker()
         self.growth_plot.addItem(self.growth_marker)
         self.growth_plot.legend.addItem(self.reference_curve, "√dₖ")
-        self.growth_readout = _note("Measuring…")
+        self.growth_readout = _note("")
 
         self.growth_slider.valueChanged.connect(lambda v: self._set_growth(growth_d_k=int(v)))
         self.divide_box.toggled.connect(lambda on: self._set_growth(divide=on))
