@@ -3,5 +3,6 @@ iterate over this one list; a panel never imports another panel."""
 
 from app.panels.position import PositionPanel
 from app.panels.qkv import QKVPanel
+from app.panels.scale import ScalePanel
 
-PANELS = [QKVPanel, PositionPanel]
+PANELS = [QKVPanel, ScalePanel, PositionPanel]

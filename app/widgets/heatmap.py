@@ -205,6 +205,9 @@ class CellTexts(pg.GraphicsObject):
         corner = to_screen.map(QPointF(0, 0))
         step = to_screen.map(QPointF(1, 1)) - corner
         w, h = abs(step.x()), abs(step.y())
+        metrics = painter.fontMetrics()
+        if max(metrics.horizontalAdvance(t) for t in self.texts) > w or metrics.height() > h:
+            return  # cells too small for their numbers: colours only (the hover readout still tells)
         for k, (text, color) in enumerate(zip(self.texts, self.colors, strict=True)):
             centre = to_screen.map(QPointF(k % m + 0.5, k // m + 0.5))
             painter.setPen(color)
