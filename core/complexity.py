@@ -79,6 +79,11 @@ class AttentionCost:
         return self.score_bytes_per_head * self.heads * self.batch
 
     @property
+    def score_bytes_per_token_pair(self) -> int:
+        """Bytes the whole model's score matrices take per (query, key) pair."""
+        return self.score_bytes_per_head * self.heads * self.batch * self.layers // (self.n * self.n)
+
+    @property
     def score_bytes_model(self) -> int:
         """Every layer's score matrices held at once, as a naive forward pass for training does."""
         return self.score_bytes_per_layer * self.layers

@@ -136,3 +136,9 @@ def test_tiled_memory():
     assert big.naive / big.tiled > 900
     with pytest.raises(ValueError, match="do not fit"):
         tiled_memory(4, 4, 2, 8, 2)
+
+
+def test_bytes_per_token_pair():
+    cost = attention_cost(300, 512, heads=8, layers=6, batch=2, dtype="bf16")
+    assert cost.score_bytes_per_token_pair == 2 * 8 * 6 * 2
+    assert cost.score_bytes_model == 300 * 300 * cost.score_bytes_per_token_pair
