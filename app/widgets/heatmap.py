@@ -36,10 +36,11 @@ class Heatmap(QWidget):
         signed: bool = False,
         colorbar: bool = True,
         cell_text: bool = True,
+        max_ticks: int = MAX_TICK_LABELS,
         parent=None,
     ):
         super().__init__(parent)
-        self.signed, self.cell_text = signed, cell_text
+        self.signed, self.cell_text, self.max_ticks = signed, cell_text, max_ticks
         self.values = np.zeros((0, 0))
         self.levels = (0.0, 1.0)
         self.row_labels: list[str] = []
@@ -113,13 +114,14 @@ class Heatmap(QWidget):
         """``describer(i, j)`` returns the hover text for a cell (e.g. its formula with numbers)."""
         self.describer = describer
 
-    def mark(self, i: int | None, j: int | None = None) -> None:
-        """Outline cell (i, j), or the whole row i when j is None; None hides the outline."""
+    def mark(self, i: int | None, j: int | None = None, rows: int = 1, cols: int = 1) -> None:
+        """Outline the block of ``rows`` × ``cols`` cells from (i, j), or whole rows from i when j is
+        None; None hides the outline."""
         if i is None:
             self.marker.hide()
             return
         m = self.values.shape[1]
-        rect = QRectF(0, i, m, 1) if j is None else QRectF(j, i, 1, 1)
+        rect = QRectF(0, i, m, rows) if j is None else QRectF(j, i, cols, rows)
         self.marker.setRect(rect)
         self.marker.show()
 
@@ -149,7 +151,7 @@ class Heatmap(QWidget):
 
     def _set_ticks(self) -> None:
         def ticks(labels):
-            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
+            stride = max(1, int(np.ceil(len(labels) / self.max_ticks)))
             return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
 
         self.plot.getAxis("left").setTicks(ticks(self.row_labels))
