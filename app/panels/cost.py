@@ -7,7 +7,7 @@ and sparse patterns. Every number comes from core.complexity, core.flash and cor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -229,19 +229,28 @@ class CalculatorPage(QWidget):
         row.addWidget(controls_box)
         row.addLayout(right, 1)
 
-        self.n_slider.valueChanged.connect(lambda v: self.change(n=int(v)))
-        self.d_model_spin.valueChanged.connect(lambda v: self.change(d_model=v))
-        self.heads_spin.valueChanged.connect(lambda v: self.change(heads=v))
-        self.layers_spin.valueChanged.connect(lambda v: self.change(layers=v))
-        self.batch_spin.valueChanged.connect(lambda v: self.change(batch=v))
-        self.dtype_box.currentTextChanged.connect(lambda v: self.change(dtype=v))
-        self.causal_box.toggled.connect(lambda v: self.change(causal=v))
+        for spin in (self.d_model_spin, self.heads_spin, self.layers_spin, self.batch_spin):
+            spin.valueChanged.connect(self.change)
+        self.n_slider.valueChanged.connect(self.change)
+        self.dtype_box.currentTextChanged.connect(self.change)
+        self.causal_box.toggled.connect(self.change)
         self.article_button.clicked.connect(self.article_settings)
         self.cost = attention_cost(4_096, 512)
         self.recompute(self.settings)
 
-    def change(self, **fields) -> None:
-        self.recompute(replace(self.settings, **fields))
+    def change(self) -> None:
+        """Recompute from what every control shows now."""
+        self.recompute(
+            CostSettings(
+                int(self.n_slider.value()),
+                self.d_model_spin.value(),
+                self.heads_spin.value(),
+                self.layers_spin.value(),
+                self.batch_spin.value(),
+                self.dtype_box.currentText(),
+                self.causal_box.isChecked(),
+            )
+        )
 
     def _cost(self, s: CostSettings, n: int) -> AttentionCost:
         return attention_cost(n, s.d_model, s.heads, s.causal, layers=s.layers, batch=s.batch, dtype=s.dtype)
@@ -354,7 +363,7 @@ class CalculatorPage(QWidget):
         self.causal_box.setChecked(False)
         for widget in (self.dtype_box, self.causal_box):
             widget.blockSignals(False)
-        self.recompute(replace(CostSettings(), n=self.settings.n))
+        self.change()
 
     def exercise(self) -> None:
         self.heads_spin.setValue(3)  # 512 is not divisible by 3: a message, the old state stays
@@ -495,19 +504,26 @@ class FlashPage(QWidget):
         row.addLayout(middle, 1)
         row.addLayout(tables)
 
-        self.n_spin.valueChanged.connect(lambda v: self.change(n=v))
-        self.d_spin.valueChanged.connect(lambda v: self.change(d=v))
-        self.bq_spin.valueChanged.connect(lambda v: self.change(block_q=v))
-        self.bk_spin.valueChanged.connect(lambda v: self.change(block_k=v))
-        self.causal_box.toggled.connect(lambda v: self.change(causal=v))
-        self.seed_spin.valueChanged.connect(lambda v: self.change(seed=v))
+        for spin in (self.n_spin, self.d_spin, self.bq_spin, self.bk_spin, self.seed_spin):
+            spin.valueChanged.connect(self.change)
+        self.causal_box.toggled.connect(self.change)
         self.step_slider.valueChanged.connect(self.show_tile)
         self.prev_button.clicked.connect(lambda: self.step_slider.setValue(self.step_slider.value() - 1))
         self.next_button.clicked.connect(lambda: self.step_slider.setValue(self.step_slider.value() + 1))
         self.recompute(self.settings)
 
-    def change(self, **fields) -> None:
-        self.recompute(replace(self.settings, **fields))
+    def change(self) -> None:
+        """Recompute from what every control shows now."""
+        self.recompute(
+            FlashSettings(
+                self.n_spin.value(),
+                self.d_spin.value(),
+                self.bq_spin.value(),
+                self.bk_spin.value(),
+                self.causal_box.isChecked(),
+                self.seed_spin.value(),
+            )
+        )
 
     def showEvent(self, event) -> None:
         """The score grid was sized while hidden; fit it to the space it has now."""
@@ -661,14 +677,21 @@ class SparsePage(QWidget):
         row = QHBoxLayout(self)
         row.addWidget(left_box)
         row.addLayout(plots, 1)
-        self.n_slider.valueChanged.connect(lambda v: self.change(n=int(v)))
-        self.window_slider.valueChanged.connect(lambda v: self.change(window=int(v)))
-        self.global_spin.valueChanged.connect(lambda v: self.change(n_global=v))
-        self.causal_box.toggled.connect(lambda v: self.change(causal=v))
+        for control in (self.n_slider, self.window_slider, self.global_spin):
+            control.valueChanged.connect(self.change)
+        self.causal_box.toggled.connect(self.change)
         self.recompute(self.settings)
 
-    def change(self, **fields) -> None:
-        self.recompute(replace(self.settings, **fields))
+    def change(self) -> None:
+        """Recompute from what every control shows now."""
+        self.recompute(
+            SparseSettings(
+                int(self.n_slider.value()),
+                int(self.window_slider.value()),
+                self.global_spin.value(),
+                self.causal_box.isChecked(),
+            )
+        )
 
     def _cells(self, s: SparseSettings, n: int) -> dict[str, int]:
         return {
