@@ -525,12 +525,6 @@ class FlashPage(QWidget):
             )
         )
 
-    def showEvent(self, event) -> None:
-        """The score grid was sized while hidden; fit it to the space it has now."""
-        super().showEvent(event)
-        n = self.settings.n
-        self.scores.plot.setRange(xRange=(0, n), yRange=(0, n), padding=0.02)
-
     def recompute(self, s: FlashSettings) -> None:
         try:
             rng = np.random.default_rng(s.seed)
