@@ -145,12 +145,12 @@ class CalculatorPage(QWidget):
     def __init__(self, panel: CostPanel):
         super().__init__()
         self.panel = panel
-        self.settings = CostSettings()
-        self.n_slider = LabelledSlider("n", N_MIN, N_MAX, self.settings.n, log=True, integer=True)
-        self.d_model_spin = _spin(512, 0, 65_536)
-        self.heads_spin = _spin(1, 0, 1_024)
-        self.layers_spin = _spin(1, 0, 1_000)
-        self.batch_spin = _spin(1, 0, 4_096)
+        self.settings = s = CostSettings()
+        self.n_slider = LabelledSlider("n", N_MIN, N_MAX, s.n, log=True, integer=True)
+        self.d_model_spin = _spin(s.d_model, 0, 65_536)
+        self.heads_spin = _spin(s.heads, 0, 1_024)
+        self.layers_spin = _spin(s.layers, 0, 1_000)
+        self.batch_spin = _spin(s.batch, 0, 4_096)
         self.dtype_box = QComboBox()
         self.dtype_box.addItems(list(DTYPE_BYTES))
         self.causal_box = QCheckBox("causal (decoder)")
@@ -235,7 +235,6 @@ class CalculatorPage(QWidget):
         self.dtype_box.currentTextChanged.connect(self.change)
         self.causal_box.toggled.connect(self.change)
         self.article_button.clicked.connect(self.article_settings)
-        self.cost = attention_cost(4_096, 512)
         self.recompute(self.settings)
 
     def change(self) -> None:
@@ -352,15 +351,17 @@ class CalculatorPage(QWidget):
 
     def article_settings(self) -> None:
         """Back to the second article's settings: d_model 512, one head, one layer, fp32."""
+        article = CostSettings()
         widgets = (self.d_model_spin, self.heads_spin, self.layers_spin, self.batch_spin)
-        for widget, value in zip(widgets, (512, 1, 1, 1), strict=True):
+        values = (article.d_model, article.heads, article.layers, article.batch)
+        for widget, value in zip(widgets, values, strict=True):
             widget.blockSignals(True)
             widget.setValue(value)
             widget.blockSignals(False)
         for widget in (self.dtype_box, self.causal_box):
             widget.blockSignals(True)
-        self.dtype_box.setCurrentText("fp32")
-        self.causal_box.setChecked(False)
+        self.dtype_box.setCurrentText(article.dtype)
+        self.causal_box.setChecked(article.causal)
         for widget in (self.dtype_box, self.causal_box):
             widget.blockSignals(False)
         self.change()
@@ -384,9 +385,8 @@ class CalculatorPage(QWidget):
 class HandshakePage(QWidget):
     """n people on a circle, one line per handshake; doubling n about quadruples the lines."""
 
-    def __init__(self, panel: CostPanel):
+    def __init__(self):
         super().__init__()
-        self.panel = panel
         self.people = LabelledSlider("people n", 2, 40, 10, integer=True)
         self.note = _note()
         self.room = pg.PlotWidget(title="Everyone greets everyone once")
@@ -748,7 +748,7 @@ class CostPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.calculator = CalculatorPage(self)
-        self.handshakes = HandshakePage(self)
+        self.handshakes = HandshakePage()
         self.flash = FlashPage(self)
         self.sparse = SparsePage(self)
         self.pages = QStackedWidget()
