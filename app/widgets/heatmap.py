@@ -118,13 +118,14 @@ class Heatmap(QWidget):
         """``describer(i, j)`` returns the hover text for a cell (e.g. its formula with numbers)."""
         self.describer = describer
 
-    def mark(self, i: int | None, j: int | None = None) -> None:
-        """Outline cell (i, j), or the whole row i when j is None; None hides the outline."""
+    def mark(self, i: int | None, j: int | None = None, rows: int = 1, cols: int = 1) -> None:
+        """Outline the block of ``rows`` × ``cols`` cells from (i, j), or whole rows from i when j is
+        None; None hides the outline."""
         if i is None:
             self.marker.hide()
             return
         m = self.values.shape[1]
-        rect = QRectF(0, i, m, 1) if j is None else QRectF(j, i, 1, 1)
+        rect = QRectF(0, i, m, rows) if j is None else QRectF(j, i, cols, rows)
         self.marker.setRect(rect)
         self.marker.show()
 
