@@ -200,6 +200,9 @@ class CellTexts(pg.GraphicsObject):
         corner = to_screen.map(QPointF(0, 0))
         step = to_screen.map(QPointF(1, 1)) - corner
         w, h = abs(step.x()), abs(step.y())
+        metrics = painter.fontMetrics()
+        if metrics.horizontalAdvance(max(self.texts, key=len)) > w - 2 or metrics.height() > h:
+            return  # the numbers would overlap; the hover readout still gives each value
         for k, (text, color) in enumerate(zip(self.texts, self.colors, strict=True)):
             centre = to_screen.map(QPointF(k % m + 0.5, k // m + 0.5))
             painter.setPen(color)
