@@ -215,9 +215,7 @@ def build(spec: MaskSpec, n: int) -> np.ndarray:
     if not 0 <= spec.n_pad <= n:
         raise ValueError(f"Padding must cover 0 … {n} trailing tokens, got {spec.n_pad}.")
     if spec.kind in ("sliding_window", "global_local") and not 1 <= spec.window <= n:
-        raise ValueError(
-            f"The window must be 1 … {n} positions (the sentence length), got {spec.window}."
-        )
+        raise ValueError(f"The window must be 1 … {n} positions (the sentence length), got {spec.window}.")
     if spec.kind == "none":
         base = full(n)
     elif spec.kind == "causal":

@@ -22,9 +22,7 @@ def test_cost_counts_cells_of_causal_and_windows():
     assert c.fraction == pytest.approx(36 / 64) and c.saving == pytest.approx(28 / 64)
     n, w = 64, 8
     assert masks.cost(masks.sliding_window(n, w)).computed == n * w - w * (w - 1) // 2
-    assert masks.cost(masks.sliding_window(n, w, causal=False)).computed == n * (2 * w - 1) - w * (
-        w - 1
-    )
+    assert masks.cost(masks.sliding_window(n, w, causal=False)).computed == n * (2 * w - 1) - w * (w - 1)
     assert masks.cost(masks.full(3, 5)).computed == 15
 
 
