@@ -51,6 +51,11 @@ def open_window(panel: str | None = None) -> int:
     app.setApplicationVersion(core.__version__)
     window = MainWindow()
     if panel:
-        window.show_panel(panel)
+        try:
+            window.show_panel(panel)
+        except ValueError as exc:
+            print(f"attention-lab: error: {exc}", file=sys.stderr)
+            return 2
+    sys.excepthook = window.report_exception
     window.show()
     return app.exec()

@@ -51,7 +51,6 @@ class Heatmap(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        self.plot.setAspectLocked(True)
         self.plot.showAxis("top")
         self.plot.hideAxis("bottom")
         self.image = pg.ImageItem(axisOrder="row-major")
