@@ -150,7 +150,9 @@ def _fill_table(table: QTableWidget, rows: list[str], cells: list[list[str]]) ->
     """Write texts into ``table``, reusing its items."""
     if table.rowCount() != len(rows):
         table.setRowCount(len(rows))
-    table.setVerticalHeaderLabels(rows)
+    if table.property("rows") != rows:
+        table.setVerticalHeaderLabels(rows)
+        table.setProperty("rows", rows)
     for i, row in enumerate(cells):
         for j, text in enumerate(row):
             item = table.item(i, j)
@@ -171,6 +173,7 @@ class MasksPanel(Panel):
         super().__init__(parent)
         self.settings = Settings()
         self.result = compute(self.settings)
+        self.stale: set[int] = set()
         self._build()
         self._show()
         self.set_step(0)
@@ -443,10 +446,35 @@ class MasksPanel(Panel):
 
     # --- update the existing views ------------------------------------------------------------
     def _show(self) -> None:
+        """After a recompute: the controls and the message now, the visible step's views now and
+        the other steps' views when they are shown."""
         r, s = self.result, self.settings
-        tokens = r.example.tokens
+        windowed = s.spec.kind in ("sliding_window", "global_local")
+        self.window_slider.setEnabled(windowed)
+        self.symmetric_box.setEnabled(windowed)
+        self.global_edit.setEnabled(s.spec.kind == "global_local")
+        notes = [FAMILIES[s.spec.kind]] + ([PADDING_NOTE] if s.spec.n_pad else [])
+        self.family_note.setText(" ".join(notes))
+        if r.empty.size:
+            names = ", ".join(f"“{r.example.tokens[i]}”" for i in r.empty)
+            self.show_message(
+                f"Query row(s) {names} may attend to nothing: every key is hidden. Their weights "
+                "and outputs are zeros, not NaN (see the Additive masks step for why).",
+                "warning",
+            )
+        else:
+            self.clear_message()
+        self.stale = set(range(len(self.steps)))
+        self._refresh(self.step)
+
+    def _refresh(self, step: int) -> None:
+        if step in self.stale:
+            self.stale.discard(step)
+            (self._show_kinds, self._show_additive, self._show_cross, self._show_copy)[step]()
+
+    def _show_kinds(self) -> None:
+        r, tokens, keys = self.result, self.result.example.tokens, self._key_labels()
         n = len(tokens)
-        keys = self._key_labels()
         self.mask_map.set_data(r.mask.astype(float), tokens, keys, levels=(0.0, 1.0))
         self.score_map.set_data(r.trace.masked, tokens, keys)
         self.weight_map.set_data(r.trace.weights, tokens, keys, levels=(0.0, 1.0))
@@ -461,31 +489,17 @@ class MasksPanel(Panel):
             tokens,
             [[f"{k} of {n}", leak_text(v)] for k, v in zip(c.per_row, r.leak, strict=True)],
         )
+
+    def _show_additive(self) -> None:
+        r, tokens, keys = self.result, self.result.example.tokens, self._key_labels()
         for heatmap, outcome in zip(self.add_maps, r.additive, strict=True):
             heatmap.set_data(outcome.weights, tokens, keys, levels=(0.0, 1.0))
         _fill_table(
             self.add_table,
             tokens,
-            [[leak_text(o.leak[i]) for o in r.additive] for i in range(n)],
+            [[leak_text(o.leak[i]) for o in r.additive] for i in range(len(tokens))],
         )
         self.empty_note.setText(self._empty_row_text())
-        windowed = s.spec.kind in ("sliding_window", "global_local")
-        self.window_slider.setEnabled(windowed)
-        self.symmetric_box.setEnabled(windowed)
-        self.global_edit.setEnabled(s.spec.kind == "global_local")
-        notes = [FAMILIES[s.spec.kind]] + ([PADDING_NOTE] if s.spec.n_pad else [])
-        self.family_note.setText(" ".join(notes))
-        self._show_cross()
-        self._show_copy()
-        if r.empty.size:
-            names = ", ".join(f"“{tokens[i]}”" for i in r.empty)
-            self.show_message(
-                f"Query row(s) {names} may attend to nothing: every key is hidden. Their weights "
-                "and outputs are zeros, not NaN (see the Additive masks step for why).",
-                "warning",
-            )
-        else:
-            self.clear_message()
 
     def _show_cross(self) -> None:
         r = self.result
@@ -576,6 +590,7 @@ class MasksPanel(Panel):
 
     # --- lecture steps, smoke, export -------------------------------------------------------------
     def show_step(self, i: int) -> None:
+        self._refresh(i)
         self.pages.setCurrentIndex(i)
 
     def exercise(self) -> None:

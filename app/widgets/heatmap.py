@@ -92,6 +92,7 @@ class Heatmap(QWidget):
         reshaped = values.shape != self.values.shape
         self.values = values
         n, m = values.shape
+        labels = (self.row_labels, self.col_labels)
         self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
         self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
         self.levels = levels if levels is not None else default_levels(values, self.signed)
@@ -100,7 +101,8 @@ class Heatmap(QWidget):
         self.image.setRect(QRectF(0, 0, m, n))
         if self.colorbar is not None:
             self.colorbar.setLevels(self.levels)
-        self._set_ticks()
+        if labels != (self.row_labels, self.col_labels):  # new ticks make the axes lay out again
+            self._set_ticks()
         if reshaped:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
         self._update_texts()

@@ -26,8 +26,14 @@ def table_column(table, j):
 
 
 def all_shown_values(p):
-    maps = [p.mask_map, p.score_map, p.weight_map, *p.add_maps, p.cross_map, p.copy_map]
-    return [m.values for m in maps]
+    """Every heatmap's values, visiting each step so that its views are up to date."""
+    step, values = p.step, []
+    pages = ([p.mask_map, p.score_map, p.weight_map], p.add_maps, [p.cross_map], [p.copy_map])
+    for i, maps in enumerate(pages):
+        p.set_step(i)
+        values += [m.values.copy() for m in maps]
+    p.set_step(step)
+    return values
 
 
 def test_default_view_is_causal_and_padding_computed_by_core(panel):
@@ -46,18 +52,18 @@ def test_default_view_is_causal_and_padding_computed_by_core(panel):
     assert not panel.message.isVisibleTo(panel)
 
 
-@pytest.mark.parametrize("kind", masks.KINDS)
-def test_every_kind_shows_the_core_mask_and_its_weights(panel, kind):
+def test_every_kind_shows_the_core_mask_and_its_weights(panel):
     panel.pad_spin.setValue(0)
     panel.window_slider.setValue(2)
-    panel.kind_combo.setCurrentIndex(masks.KINDS.index(kind))
-    spec = masks.MaskSpec(kind, window=2, custom=masks.causal(8))
-    expected = masks.build(spec, 8)
-    np.testing.assert_array_equal(panel.mask_map.values, expected.astype(float))
-    np.testing.assert_array_equal(panel.weight_map.values, attend(*qkv(DEFAULT), mask=expected).weights)
-    computed = int(expected.sum())
-    assert f"{computed} of 64" in panel.cost_note.text()
-    assert panel.window_slider.isEnabled() == (kind in ("sliding_window", "global_local"))
+    expected = masks.causal(8)
+    for kind in masks.KINDS:  # "custom" comes last and starts from the mask shown before it
+        panel.kind_combo.setCurrentIndex(masks.KINDS.index(kind))
+        expected = masks.build(masks.MaskSpec(kind, window=2, custom=expected), 8)
+        np.testing.assert_array_equal(panel.mask_map.values, expected.astype(float))
+        trace = attend(*qkv(DEFAULT), mask=expected)
+        np.testing.assert_array_equal(panel.weight_map.values, trace.weights)
+        assert f"{int(expected.sum())} of 64" in panel.cost_note.text()
+        assert panel.window_slider.isEnabled() == (kind in ("sliding_window", "global_local"))
 
 
 def test_window_and_symmetry_follow_the_controls(panel):
@@ -83,6 +89,7 @@ def test_clicking_the_mask_makes_it_custom_and_switches_the_cell(panel):
 
 
 def test_additive_masks_show_their_weights_and_leaks(panel):
+    panel.set_step(1)
     trace = attend(*qkv(DEFAULT))
     mask = masks.build(masks.MaskSpec("causal", n_pad=2), 8)
     for heatmap, fill in zip(panel.add_maps, (-np.inf, -1e9, -10.0), strict=True):
@@ -99,38 +106,43 @@ def test_a_fully_masked_row_warns_and_shows_zeros_never_nan(panel):
     panel.empty_button.click()
     assert panel.message.isVisibleTo(panel) and panel.message.level == "warning"
     assert "“the” may attend to nothing" in panel.message.text()
-    assert panel.weight_map.values[0].tolist() == [0.0] * 8
+    assert panel.add_maps[0].values[0].tolist() == [0.0] * 8
     assert table_column(panel.add_table, 1)[0] == "1"  # −1e9: the row reads every hidden key
     assert "−∞ − (−∞)" in panel.empty_note.text() and "leak 1" in panel.empty_note.text()
     for values in all_shown_values(panel):
         assert not np.isnan(values).any()
+    panel.set_step(0)
+    assert panel.weight_map.values[0].tolist() == [0.0] * 8
+    assert table_column(panel.row_table, 0)[0] == "0 of 8"
 
 
 def test_every_token_padding_is_a_warning_with_zero_weights(panel):
     panel.pad_spin.setValue(8)
     assert panel.message.level == "warning"
     assert panel.weight_map.values.sum() == 0.0 and np.all(np.isfinite(panel.weight_map.values))
+    panel.set_step(3)
     assert "Needs two tokens" in panel.copy_note.text()
     panel.pad_spin.setValue(0)
     assert not panel.message.isVisibleTo(panel)
 
 
-@pytest.mark.parametrize(
-    ("action", "message"),
-    [
-        (lambda p: p.tokens_edit.setText(""), "at least one token"),
-        (lambda p: p.tokens_edit.setText(" ".join(["x"] * 65)), "at most 64 tokens"),
-        (lambda p: p.pad_spin.setValue(9), "Padding must cover"),
-        (lambda p: p.global_edit.setText("first"), "whole numbers"),
-        (lambda p: p.queries_edit.setText("  "), "at least one token"),
-    ],
-)
-def test_bad_input_keeps_the_previous_state(panel, action, message):
-    before = [v.copy() for v in all_shown_values(panel)]
-    action(panel)
-    assert message in panel.message.text() and panel.message.level == "error"
-    for old, new in zip(before, all_shown_values(panel), strict=True):
-        np.testing.assert_array_equal(old, new)
+BAD_INPUT = [
+    (lambda p: p.tokens_edit.setText(""), "at least one token"),
+    (lambda p: p.tokens_edit.setText(" ".join(["x"] * 65)), "at most 64 tokens"),
+    (lambda p: p.pad_spin.setValue(9), "Padding must cover"),
+    (lambda p: p.global_edit.setText("first"), "whole numbers"),
+    (lambda p: p.queries_edit.setText("  "), "at least one token"),
+]
+
+
+def test_bad_input_keeps_the_previous_state(panel):
+    for action, message in BAD_INPUT:
+        panel.reset()
+        before = all_shown_values(panel)
+        action(panel)
+        assert message in panel.message.text() and panel.message.level == "error"
+        for old, new in zip(before, all_shown_values(panel), strict=True):
+            np.testing.assert_array_equal(old, new)
 
 
 def test_window_larger_than_the_sentence_is_refused(panel):
@@ -189,3 +201,14 @@ def test_64_tokens_stay_finite(panel):
     assert panel.weight_map.values.shape == (64, 64) and panel.row_table.rowCount() == 64
     for values in all_shown_values(panel):
         assert not np.isnan(values).any()
+
+
+def test_only_the_visible_step_is_redrawn_until_shown(panel):
+    panel.set_step(0)
+    panel.kind_combo.setCurrentIndex(masks.KINDS.index("none"))
+    assert panel.stale == {1, 2, 3}
+    before = panel.add_maps[0].values.copy()
+    panel.set_step(1)
+    assert panel.stale == {2, 3}
+    assert not np.array_equal(panel.add_maps[0].values, before)
+    np.testing.assert_array_equal(panel.add_maps[0].values, panel.weight_map.values)  # no mask
