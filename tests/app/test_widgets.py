@@ -35,6 +35,18 @@ def test_heatmap_keeps_fixed_levels_and_masks_cells(qtbot):
     assert [label for _, label in ticks] == ["a", "b"]
 
 
+def test_heatmap_ticks_follow_new_labels_only(qtbot):
+    h = Heatmap()
+    qtbot.addWidget(h)
+    h.set_data(np.eye(2), ["a", "b"], ["c", "d"])
+    axis = h.plot.getAxis("top")
+    ticks = axis._tickLevels
+    h.set_data(np.ones((2, 2)), ["a", "b"], ["c", "d"])
+    assert axis._tickLevels is ticks  # same labels: the axis is not laid out again
+    h.set_data(np.ones((2, 3)), ["a", "b"], ["x", "y", "z"])
+    assert [label for _, label in axis._tickLevels[0]] == ["x", "y", "z"]
+
+
 def test_matrix_view_edits_and_highlights(qtbot):
     m = MatrixView("M", editable=True)
     qtbot.addWidget(m)
