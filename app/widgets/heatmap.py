@@ -11,14 +11,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtGui import QColor, QFontMetrics, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
 from app.widgets.colors import colormap, default_levels
 from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
-MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
 
 
 class Heatmap(QWidget):
@@ -45,6 +44,7 @@ class Heatmap(QWidget):
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
         self.describer: Callable[[int, int], str] | None = None
+        self.ticks_key: tuple = ()  # labels and strides the axes show now
         self.view = pg.GraphicsLayoutWidget()
         self.plot = self.view.addPlot(title=title or None)
         self.plot.invertY(True)
@@ -77,6 +77,7 @@ class Heatmap(QWidget):
         layout.addWidget(self.readout)
         self.view.scene().sigMouseMoved.connect(self._on_move)
         self.view.scene().sigMouseClicked.connect(self._on_click)
+        self.plot.vb.sigResized.connect(self._set_ticks)
 
     def set_data(
         self,
@@ -92,7 +93,6 @@ class Heatmap(QWidget):
         reshaped = values.shape != self.values.shape
         self.values = values
         n, m = values.shape
-        labels = (self.row_labels, self.col_labels)
         self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
         self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
         self.levels = levels if levels is not None else default_levels(values, self.signed)
@@ -101,8 +101,7 @@ class Heatmap(QWidget):
         self.image.setRect(QRectF(0, 0, m, n))
         if self.colorbar is not None:
             self.colorbar.setLevels(self.levels)
-        if labels != (self.row_labels, self.col_labels):  # new ticks make the axes lay out again
-            self._set_ticks()
+        self._set_ticks()
         if reshaped:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
         self._update_texts()
@@ -149,12 +148,27 @@ class Heatmap(QWidget):
             self.clicked.emit(*cell)
 
     def _set_ticks(self) -> None:
-        def ticks(labels):
-            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
+        """Label rows and columns evenly, as many as have room at the current size and font.
+
+        The axes are only given new ticks when the labels or the thinning change, since new
+        ticks make them lay out again.
+        """
+        font = self.plot.getAxis("top").style.get("tickFont") or self.font()
+        metrics = QFontMetrics(font)
+        widest = max((metrics.horizontalAdvance(t) for t in self.col_labels), default=0)
+        size = self.plot.vb.size()
+        row_stride = _stride(len(self.row_labels), size.height(), metrics.height())
+        col_stride = _stride(len(self.col_labels), size.width(), widest + metrics.averageCharWidth())
+        key = (self.row_labels, self.col_labels, row_stride, col_stride)
+        if key == self.ticks_key:
+            return
+        self.ticks_key = key
+
+        def ticks(labels, stride):
             return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
 
-        self.plot.getAxis("left").setTicks(ticks(self.row_labels))
-        self.plot.getAxis("top").setTicks(ticks(self.col_labels))
+        self.plot.getAxis("left").setTicks(ticks(self.row_labels, row_stride))
+        self.plot.getAxis("top").setTicks(ticks(self.col_labels, col_stride))
 
     def _update_texts(self) -> None:
         """Write the numbers into the cells (small matrices only), in black or white for contrast."""
@@ -172,6 +186,13 @@ class Heatmap(QWidget):
             for d, f in zip(dark, finite, strict=True)
         ]
         self.cells.set_cells([num(v) for v in self.values.ravel()], colors, (n, m))
+
+
+def _stride(count: int, pixels: float, needed: float) -> int:
+    """Label every stride-th of ``count`` cells spread over ``pixels`` so labels need ``needed`` each."""
+    if count == 0 or pixels <= 0:
+        return 1
+    return max(1, int(np.ceil(needed * count / pixels)))
 
 
 class CellTexts(pg.GraphicsObject):
