@@ -86,6 +86,10 @@ def test_clicking_the_mask_makes_it_custom_and_switches_the_cell(panel):
     panel.mask_map.clicked.emit(0, 4)  # the future: now allowed
     assert panel.mask_map.values[0, 4] == 1.0 and panel.weight_map.values[0, 4] > 0
     assert "switched off" in panel.mask_map.describe(3, 1)
+    panel.tokens_edit.setText("the cat sat on the mat [PAD] [PAD] and more")  # the grid grows
+    grid = panel.settings.spec.custom
+    assert grid.shape == (10, 10) and not grid[3, 1] and grid[0, 4]
+    np.testing.assert_array_equal(grid[8:, :], masks.causal(10)[8:, :])  # new rows start causal
 
 
 def test_additive_masks_show_their_weights_and_leaks(panel):
