@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from app.panels.base import Panel
 from app.widgets import Heatmap, LabelledSlider
+from app.widgets.colors import default_levels
 from core import explain, masks
 from core.attention import AttentionTrace, attend
 from core.qkv import MAX_TOKENS, Example, random_example, tokenize
@@ -476,7 +477,8 @@ class MasksPanel(Panel):
         r, tokens, keys = self.result, self.result.example.tokens, self._key_labels()
         n = len(tokens)
         self.mask_map.set_data(r.mask.astype(float), tokens, keys, levels=(0.0, 1.0))
-        self.score_map.set_data(r.trace.masked, tokens, keys)
+        # colours from every score, hidden or not: a cell keeps its colour when the mask changes
+        self.score_map.set_data(r.trace.masked, tokens, keys, default_levels(r.trace.scaled, signed=True))
         self.weight_map.set_data(r.trace.weights, tokens, keys, levels=(0.0, 1.0))
         c = r.cost
         self.cost_note.setText(

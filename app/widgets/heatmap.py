@@ -91,6 +91,7 @@ class Heatmap(QWidget):
         if values.ndim != 2:
             raise ValueError(f"A heatmap needs a 2-D matrix, got shape {values.shape}.")
         reshaped = values.shape != self.values.shape
+        old_levels = self.levels
         self.values = values
         n, m = values.shape
         self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
@@ -99,8 +100,8 @@ class Heatmap(QWidget):
         shown = np.where(np.isfinite(values), values, np.nan)
         self.image.setImage(shown, autoLevels=False, levels=self.levels)
         self.image.setRect(QRectF(0, 0, m, n))
-        if self.colorbar is not None:
-            self.colorbar.setLevels(self.levels)
+        if self.colorbar is not None and (reshaped or tuple(self.levels) != tuple(old_levels)):
+            self.colorbar.setLevels(self.levels)  # a new range makes its axis lay out again
         self._set_ticks()
         if reshaped:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
@@ -155,8 +156,8 @@ class Heatmap(QWidget):
         """
         font = self.plot.getAxis("top").style.get("tickFont") or self.font()
         metrics = QFontMetrics(font)
-        widest = max((metrics.horizontalAdvance(t) for t in self.col_labels), default=0)
         size = self.plot.vb.size()
+        widest = max(map(metrics.horizontalAdvance, self.col_labels), default=0)
         row_stride = _stride(len(self.row_labels), size.height(), metrics.height())
         col_stride = _stride(len(self.col_labels), size.width(), widest + metrics.averageCharWidth())
         key = (self.row_labels, self.col_labels, row_stride, col_stride)

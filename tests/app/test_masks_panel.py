@@ -43,6 +43,8 @@ def test_default_view_is_causal_and_padding_computed_by_core(panel):
     np.testing.assert_array_equal(panel.score_map.values, trace.masked)
     np.testing.assert_array_equal(panel.weight_map.values, trace.weights)
     assert panel.score_map.values[0, 1] == -np.inf and panel.weight_map.values[0, 1] == 0.0
+    top = np.abs(trace.scaled).max()  # hidden scores count too: colours stay put as the mask changes
+    assert panel.score_map.levels == (-top, top)
     assert "33 of 64 = 8² (51.6 %)" in panel.cost_note.text()
     assert "saves 48.4 %" in panel.cost_note.text()
     assert "exactly 0 in every row" in panel.cost_note.text()
