@@ -51,8 +51,8 @@ FAMILIES = {
 }
 PADDING_NOTE = "Padding hides filler keys in every batched model, encoder or decoder alike."
 CROSS_NOTE = (
-    "Cross-attention: the T5 decoder reading its encoder's sentence; Stable Diffusion's image "
-    "features reading the words of the prompt."
+    "Cross-attention: the T5 decoder querying its encoded source sentence; Stable Diffusion's "
+    "image features looking up the prompt's word vectors."
 )
 
 

@@ -105,6 +105,7 @@ def test_additive_masks_show_their_weights_and_leaks(panel):
     assert table_column(panel.add_table, 1) == ["0 (exact)"] * 8
     small = masks.additive_outcome(trace.scaled, mask, -10.0).leak
     assert table_column(panel.add_table, 2)[1] == f"{small[1]:.3g}" and small[1] > 0
+    assert table_column(panel.add_table, 2)[6:] == ["0.491", "0.491"]  # quoted in the lesson
 
 
 def test_a_fully_masked_row_warns_and_shows_zeros_never_nan(panel):
