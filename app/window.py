@@ -8,9 +8,10 @@ theme and the lesson pane are remembered between sessions.
 from __future__ import annotations
 
 import logging
+from importlib.resources import files
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -39,6 +40,7 @@ class MainWindow(QMainWindow):
     def __init__(self, panels: list[type[Panel]] = PANELS):
         super().__init__()
         self.setWindowTitle("Attention Lab")
+        self.setWindowIcon(QIcon(str(files("resources").joinpath("icons", "attention-lab.svg"))))
         self.classes = list(panels)
         self.panels: dict[str, Panel] = {}
         app = QApplication.instance()

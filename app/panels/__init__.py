@@ -2,6 +2,7 @@
 iterate over this one list; a panel never imports another panel."""
 
 from app.panels.masks import MasksPanel
+from app.panels.position import PositionPanel
 from app.panels.qkv import QKVPanel
 
-PANELS = [QKVPanel, MasksPanel]
+PANELS = [QKVPanel, MasksPanel, PositionPanel]

@@ -18,10 +18,14 @@ from app.widgets.colors import colormap, default_levels
 from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
+MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
 
 
 class Heatmap(QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
+
+    Tick labels are thinned out to what fits the view, and to at most max_ticks per axis (the
+    hover readout still names every cell).
 
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
     """
@@ -35,10 +39,11 @@ class Heatmap(QWidget):
         signed: bool = False,
         colorbar: bool = True,
         cell_text: bool = True,
+        max_ticks: int = MAX_TICK_LABELS,
         parent=None,
     ):
         super().__init__(parent)
-        self.signed, self.cell_text = signed, cell_text
+        self.signed, self.cell_text, self.max_ticks = signed, cell_text, max_ticks
         self.values = np.zeros((0, 0))
         self.levels = (0.0, 1.0)
         self.row_labels: list[str] = []
@@ -149,7 +154,8 @@ class Heatmap(QWidget):
             self.clicked.emit(*cell)
 
     def _set_ticks(self) -> None:
-        """Label rows and columns evenly, as many as have room at the current size and font.
+        """Label rows and columns evenly: as many as have room at the current size and font,
+        and at most max_ticks.
 
         The axes are only given new ticks when the labels or the thinning change, since new
         ticks make them lay out again.
@@ -158,8 +164,10 @@ class Heatmap(QWidget):
         metrics = QFontMetrics(font)
         size = self.plot.vb.size()
         widest = max(map(metrics.horizontalAdvance, self.col_labels), default=0)
-        row_stride = _stride(len(self.row_labels), size.height(), metrics.height())
-        col_stride = _stride(len(self.col_labels), size.width(), widest + metrics.averageCharWidth())
+        n, m = len(self.row_labels), len(self.col_labels)
+        cap = (max(1, int(np.ceil(n / self.max_ticks))), max(1, int(np.ceil(m / self.max_ticks))))
+        row_stride = max(cap[0], _stride(n, size.height(), metrics.height()))
+        col_stride = max(cap[1], _stride(m, size.width(), widest + metrics.averageCharWidth()))
         key = (self.row_labels, self.col_labels, row_stride, col_stride)
         if key == self.ticks_key:
             return
