@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtGui import QColor, QFontMetrics, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
 from app.widgets.colors import colormap, default_levels
@@ -24,7 +24,8 @@ MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay reada
 class Heatmap(QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
 
-    max_ticks caps the tick labels per axis (the hover readout still names every cell).
+    Tick labels are thinned out to what fits the view, and to at most max_ticks per axis (the
+    hover readout still names every cell).
 
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
     """
@@ -48,6 +49,7 @@ class Heatmap(QWidget):
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
         self.describer: Callable[[int, int], str] | None = None
+        self.ticks_key: tuple = ()  # labels and strides the axes show now
         self.view = pg.GraphicsLayoutWidget()
         self.plot = self.view.addPlot(title=title or None)
         self.plot.invertY(True)
@@ -80,6 +82,7 @@ class Heatmap(QWidget):
         layout.addWidget(self.readout)
         self.view.scene().sigMouseMoved.connect(self._on_move)
         self.view.scene().sigMouseClicked.connect(self._on_click)
+        self.plot.vb.sigResized.connect(self._set_ticks)
 
     def set_data(
         self,
@@ -93,20 +96,18 @@ class Heatmap(QWidget):
         if values.ndim != 2:
             raise ValueError(f"A heatmap needs a 2-D matrix, got shape {values.shape}.")
         reshaped = values.shape != self.values.shape
+        old_levels = self.levels
         self.values = values
         n, m = values.shape
-        rows = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
-        cols = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
-        relabel = (rows, cols) != (self.row_labels, self.col_labels)
-        self.row_labels, self.col_labels = rows, cols
+        self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
+        self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
         self.levels = levels if levels is not None else default_levels(values, self.signed)
         shown = np.where(np.isfinite(values), values, np.nan)
         self.image.setImage(shown, autoLevels=False, levels=self.levels)
         self.image.setRect(QRectF(0, 0, m, n))
-        if self.colorbar is not None:
-            self.colorbar.setLevels(self.levels)
-        if relabel:  # laying out tick labels is slow; skip it when only the numbers changed
-            self._set_ticks()
+        if self.colorbar is not None and (reshaped or tuple(self.levels) != tuple(old_levels)):
+            self.colorbar.setLevels(self.levels)  # a new range makes its axis lay out again
+        self._set_ticks()
         if reshaped:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
         self._update_texts()
@@ -154,12 +155,30 @@ class Heatmap(QWidget):
             self.clicked.emit(*cell)
 
     def _set_ticks(self) -> None:
-        def ticks(labels):
-            stride = max(1, int(np.ceil(len(labels) / self.max_ticks)))
+        """Label rows and columns evenly: as many as have room at the current size and font,
+        and at most max_ticks.
+
+        The axes are only given new ticks when the labels or the thinning change, since new
+        ticks make them lay out again.
+        """
+        font = self.plot.getAxis("top").style.get("tickFont") or self.font()
+        metrics = QFontMetrics(font)
+        size = self.plot.vb.size()
+        widest = max(map(metrics.horizontalAdvance, self.col_labels), default=0)
+        n, m = len(self.row_labels), len(self.col_labels)
+        cap = (max(1, int(np.ceil(n / self.max_ticks))), max(1, int(np.ceil(m / self.max_ticks))))
+        row_stride = max(cap[0], _stride(n, size.height(), metrics.height()))
+        col_stride = max(cap[1], _stride(m, size.width(), widest + metrics.averageCharWidth()))
+        key = (self.row_labels, self.col_labels, row_stride, col_stride)
+        if key == self.ticks_key:
+            return
+        self.ticks_key = key
+
+        def ticks(labels, stride):
             return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
 
-        self.plot.getAxis("left").setTicks(ticks(self.row_labels))
-        self.plot.getAxis("top").setTicks(ticks(self.col_labels))
+        self.plot.getAxis("left").setTicks(ticks(self.row_labels, row_stride))
+        self.plot.getAxis("top").setTicks(ticks(self.col_labels, col_stride))
 
     def _update_texts(self) -> None:
         """Write the numbers into the cells (small matrices only), in black or white for contrast."""
@@ -177,6 +196,13 @@ class Heatmap(QWidget):
             for d, f in zip(dark, finite, strict=True)
         ]
         self.cells.set_cells([num(v) for v in self.values.ravel()], colors, (n, m))
+
+
+def _stride(count: int, pixels: float, needed: float) -> int:
+    """Label every stride-th of ``count`` cells spread over ``pixels`` so labels need ``needed`` each."""
+    if count == 0 or pixels <= 0:
+        return 1
+    return max(1, int(np.ceil(needed * count / pixels)))
 
 
 class CellTexts(pg.GraphicsObject):

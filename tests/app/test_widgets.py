@@ -35,6 +35,26 @@ def test_heatmap_keeps_fixed_levels_and_masks_cells(qtbot):
     assert [label for _, label in ticks] == ["a", "b"]
 
 
+def test_heatmap_ticks_follow_labels_and_thin_out_to_fit(qtbot):
+    h = Heatmap()
+    qtbot.addWidget(h)
+    h.resize(400, 400)
+    h.show()
+    h.set_data(np.eye(2), ["a", "b"], ["c", "d"])
+    axis = h.plot.getAxis("top")
+    ticks = axis._tickLevels
+    h.set_data(np.ones((2, 2)), ["a", "b"], ["c", "d"])
+    assert axis._tickLevels is ticks  # same labels: the axis is not laid out again
+    h.set_data(np.ones((2, 3)), ["a", "b"], ["x", "y", "z"])
+    assert [label for _, label in axis._tickLevels[0]] == ["x", "y", "z"]
+    words = [f"word{i}" for i in range(64)]
+    h.set_data(np.zeros((64, 64)), words, words)
+    shown = [label for _, label in axis._tickLevels[0]]
+    assert 1 < len(shown) < 64 and shown[0] == "word0"
+    h.resize(4000, 4000)
+    qtbot.waitUntil(lambda: len(axis._tickLevels[0]) > len(shown))
+
+
 def test_matrix_view_edits_and_highlights(qtbot):
     m = MatrixView("M", editable=True)
     qtbot.addWidget(m)
