@@ -11,11 +11,13 @@ the per-head statistics table does (mean peak position, mean entropy, agreement)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from core.attention import AttentionTrace, attend, check_matrix
+from core.qkv import vocabulary
 from core.stats import agreement, entropy, peak
 
 
@@ -52,9 +54,7 @@ def multi_head(
     by √d_k · temperature.
     """
     X = check_matrix("X", X)
-    W_Q, W_K, W_V = (
-        check_matrix(name, w, ndim=3) for name, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V))
-    )
+    W_Q, W_K, W_V = (check_matrix(name, w, ndim=3) for name, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)))
     W_O = check_matrix("W_O", W_O)
     n, d_model = X.shape
     if n == 0 or d_model == 0:
@@ -69,21 +69,15 @@ def multi_head(
                 f"got {w.shape}; give every head one projection from the d_model features of X."
             )
     if W_K.shape[2] != W_Q.shape[2]:
-        raise ValueError(
-            f"W_Q and W_K need the same head width d_k, got {W_Q.shape[2]} and {W_K.shape[2]}."
-        )
+        raise ValueError(f"W_Q and W_K need the same head width d_k, got {W_Q.shape[2]} and {W_K.shape[2]}.")
     d_v = W_V.shape[2]
     if W_O.shape[0] != h * d_v:
         raise ValueError(
             f"W_O needs h·d_v = {h}·{d_v} = {h * d_v} rows (one per concatenated feature), "
             f"got {W_O.shape[0]}."
         )
-    queries = np.einsum("nm,hmk->hnk", X, W_Q)  # (h, n, d_k)
-    keys = np.einsum("nm,hmk->hnk", X, W_K)  # (h, n, d_k)
-    values = np.einsum("nm,hmv->hnv", X, W_V)  # (h, n, d_v)
-    heads = [
-        attend(queries[i], keys[i], values[i], mask=mask, temperature=temperature) for i in range(h)
-    ]
+    queries, keys, values = X @ W_Q, X @ W_K, X @ W_V  # (h, n, d_k), (h, n, d_k), (h, n, d_v)
+    heads = [attend(queries[i], keys[i], values[i], mask=mask, temperature=temperature) for i in range(h)]
     concat = np.concatenate([head.output for head in heads], axis=-1)  # (n, h·d_v)
     return MultiHeadTrace(queries, keys, values, heads, concat, concat @ W_O)
 
@@ -93,28 +87,43 @@ def head_width(n: int, d_model: int, heads: int) -> int:
     if min(n, d_model, heads) < 1:
         raise ValueError("Tokens, d_model and heads must each be at least 1.")
     if d_model % heads:
-        raise ValueError(
-            f"{heads} heads do not divide d_model = {d_model}; choose a divisor of {d_model}."
-        )
+        raise ValueError(f"{heads} heads do not divide d_model = {d_model}; choose a divisor of {d_model}.")
     return d_model // heads
 
 
-def random_setup(
-    rng: np.random.Generator, n: int, d_model: int, heads: int, weight_scale: float = 0.1
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Random inputs and weights, drawn in the order X, W_Q, W_K, W_V, W_O.
+@dataclass(frozen=True)
+class RandomWeights:
+    """Random embeddings and unscaled weights for any number of heads.
 
-    X (n, d_model) is standard normal; every weight is standard normal × weight_scale, with
-    d_k = d_v = d_model / heads. With seed 42, n 8, d_model 32, 4 heads and scale 0.1 this is the
-    multi-head example of the soft-retrieval article.
+    The weight draws do not depend on the head count: h heads regroup the same d_model²
+    numbers of each matrix, so changing h reshapes the weights instead of drawing new ones.
     """
-    d_k = head_width(n, d_model, heads)
-    if not (np.isfinite(weight_scale) and weight_scale > 0):
-        raise ValueError(f"The weight scale must be a positive number, got {weight_scale}.")
-    X = rng.standard_normal((n, d_model))
-    W_Q, W_K, W_V = (rng.standard_normal((heads, d_model, d_k)) * weight_scale for _ in range(3))
-    W_O = rng.standard_normal((heads * d_k, d_model)) * weight_scale
-    return X, W_Q, W_K, W_V, W_O
+
+    X: np.ndarray  # (n, d_model)  one standard normal row per distinct token, repeated
+    draws: np.ndarray  # (4, d_model, d_model)  W_Q, W_K, W_V, W_O before scaling, in draw order
+
+    def split(self, heads: int, scale: float = 0.1) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """W_Q, W_K, W_V (heads, d_model, d_k) and W_O (d_model, d_model), times ``scale``."""
+        n, d_model = self.X.shape
+        d_k = head_width(n, d_model, heads)
+        if not (np.isfinite(scale) and scale > 0):
+            raise ValueError(f"The weight scale must be a positive number, got {scale}.")
+        W_Q, W_K, W_V = (w.reshape(heads, d_model, d_k) * scale for w in self.draws[:3])
+        return W_Q, W_K, W_V, self.draws[3] * scale
+
+
+def random_weights(rng: np.random.Generator, tokens: Sequence[str], d_model: int) -> RandomWeights:
+    """Standard normal embeddings (a repeated token repeats its row), then the four weight draws.
+
+    With distinct tokens, ``random_weights(rng, tokens, d).split(h, s)`` gives exactly
+    X = rng.standard_normal((n, d)), then W_Q, W_K, W_V = rng.standard_normal((h, d, d // h)) · s
+    and W_O = rng.standard_normal((d, d)) · s, in that order: with seed 42, 8 tokens, d_model 32,
+    4 heads and scale 0.1 this is the multi-head example of the soft-retrieval article.
+    """
+    head_width(len(tokens), d_model, 1)  # at least one token and one feature
+    vocab, index = vocabulary(list(tokens))
+    table = rng.standard_normal((len(vocab), d_model))
+    return RandomWeights(table[index], rng.standard_normal((4, d_model, d_model)))
 
 
 @dataclass(frozen=True)

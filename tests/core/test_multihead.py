@@ -9,18 +9,24 @@ from core.multihead import (
     head_table,
     head_width,
     multi_head,
-    random_setup,
+    random_weights,
     split_cost,
     uniform_weights,
 )
 
 
+def setup(seed, n, d_model, heads, scale=0.1):
+    """X, W_Q, W_K, W_V, W_O for n distinct tokens."""
+    model = random_weights(np.random.default_rng(seed), [f"t{i}" for i in range(n)], d_model)
+    return (model.X, *model.split(heads, scale))
+
+
 def article_preset():
     """The soft-retrieval article's multi-head example: seed 42, 8 tokens, d_model 32, 4 heads."""
-    return random_setup(np.random.default_rng(42), 8, 32, 4, weight_scale=0.1)
+    return setup(42, 8, 32, 4)
 
 
-def test_random_setup_draws_in_the_article_order():
+def test_random_weights_draw_in_the_article_order():
     rng = np.random.default_rng(42)
     X = rng.standard_normal((8, 32))
     W_Q = rng.standard_normal((4, 32, 8)) * 0.1
@@ -54,8 +60,22 @@ def test_join_lays_heads_side_by_side_then_projects():
     assert trace.output.shape == X.shape
 
 
+def test_changing_the_head_count_regroups_the_same_weights():
+    model = random_weights(np.random.default_rng(5), ["a", "b"], 8)
+    one, four = model.split(1, 0.5), model.split(4, 0.5)
+    for w1, w4 in zip(one[:3], four[:3], strict=True):
+        np.testing.assert_array_equal(w1.ravel(), w4.ravel())
+    np.testing.assert_array_equal(one[3], four[3])
+
+
+def test_a_repeated_token_repeats_its_embedding():
+    X = random_weights(np.random.default_rng(0), ["the", "cat", "the"], 4).X
+    np.testing.assert_array_equal(X[0], X[2])
+    assert not np.array_equal(X[0], X[1])
+
+
 def test_one_head_is_plain_attention_then_w_o():
-    X, W_Q, W_K, W_V, W_O = random_setup(np.random.default_rng(1), 5, 6, 1)
+    X, W_Q, W_K, W_V, W_O = setup(1, 5, 6, 1)
     trace = multi_head(X, W_Q, W_K, W_V, W_O)
     single = attend(X @ W_Q[0], X @ W_K[0], X @ W_V[0])
     np.testing.assert_allclose(trace.output, single.output @ W_O)
@@ -64,13 +84,13 @@ def test_one_head_is_plain_attention_then_w_o():
 
 
 def test_width_one_model():
-    trace = multi_head(*random_setup(np.random.default_rng(3), 4, 1, 1))
+    trace = multi_head(*setup(3, 4, 1, 1))
     assert trace.output.shape == (4, 1)
     assert np.all(np.isfinite(trace.output))
 
 
 def test_head_table_with_a_mask_uses_allowed_keys_only():
-    X, W_Q, W_K, W_V, W_O = random_setup(np.random.default_rng(2), 6, 12, 3)
+    X, W_Q, W_K, W_V, W_O = setup(2, 6, 12, 3)
     trace = multi_head(X, W_Q, W_K, W_V, W_O, mask=causal(6))
     table = head_table(trace)
     # Uniform over the allowed keys of row i is 1/(i + 1) on each of them.
@@ -80,7 +100,7 @@ def test_head_table_with_a_mask_uses_allowed_keys_only():
 
 
 def test_rows_with_no_allowed_key_are_left_out_of_the_means():
-    X, W_Q, W_K, W_V, W_O = random_setup(np.random.default_rng(4), 4, 8, 2)
+    X, W_Q, W_K, W_V, W_O = setup(4, 4, 8, 2)
     hide_first_rows = causal(4) & np.array([[False] * 4, [False] * 4, [True] * 4, [True] * 4])
     trace = multi_head(X, W_Q, W_K, W_V, W_O, mask=hide_first_rows)
     np.testing.assert_array_equal(trace.weights[:, :2], 0.0)
@@ -106,7 +126,7 @@ def test_split_keeps_matrix_work_the_same():
     [
         (lambda: head_width(8, 32, 5), "do not divide"),
         (lambda: head_width(8, 0, 1), "at least 1"),
-        (lambda: random_setup(np.random.default_rng(0), 4, 8, 2, weight_scale=0), "weight scale"),
+        (lambda: setup(0, 4, 8, 2, scale=0), "weight scale"),
     ],
 )
 def test_bad_sizes_raise(call, message):
@@ -115,7 +135,7 @@ def test_bad_sizes_raise(call, message):
 
 
 def test_bad_weight_shapes_raise():
-    X, W_Q, W_K, W_V, W_O = random_setup(np.random.default_rng(0), 4, 8, 2)
+    X, W_Q, W_K, W_V, W_O = setup(0, 4, 8, 2)
     with pytest.raises(ValueError, match="W_K must have shape"):
         multi_head(X, W_Q, W_K[:, :4], W_V, W_O)
     with pytest.raises(ValueError, match="same head width"):
@@ -137,9 +157,7 @@ def test_bad_weight_shapes_raise():
     temperature=st.floats(0.05, 20),
 )
 def test_every_head_is_a_distribution(n, heads, d_k, seed, temperature):
-    X, W_Q, W_K, W_V, W_O = random_setup(
-        np.random.default_rng(seed), n, heads * d_k, heads, weight_scale=2.0
-    )
+    X, W_Q, W_K, W_V, W_O = setup(seed, n, heads * d_k, heads, scale=2.0)
     trace = multi_head(X, W_Q, W_K, W_V, W_O, mask=causal(n), temperature=temperature)
     np.testing.assert_allclose(trace.weights.sum(-1), 1.0)
     assert np.all(np.isfinite(trace.output))
