@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtGui import QColor, QFontMetrics, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
 from app.widgets.colors import colormap, default_levels
@@ -36,8 +36,10 @@ class Heatmap(QWidget):
         signed: bool = False,
         colorbar: bool = True,
         cell_text: bool = True,
+        labels: bool = True,
         parent=None,
     ):
+        """labels=False drops the tick labels and the readout line, for small multiples."""
         super().__init__(parent)
         self.signed, self.cell_text = signed, cell_text
         self.values = np.zeros((0, 0))
@@ -52,7 +54,8 @@ class Heatmap(QWidget):
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.setAspectLocked(True)
-        self.plot.showAxis("top")
+        self.plot.showAxis("top", labels)
+        self.plot.showAxis("left", labels)
         self.plot.hideAxis("bottom")
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(colormap(signed))
@@ -76,6 +79,9 @@ class Heatmap(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.readout)
+        self.readout.setVisible(labels)
+        self.plot.vb.sigResized.connect(lambda _vb: self._fit())
+        self.plot.vb.sigRangeChanged.connect(lambda *_: self._set_ticks())
         self.view.scene().sigMouseMoved.connect(self._on_move)
         self.view.scene().sigMouseClicked.connect(self._on_click)
 
@@ -103,8 +109,14 @@ class Heatmap(QWidget):
             self.colorbar.setLevels(self.levels)
         self._set_ticks()
         if reshaped:
-            self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
+            self._fit()
         self._update_texts()
+
+    def _fit(self) -> None:
+        """Show the whole matrix; again after every resize, since the locked aspect shifts the range."""
+        n, m = self.values.shape
+        if n and m:
+            self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
 
     def set_title(self, title: str) -> None:
         self.plot.setTitle(title)
@@ -148,12 +160,20 @@ class Heatmap(QWidget):
             self.clicked.emit(*cell)
 
     def _set_ticks(self) -> None:
-        def ticks(labels):
-            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
+        """Label every k-th row and column, k as small as lets the labels fit without overlapping."""
+        metrics = QFontMetrics(self.plot.getAxis("top").style["tickFont"] or QApplication.font())
+        view = self.plot.vb.viewRect()
+
+        def ticks(labels, pixels_per_cell, needed):
+            fit = needed / pixels_per_cell if pixels_per_cell > 0 else 1
+            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)), int(np.ceil(fit)))
             return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
 
-        self.plot.getAxis("left").setTicks(ticks(self.row_labels))
-        self.plot.getAxis("top").setTicks(ticks(self.col_labels))
+        widest = max((metrics.horizontalAdvance(c) for c in self.col_labels), default=0) + 4
+        x_cell = self.plot.vb.width() / view.width() if view.width() else 0
+        y_cell = self.plot.vb.height() / view.height() if view.height() else 0
+        self.plot.getAxis("left").setTicks(ticks(self.row_labels, y_cell, metrics.height()))
+        self.plot.getAxis("top").setTicks(ticks(self.col_labels, x_cell, widest))
 
     def _update_texts(self) -> None:
         """Write the numbers into the cells (small matrices only), in black or white for contrast."""
