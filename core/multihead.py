@@ -4,9 +4,11 @@
     concat = [head_0 | head_1 | … | head_{h−1}]             # (n, h·d_v)
     output = concat · W_O                                    # (n, d_model)
 
-``multi_head`` keeps every head's ``AttentionTrace``; ``head_table`` summarises the heads the way
-the per-head statistics table does (mean peak position, mean entropy, agreement), and
-``split_cost`` counts the work of one wide head against h narrow ones.
+``multi_head`` keeps every head's ``AttentionTrace``. It runs ``project_heads`` then
+``attend_heads``, so a view can redo only the second step when the temperature or the mask
+changes. ``head_table`` summarises the heads the way the per-head statistics table does (mean
+peak position, mean entropy, agreement), and ``split_cost`` counts the work of one wide head
+against h narrow ones.
 """
 
 from __future__ import annotations
@@ -53,9 +55,19 @@ def multi_head(
     mask (n, n) bool, True = may attend, shared by every head. Each head divides its scores
     by √d_k · temperature.
     """
+    return attend_heads(*project_heads(X, W_Q, W_K, W_V), W_O, mask=mask, temperature=temperature)
+
+
+def project_heads(
+    X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every head's queries, keys and values: X·W_Q[i], X·W_K[i], X·W_V[i].
+
+    X (n, d_model); W_Q, W_K (h, d_model, d_k); W_V (h, d_model, d_v)
+    -> queries, keys (h, n, d_k) and values (h, n, d_v).
+    """
     X = check_matrix("X", X)
     W_Q, W_K, W_V = (check_matrix(name, w, ndim=3) for name, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)))
-    W_O = check_matrix("W_O", W_O)
     n, d_model = X.shape
     if n == 0 or d_model == 0:
         raise ValueError(f"X needs at least one token and one feature, got shape {X.shape}.")
@@ -70,13 +82,36 @@ def multi_head(
             )
     if W_K.shape[2] != W_Q.shape[2]:
         raise ValueError(f"W_Q and W_K need the same head width d_k, got {W_Q.shape[2]} and {W_K.shape[2]}.")
-    d_v = W_V.shape[2]
+    return _project(X, W_Q), _project(X, W_K), _project(X, W_V)
+
+
+def _project(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """X·W[i] for every head as one matrix product. X (n, d_model), W (h, d_model, w) -> (h, n, w)"""
+    h, d_model, width = W.shape
+    joined = W.transpose(1, 0, 2).reshape(d_model, h * width)  # heads side by side
+    return (X @ joined).reshape(len(X), h, width).transpose(1, 0, 2)
+
+
+def attend_heads(
+    queries: np.ndarray,
+    keys: np.ndarray,
+    values: np.ndarray,
+    W_O: np.ndarray,
+    mask: np.ndarray | None = None,
+    temperature: float = 1.0,
+) -> MultiHeadTrace:
+    """Attention in every head, the head outputs side by side, then W_O.
+
+    queries, keys (h, n, d_k); values (h, n, d_v); W_O (h·d_v, d_model); mask (n, n) bool.
+    A new temperature or mask needs only this step, not new projections.
+    """
+    h, _, d_v = values.shape
+    W_O = check_matrix("W_O", W_O)
     if W_O.shape[0] != h * d_v:
         raise ValueError(
             f"W_O needs h·d_v = {h}·{d_v} = {h * d_v} rows (one per concatenated feature), "
             f"got {W_O.shape[0]}."
         )
-    queries, keys, values = X @ W_Q, X @ W_K, X @ W_V  # (h, n, d_k), (h, n, d_k), (h, n, d_v)
     heads = [attend(queries[i], keys[i], values[i], mask=mask, temperature=temperature) for i in range(h)]
     concat = np.concatenate([head.output for head in heads], axis=-1)  # (n, h·d_v)
     return MultiHeadTrace(queries, keys, values, heads, concat, concat @ W_O)

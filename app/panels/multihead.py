@@ -34,8 +34,9 @@ from core import explain, masks
 from core.multihead import (
     MultiHeadTrace,
     RandomWeights,
+    attend_heads,
     head_table,
-    multi_head,
+    project_heads,
     random_weights,
     split_cost,
 )
@@ -75,10 +76,18 @@ class Settings:
     mask: str = "none"
 
 
-@lru_cache(maxsize=4)
-def _weights(tokens: tuple[str, ...], d_model: int, seed: int) -> RandomWeights:
-    """The random draws depend only on these three settings; heads, scale and mask reuse them."""
+@lru_cache(maxsize=2)
+def _draws(tokens: tuple[str, ...], d_model: int, seed: int) -> RandomWeights:
+    """The random draws depend only on these three settings; a new head count regroups them."""
     return random_weights(np.random.default_rng(seed), tokens, d_model)
+
+
+@lru_cache(maxsize=4)
+def _projections(tokens: tuple[str, ...], d_model: int, seed: int, heads: int, scale: float):
+    """(queries, keys, values) and W_O; a temperature or mask change reuses them."""
+    draws = _draws(tokens, d_model, seed)
+    W_Q, W_K, W_V, W_O = draws.split(heads, scale)
+    return project_heads(draws.X, W_Q, W_K, W_V), W_O
 
 
 def head_divisors(d_model: int) -> list[int]:
@@ -121,6 +130,7 @@ class MultiHeadPanel(Panel):
         self.selected = 0
         self.grid_maps: list[Heatmap] = []
         self.grid_heads = 0
+        self.titled: tuple[int, int] | None = None
         self.concat_blocks: list[QGraphicsRectItem] = []
         self.w_o_blocks: list[QGraphicsRectItem] = []
         self._build()
@@ -327,10 +337,9 @@ class MultiHeadPanel(Panel):
         try:
             tokens = tokenize(candidate.text, MAX_TOKENS)
             n = len(tokens)
-            weights = _weights(tuple(tokens), candidate.d_model, candidate.seed)
-            W_Q, W_K, W_V, W_O = weights.split(candidate.heads, candidate.scale)
-            mask = MASKS[candidate.mask](n)
-            trace = multi_head(weights.X, W_Q, W_K, W_V, W_O, mask=mask, temperature=candidate.temperature)
+            c = candidate
+            projections, W_O = _projections(tuple(tokens), c.d_model, c.seed, c.heads, c.scale)
+            trace = attend_heads(*projections, W_O, mask=MASKS[c.mask](n), temperature=c.temperature)
             table = head_table(trace)
         except ValueError as exc:
             self.show_message(str(exc))
@@ -395,11 +404,13 @@ class MultiHeadPanel(Panel):
 
     def _show_selected(self) -> None:
         i, h, tokens = self.selected, self.settings.heads, self.tokens
-        for k, heatmap in enumerate(self.grid_maps[:h]):
-            color = head_color(k, h).name()
-            name = f"head {k}" if h <= GRID_COLUMNS else str(k)
-            name = f"<b>{name}</b>" if k == i else name
-            heatmap.set_title(f"<span style='color:{color}'>■</span> {name}")
+        if self.titled != (i, h):  # titles are rich text, slow to lay out: only when they change
+            for k, heatmap in enumerate(self.grid_maps[:h]):
+                color = head_color(k, h).name()
+                name = f"head {k}" if h <= GRID_COLUMNS else str(k)
+                name = f"<b>{name}</b>" if k == i else name
+                heatmap.set_title(f"<span style='color:{color}'>■</span> {name}")
+            self.titled = (i, h)
         d_k = self.trace.queries.shape[-1]
         self.detail_map.set_title(f"Head {i}, enlarged")
         self.detail_map.set_data(self.trace.heads[i].weights, tokens, tokens, levels=self.shared_levels())
@@ -437,7 +448,8 @@ class MultiHeadPanel(Panel):
         d_k = d_model // h
         features = [str(k) for k in range(d_model)]
         self.concat_map.set_data(t.concat, tokens, features)
-        self.w_o_map.set_data(self.W_O, features, features)
+        if self.w_o_map.values is not self.W_O:  # unchanged by the temperature and the mask
+            self.w_o_map.set_data(self.W_O, features, features)
         self.output_map.set_data(t.output, tokens, features)
         self.concat_map.set_title(f"concat  ({n} × {h}·{d_k} = {n} × {d_model})")
         self.w_o_map.set_title(f"W_O  ({d_model} × {d_model})")

@@ -119,7 +119,8 @@ class Heatmap(QWidget):
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
 
     def set_title(self, title: str) -> None:
-        self.plot.setTitle(title)
+        if title != self.plot.titleLabel.text:  # laying out the rich-text title is slow
+            self.plot.setTitle(title)
 
     def set_describer(self, describer: Callable[[int, int], str] | None) -> None:
         """``describer(i, j)`` returns the hover text for a cell (e.g. its formula with numbers)."""
@@ -169,7 +170,8 @@ class Heatmap(QWidget):
             stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)), int(np.ceil(fit)))
             return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
 
-        widest = max((metrics.horizontalAdvance(c) for c in self.col_labels), default=0) + 4
+        longest = sorted(self.col_labels, key=len)[-3:]  # measuring every label costs more than a frame
+        widest = max((metrics.horizontalAdvance(c) for c in longest), default=0) + 4
         x_cell = self.plot.vb.width() / view.width() if view.width() else 0
         y_cell = self.plot.vb.height() / view.height() if view.height() else 0
         self.plot.getAxis("left").setTicks(ticks(self.row_labels, y_cell, metrics.height()))

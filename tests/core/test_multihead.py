@@ -6,9 +6,11 @@ from hypothesis import strategies as st
 from core.attention import attend
 from core.masks import causal, padding
 from core.multihead import (
+    attend_heads,
     head_table,
     head_width,
     multi_head,
+    project_heads,
     random_weights,
     split_cost,
     uniform_weights,
@@ -58,6 +60,16 @@ def test_join_lays_heads_side_by_side_then_projects():
     np.testing.assert_allclose(trace.output, trace.concat @ W_O)
     assert trace.weights.shape == (4, 8, 8)
     assert trace.output.shape == X.shape
+
+
+def test_a_new_temperature_needs_only_the_attention_step():
+    X, W_Q, W_K, W_V, W_O = article_preset()
+    projections = project_heads(X, W_Q, W_K, W_V)
+    for temperature in (0.3, 2.0):
+        again = attend_heads(*projections, W_O, mask=causal(8), temperature=temperature)
+        direct = multi_head(X, W_Q, W_K, W_V, W_O, mask=causal(8), temperature=temperature)
+        np.testing.assert_array_equal(again.output, direct.output)
+        np.testing.assert_array_equal(again.weights, direct.weights)
 
 
 def test_changing_the_head_count_regroups_the_same_weights():
