@@ -188,3 +188,16 @@ def test_exercise_ends_on_finite_values(panel):
     assert panel.settings == type(panel.settings)()
     for m in (*panel.grid_maps, panel.detail_map, panel.concat_map, panel.output_map):
         assert np.all(np.isfinite(m.values))
+
+
+def test_real_model_button_opens_that_panel_in_the_window(qtbot):
+    from app.panels.base import Panel
+    from app.window import MainWindow
+
+    class ModelStandIn(Panel):
+        key, title = "model", "Real model"
+
+    window = MainWindow(panels=[MultiHeadPanel, ModelStandIn])
+    qtbot.addWidget(window)
+    window.show_panel("multihead").model_button.click()
+    assert isinstance(window.current(), ModelStandIn)
