@@ -19,6 +19,7 @@ from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
+TICK_FILL = 0.7  # the share of an axis that tick labels may cover
 
 
 class Heatmap(QWidget):
@@ -166,7 +167,8 @@ class Heatmap(QWidget):
         view = self.plot.vb.viewRect()
 
         def ticks(labels, pixels_per_cell, needed):
-            fit = needed / pixels_per_cell if pixels_per_cell > 0 else 1
+            # pyqtgraph drops tick labels that fill more than 80 % of an axis: stay below that.
+            fit = needed / (TICK_FILL * pixels_per_cell) if pixels_per_cell > 0 else 1
             stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)), int(np.ceil(fit)))
             return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
 
