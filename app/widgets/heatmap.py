@@ -19,11 +19,15 @@ from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
-TICK_FILL = 0.7  # the share of an axis that tick labels may cover
+TICK_FILL = 0.7  # the share of an axis that tick labels may cover (pyqtgraph drops them above 0.8)
 
 
 class Heatmap(QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
+
+    max_ticks caps the tick labels per axis (the hover readout still names every cell); fewer are
+    shown when they would not fit. labels=False drops the tick labels and the readout line, for
+    small multiples.
 
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
     """
@@ -37,12 +41,12 @@ class Heatmap(QWidget):
         signed: bool = False,
         colorbar: bool = True,
         cell_text: bool = True,
+        max_ticks: int = MAX_TICK_LABELS,
         labels: bool = True,
         parent=None,
     ):
-        """labels=False drops the tick labels and the readout line, for small multiples."""
         super().__init__(parent)
-        self.signed, self.cell_text = signed, cell_text
+        self.signed, self.cell_text, self.max_ticks = signed, cell_text, max_ticks
         self.values = np.zeros((0, 0))
         self.levels = (0.0, 1.0)
         self.row_labels: list[str] = []
@@ -54,7 +58,6 @@ class Heatmap(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        self.plot.setAspectLocked(True)
         self.plot.showAxis("top", labels)
         self.plot.showAxis("left", labels)
         self.plot.hideAxis("bottom")
@@ -81,7 +84,7 @@ class Heatmap(QWidget):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.readout)
         self.readout.setVisible(labels)
-        self.plot.vb.sigResized.connect(lambda _vb: self._fit())
+        self.plot.vb.sigResized.connect(lambda _vb: self._set_ticks())
         self.plot.vb.sigRangeChanged.connect(lambda *_: self._set_ticks())
         self.view.scene().sigMouseMoved.connect(self._on_move)
         self.view.scene().sigMouseClicked.connect(self._on_click)
@@ -100,24 +103,21 @@ class Heatmap(QWidget):
         reshaped = values.shape != self.values.shape
         self.values = values
         n, m = values.shape
-        self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
-        self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
+        rows = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
+        cols = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
+        relabel = (rows, cols) != (self.row_labels, self.col_labels)
+        self.row_labels, self.col_labels = rows, cols
         self.levels = levels if levels is not None else default_levels(values, self.signed)
         shown = np.where(np.isfinite(values), values, np.nan)
         self.image.setImage(shown, autoLevels=False, levels=self.levels)
         self.image.setRect(QRectF(0, 0, m, n))
         if self.colorbar is not None:
             self.colorbar.setLevels(self.levels)
-        self._set_ticks()
+        if relabel:  # laying out tick labels is slow; skip it when only the numbers changed
+            self._set_ticks()
         if reshaped:
-            self._fit()
-        self._update_texts()
-
-    def _fit(self) -> None:
-        """Show the whole matrix; again after every resize, since the locked aspect shifts the range."""
-        n, m = self.values.shape
-        if n and m:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
+        self._update_texts()
 
     def set_title(self, title: str) -> None:
         if title != self.plot.titleLabel.text:  # laying out the rich-text title is slow
@@ -127,13 +127,14 @@ class Heatmap(QWidget):
         """``describer(i, j)`` returns the hover text for a cell (e.g. its formula with numbers)."""
         self.describer = describer
 
-    def mark(self, i: int | None, j: int | None = None) -> None:
-        """Outline cell (i, j), or the whole row i when j is None; None hides the outline."""
+    def mark(self, i: int | None, j: int | None = None, rows: int = 1, cols: int = 1) -> None:
+        """Outline the block of ``rows`` × ``cols`` cells from (i, j), or whole rows from i when j is
+        None; None hides the outline."""
         if i is None:
             self.marker.hide()
             return
         m = self.values.shape[1]
-        rect = QRectF(0, i, m, 1) if j is None else QRectF(j, i, 1, 1)
+        rect = QRectF(0, i, m, rows) if j is None else QRectF(j, i, cols, rows)
         self.marker.setRect(rect)
         self.marker.show()
 
@@ -162,14 +163,13 @@ class Heatmap(QWidget):
             self.clicked.emit(*cell)
 
     def _set_ticks(self) -> None:
-        """Label every k-th row and column, k as small as lets the labels fit without overlapping."""
+        """Label every k-th row and column: k as small as lets the labels fit, within max_ticks."""
         metrics = QFontMetrics(self.plot.getAxis("top").style["tickFont"] or QApplication.font())
         view = self.plot.vb.viewRect()
 
         def ticks(labels, pixels_per_cell, needed):
-            # pyqtgraph drops tick labels that fill more than 80 % of an axis: stay below that.
             fit = needed / (TICK_FILL * pixels_per_cell) if pixels_per_cell > 0 else 1
-            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)), int(np.ceil(fit)))
+            stride = max(1, int(np.ceil(len(labels) / self.max_ticks)), int(np.ceil(fit)))
             return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
 
         longest = sorted(self.col_labels, key=len)[-3:]  # measuring every label costs more than a frame
@@ -224,6 +224,9 @@ class CellTexts(pg.GraphicsObject):
         corner = to_screen.map(QPointF(0, 0))
         step = to_screen.map(QPointF(1, 1)) - corner
         w, h = abs(step.x()), abs(step.y())
+        metrics = painter.fontMetrics()
+        if max(metrics.horizontalAdvance(t) for t in self.texts) > w or metrics.height() > h:
+            return  # cells too small for their numbers: colours only (the hover readout still tells)
         for k, (text, color) in enumerate(zip(self.texts, self.colors, strict=True)):
             centre = to_screen.map(QPointF(k % m + 0.5, k // m + 0.5))
             painter.setPen(color)
