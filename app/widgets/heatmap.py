@@ -19,13 +19,15 @@ from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
+TICK_FILL = 0.7  # the share of an axis that tick labels may cover (pyqtgraph drops them above 0.8)
 
 
 class Heatmap(QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
 
     Tick labels are thinned out to what fits the view, and to at most max_ticks per axis (the
-    hover readout still names every cell).
+    hover readout still names every cell). labels=False drops the tick labels and the readout
+    line, for small multiples.
 
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
     """
@@ -40,6 +42,7 @@ class Heatmap(QWidget):
         colorbar: bool = True,
         cell_text: bool = True,
         max_ticks: int = MAX_TICK_LABELS,
+        labels: bool = True,
         parent=None,
     ):
         super().__init__(parent)
@@ -56,7 +59,8 @@ class Heatmap(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        self.plot.showAxis("top")
+        self.plot.showAxis("top", labels)
+        self.plot.showAxis("left", labels)
         self.plot.hideAxis("bottom")
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(colormap(signed))
@@ -80,6 +84,7 @@ class Heatmap(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.readout)
+        self.readout.setVisible(labels)
         self.view.scene().sigMouseMoved.connect(self._on_move)
         self.view.scene().sigMouseClicked.connect(self._on_click)
         self.plot.vb.sigResized.connect(self._set_ticks)
@@ -113,7 +118,8 @@ class Heatmap(QWidget):
         self._update_texts()
 
     def set_title(self, title: str) -> None:
-        self.plot.setTitle(title)
+        if title != self.plot.titleLabel.text:  # laying out the rich-text title is slow
+            self.plot.setTitle(title)
 
     def set_describer(self, describer: Callable[[int, int], str] | None) -> None:
         """``describer(i, j)`` returns the hover text for a cell (e.g. its formula with numbers)."""

@@ -81,3 +81,25 @@ def test_log_slider_maps_both_ways(qtbot):
     qtbot.addWidget(i)
     i.slider.setValue(4)
     assert i.value() == 5.0 and i.readout.text() == "5"
+
+
+def test_heatmap_thins_tick_labels_to_the_space_it_has(qtbot):
+    h = Heatmap()
+    qtbot.addWidget(h)
+    h.resize(300, 300)
+    h.show()
+    labels = [f"token{k}" for k in range(60)]
+    h.set_data(np.zeros((60, 60)), labels, labels)
+    qtbot.wait(1)
+    shown = [label for _, label in h.plot.getAxis("top")._tickLevels[0]]
+    assert 1 < len(shown) < 60 and shown[0] == "token0"
+    h.resize(3000, 3000)
+    qtbot.waitUntil(lambda: len(h.plot.getAxis("top")._tickLevels[0]) > len(shown))
+
+
+def test_heatmap_without_labels_for_small_multiples(qtbot):
+    h = Heatmap(labels=False)
+    qtbot.addWidget(h)
+    h.set_data(np.eye(3))
+    assert not h.plot.getAxis("left").isVisible() and not h.plot.getAxis("top").isVisible()
+    assert not h.readout.isVisibleTo(h)
