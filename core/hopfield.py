@@ -18,7 +18,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from core.attention import AttentionTrace, attend, check_matrix
+from core.attention import AttentionTrace, attend, check_matrix, softmax
 
 CAPACITY_RATIO = 0.14  # classical capacity ≈ 0.14·N random patterns
 BETA_RANGE = (1e-6, 1e6)  # β outside this range is rejected before it can overflow
@@ -212,9 +212,7 @@ class Verdict:
     similarity: np.ndarray  # (M,) cosine similarity of the output with each stored pattern
 
 
-def judge(
-    output: np.ndarray, patterns: np.ndarray, target: int, tolerance: float = TOLERANCE
-) -> Verdict:
+def judge(output: np.ndarray, patterns: np.ndarray, target: int, tolerance: float = TOLERANCE) -> Verdict:
     """Say where one retrieval ended up: the target, another pattern, a mirror image, or a blend.
 
     output (N,), patterns (M, N); ``target`` is the index of the pattern the query came from.
@@ -267,6 +265,13 @@ class CapacitySweep:
         """The textbook classical capacity, 0.14·N patterns."""
         return CAPACITY_RATIO * self.n
 
+    def reliable_load(self, rates: np.ndarray, level: float = 0.9) -> int:
+        """The largest load up to which every rate in ``rates`` (L,) is at least ``level``;
+        0 if even the smallest load falls short."""
+        short = np.flatnonzero(np.asarray(rates) < level)
+        end = short[0] if short.size else self.loads.size
+        return int(self.loads[end - 1]) if end > 0 else 0
+
 
 def capacity_sweep(
     rng: np.random.Generator,
@@ -309,44 +314,100 @@ def capacity_sweep(
     return CapacitySweep(loads, classical / per_load, modern / per_load, n, flips, beta, trials)
 
 
-# ----------------------------------------------------------------------------- the article
+# ----------------------------------------------------------------------------- side by side
 
 
 @dataclass(frozen=True)
-class ArticleExperiment:
-    """The second article's retrieval experiment, redone with its random draws in its order."""
+class Comparison:
+    """One corrupted query put to both networks, and where each one ended up."""
 
-    bipolar: np.ndarray  # (200, 64) ±1; the classical network stores the first 9
-    continuous: np.ndarray  # (200, 64) standard normal; the modern network stores all of them
-    noisy_bipolar: np.ndarray  # (64,) pattern 0 with 6 entries flipped
-    noisy_continuous: np.ndarray  # (64,) pattern 0 plus 0.3·N(0, 1) noise
+    classical_patterns: np.ndarray  # (M_c, N) ±1, stored in the classical network
+    modern_patterns: np.ndarray  # (M_m, N), stored in the modern network
+    target: int  # index of the pattern both queries were made from
+    classical_query: np.ndarray  # (N,)
+    modern_query: np.ndarray  # (N,)
     classical: ClassicalRetrieval
     modern: ModernRetrieval
-    classical_ok: bool  # exact recovery of bipolar pattern 0
-    modern_ok: bool  # every entry within 0.3 of continuous pattern 0
+    classical_verdict: Verdict
+    modern_verdict: Verdict
 
+
+def compare(
+    classical_patterns: np.ndarray,
+    modern_patterns: np.ndarray,
+    target: int,
+    classical_query: np.ndarray,
+    modern_query: np.ndarray,
+    beta: float,
+) -> Comparison:
+    """Retrieve with both networks and judge each result against its stored pattern ``target``."""
+    classical = ClassicalHopfield(classical_patterns)
+    modern = ModernHopfield(modern_patterns, beta)
+    c = classical.retrieve(classical_query)
+    m = modern.retrieve(modern_query)
+    return Comparison(
+        classical.patterns,
+        modern.patterns,
+        target,
+        np.asarray(classical_query, dtype=np.float64),
+        np.asarray(modern_query, dtype=np.float64),
+        c,
+        m,
+        judge(c.final[0], classical.patterns, target),
+        judge(m.output[0], modern.patterns, target),
+    )
+
+
+def corrupt_and_compare(
+    patterns: np.ndarray,
+    target: int,
+    flips: int,
+    noise: float,
+    beta: float,
+    rng: np.random.Generator,
+) -> Comparison:
+    """Store bipolar ``patterns`` (M, N) in both networks; query both with pattern ``target``
+    after flipping ``flips`` entries and adding Gaussian noise of standard deviation ``noise``.
+    """
+    x = check_patterns(patterns, bipolar=True)
+    if not 0 <= target < x.shape[0]:
+        raise ValueError(f"Pick a target between 0 and {x.shape[0] - 1}, got {target}.")
+    query = add_noise(flip_bits(x[target], flips, rng), noise, rng)
+    return compare(x, x, target, query, query, beta)
+
+
+def weights_over_beta(patterns: np.ndarray, query: np.ndarray, betas: np.ndarray) -> np.ndarray:
+    """softmax(β·X·q) for each β: how the weights over the stored patterns sharpen with β.
+
+    patterns (M, N), query (N,), betas (B,) -> (B, M)
+    """
+    x = check_patterns(patterns)
+    q = check_matrix("The query", np.atleast_2d(query))[0]
+    betas = np.array([check_beta(b) for b in np.atleast_1d(betas)])
+    return softmax(betas[:, None] * (x @ q)[None, :], axis=-1)
+
+
+def glyph_patterns(glyphs: list[list[str]]) -> np.ndarray:
+    """Pictures drawn as rows of text ("#" = +1, anything else = −1) as bipolar rows. -> (M, h·w)"""
+    shapes = {(len(g), len(g[0]) if g else 0) for g in glyphs}
+    if len(shapes) != 1 or any(len(row) != len(g[0]) for g in glyphs for row in g):
+        raise ValueError("Every glyph needs the same number of rows and of characters per row.")
+    return np.array([[1.0 if c == "#" else -1.0 for c in "".join(g)] for g in glyphs])
+
+
+# ----------------------------------------------------------------------------- the article
 
 ARTICLE_STORED = 9  # classical patterns the article stores (≈ 0.14 · 64)
 
 
-def article_experiment(seed: int = 0) -> ArticleExperiment:
-    """9 bipolar patterns in a classical network, 200 continuous ones in a modern network (β = 1),
-    64 dimensions; query pattern 0 with 6 flipped entries / with noise of standard deviation 0.3.
+def article_experiment(seed: int = 0, beta: float = 1.0) -> Comparison:
+    """The second article's experiment, with its random draws in its order: 9 bipolar patterns
+    in a classical network, 200 Gaussian ones in a modern network (it uses β = 1), 64 dimensions;
+    pattern 0 queried with 6 flipped entries / with added noise of standard deviation 0.3.
     """
     rng = np.random.default_rng(seed)
     bipolar = random_bipolar(200, 64, rng)
     continuous = rng.standard_normal((200, 64))
     noisy_bipolar = flip_bits(bipolar[0], 6, rng)
     noisy_continuous = add_noise(continuous[0], 0.3, rng)
-    classical = ClassicalHopfield(bipolar[:ARTICLE_STORED]).retrieve(noisy_bipolar)
-    modern = ModernHopfield(continuous, beta=1.0).retrieve(noisy_continuous)
-    return ArticleExperiment(
-        bipolar,
-        continuous,
-        noisy_bipolar,
-        noisy_continuous,
-        classical,
-        modern,
-        bool(np.array_equal(classical.final[0], bipolar[0])),
-        bool(recovered(modern.output[0], continuous[0])),
-    )
+    return compare(bipolar[:ARTICLE_STORED], continuous, 0, noisy_bipolar, noisy_continuous, beta)

@@ -12,12 +12,15 @@ from core.hopfield import (
     article_experiment,
     beta_for_temperature,
     capacity_sweep,
+    corrupt_and_compare,
     default_loads,
     flip_bits,
+    glyph_patterns,
     hebbian_weights,
     judge,
     random_bipolar,
     temperature_for_beta,
+    weights_over_beta,
 )
 
 
@@ -35,24 +38,33 @@ def test_article_experiment_redraws_the_articles_random_numbers_in_order():
     continuous = rng.standard_normal((200, 64))
     flipped = rng.choice(64, 6, replace=False)
     noise = rng.standard_normal(64)
-    np.testing.assert_array_equal(e.bipolar, bipolar)
-    np.testing.assert_array_equal(e.continuous, continuous)
+    np.testing.assert_array_equal(e.classical_patterns, bipolar[:9])
+    np.testing.assert_array_equal(e.modern_patterns, continuous)
     expected_query = bipolar[0].copy()
     expected_query[flipped] *= -1
-    np.testing.assert_array_equal(e.noisy_bipolar, expected_query)
-    np.testing.assert_allclose(e.noisy_continuous, continuous[0] + 0.3 * noise)
+    np.testing.assert_array_equal(e.classical_query, expected_query)
+    np.testing.assert_allclose(e.modern_query, continuous[0] + 0.3 * noise)
+    assert e.target == 0
 
 
 def test_article_experiment_recovers_both_targets():
     e = article_experiment(seed=0)
-    assert e.classical_ok and e.modern_ok
+    assert e.classical_verdict.outcome is Outcome.RECOVERED
+    assert e.modern_verdict.outcome is Outcome.RECOVERED
     # the classical net fixes all 6 flips in one update and then stays put
     assert e.classical.steps == 1 and e.classical.converged[0]
-    np.testing.assert_array_equal(e.classical.final[0], e.bipolar[0])
+    np.testing.assert_array_equal(e.classical.final[0], e.classical_patterns[0])
     # the modern net puts all but ~1e-14 of its weight on pattern 0 out of 200
     assert e.modern.weights.shape == (1, 200)
     assert np.argmax(e.modern.weights[0]) == 0 and e.modern.weights[0, 0] > 1 - 1e-12
-    assert np.max(np.abs(e.modern.output[0] - e.continuous[0])) < 1e-10
+    assert np.max(np.abs(e.modern.output[0] - e.modern_patterns[0])) < 1e-10
+
+
+def test_article_query_is_not_recovered_at_attentions_own_scale():
+    e = article_experiment(seed=0, beta=1 / 8)  # β = 1/√64: plain attention, temperature 1
+    assert e.modern_verdict.outcome is Outcome.BLEND
+    assert 0.6 < e.modern.weights[0, 0] < 0.8
+    assert np.max(np.abs(e.modern.output[0] - e.modern_patterns[0])) > 0.3
 
 
 # ----------------------------------------------------------------------------- classical
@@ -164,6 +176,35 @@ def test_modern_rejects_no_patterns():
         ModernHopfield(np.zeros((0, 8)))
 
 
+def test_weights_over_beta_sharpen_from_uniform_to_one_hot():
+    x = patterns(5, seed=9)
+    w = weights_over_beta(x, x[3], [1e-6, 0.125, 1.0])
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+    np.testing.assert_allclose(w[0], 0.2, atol=1e-4)
+    assert w[1, 3] < w[2, 3] and w[2, 3] > 0.999
+    single = ModernHopfield(x, 0.125).retrieve(x[3]).weights[0]
+    np.testing.assert_allclose(w[1], single, rtol=1e-12)
+
+
+def test_side_by_side_comparison_uses_one_query_for_both_networks():
+    x = patterns(4, seed=10)
+    c = corrupt_and_compare(x, 2, flips=5, noise=0.0, beta=1.0, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(c.classical_query, c.modern_query)
+    assert (c.classical_query != x[2]).sum() == 5
+    assert c.classical_verdict.outcome is Outcome.RECOVERED
+    assert c.modern_verdict.outcome is Outcome.RECOVERED
+    with pytest.raises(ValueError, match="between 0 and 3"):
+        corrupt_and_compare(x, 4, flips=5, noise=0.0, beta=1.0, rng=np.random.default_rng(0))
+
+
+def test_glyphs_become_bipolar_rows():
+    np.testing.assert_array_equal(
+        glyph_patterns([["#.", ".#"], ["..", "##"]]), [[1, -1, -1, 1], [-1, -1, 1, 1]]
+    )
+    with pytest.raises(ValueError, match="same number"):
+        glyph_patterns([["#.", ".#"], ["#"]])
+
+
 # ----------------------------------------------------------------------------- corruption
 
 
@@ -201,6 +242,8 @@ def test_capacity_sweep_separates_the_networks_and_is_reproducible():
     np.testing.assert_array_equal(a.modern, [1.0, 1.0])
     assert calls == [(i, 8) for i in range(1, 9)]
     assert a.classical_limit == pytest.approx(8.96)
+    assert a.reliable_load(a.modern) == 40 and a.reliable_load(a.classical) == 2
+    assert a.reliable_load(np.array([0.5, 1.0])) == 0
 
 
 def test_capacity_sweep_at_attention_scale_beta_fails_at_high_load():
