@@ -354,6 +354,7 @@ class MemoryPanel(Panel):
             self.set_beta(parse_number(self.beta_edit.text()))
         except ValueError as exc:
             self.show_message(f"β: {exc}")
+            self._sync_controls()
 
     def set_beta(self, beta: float) -> None:
         """Use β exactly (the slider follows as far as its range goes)."""

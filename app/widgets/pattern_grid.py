@@ -33,15 +33,9 @@ class PatternGrid(QWidget):
         self.title.setWordWrap(True)
         self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.view = pg.GraphicsLayoutWidget()
-        self.plot = self.view.addPlot()
-        for side in ("left", "bottom"):
-            self.plot.hideAxis(side)
-        self.plot.invertY(True)
-        self.plot.setAspectLocked(True)
+        self.plot = self.view.addViewBox(lockAspect=True, invertY=True, enableMenu=False)
         self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
-        self.plot.getViewBox().setDefaultPadding(0.02)
+        self.plot.setDefaultPadding(0.02)
         self.plot.enableAutoRange()  # refit whenever the pictures or the widget's size change
         self.image = pg.ImageItem(axisOrder="row-major")
         greys = pg.colormap.get("CET-L1")  # black → white
