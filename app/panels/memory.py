@@ -46,7 +46,7 @@ from core.hopfield import (
 
 N = 64  # neurons: every pattern is an 8 × 8 picture
 SOURCES = {
-    "digits": "Digits 0–9 (8 × 8 pictures)",
+    "digits": "Digits 0–9 (8 × 8)",
     "random": "Random ±1 patterns",
     "article": "Article experiment",
 }

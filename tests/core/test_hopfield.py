@@ -60,6 +60,13 @@ def test_article_experiment_recovers_both_targets():
     assert np.max(np.abs(e.modern.output[0] - e.modern_patterns[0])) < 1e-10
 
 
+def test_other_seeds_of_the_article_experiment_can_fail_classically():
+    runs = [article_experiment(seed) for seed in range(10)]
+    failed = [s for s, e in enumerate(runs) if e.classical_verdict.outcome is not Outcome.RECOVERED]
+    assert failed == [8, 9]
+    assert all(e.modern_verdict.outcome is Outcome.RECOVERED for e in runs)
+
+
 def test_article_query_is_not_recovered_at_attentions_own_scale():
     e = article_experiment(seed=0, beta=1 / 8)  # β = 1/√64: plain attention, temperature 1
     assert e.modern_verdict.outcome is Outcome.BLEND
