@@ -28,6 +28,7 @@ from app.panels.base import Panel
 from app.widgets import LabelledSlider
 from app.widgets.matrix_view import parse_number
 from app.widgets.pattern_grid import PatternGrid
+from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR, WeightBars
 from core.explain import num
 from core.hopfield import (
     CAPACITY_RATIO,
@@ -53,7 +54,6 @@ SOURCES = {
 SHOWN = 10  # stored patterns drawn as pictures; the rest are counted
 PATH_PICTURES = 8  # classical states drawn: the first ones and the final one
 BETAS = np.geomspace(1e-3, 1e2, 121)  # β axis of the sharpening curve
-TARGET_PEN, OTHER_PEN = "#ff8c00", "#3d7bd9"
 
 
 def digit_glyphs() -> np.ndarray:
@@ -85,36 +85,6 @@ def _spin(value: int, maximum: int) -> QSpinBox:
     spin.setRange(0, maximum)
     spin.setValue(value)
     return spin
-
-
-class WeightBars(QWidget):
-    """Softmax weights over the stored patterns as bars; the target's bar in orange."""
-
-    def __init__(self, title: str):
-        super().__init__()
-        self.plot = pg.PlotWidget(title=title)
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
-        self.plot.setLabel("bottom", "stored pattern")
-        self.plot.setLabel("left", "weight")
-        self.plot.setYRange(0, 1.02, padding=0)
-        self.others = pg.BarGraphItem(x=[], height=[], width=0.8, brush=OTHER_PEN, pen=None)
-        self.target = pg.BarGraphItem(x=[], height=[], width=0.8, brush=TARGET_PEN, pen=None)
-        self.marker = pg.ScatterPlotItem(size=9, brush=TARGET_PEN, pen=None)  # visible among many bars
-        self.plot.addItem(self.others)
-        self.plot.addItem(self.target)
-        self.plot.addItem(self.marker)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
-
-    def set_weights(self, weights: np.ndarray, target: int) -> None:
-        x = np.arange(weights.size)
-        self.others.setOpts(x=x, height=weights)
-        self.target.setOpts(x=[target], height=[weights[target]])
-        self.marker.setData([target], [weights[target]])
-        self.plot.setXRange(-0.6, weights.size - 0.4, padding=0)
 
 
 class MemoryPanel(Panel):
@@ -192,7 +162,7 @@ class MemoryPanel(Panel):
         self.target_spin.valueChanged.connect(lambda v: self._change(target=v))
         self.flips_spin.valueChanged.connect(lambda v: self._change(flips=v))
         self.noise_slider.valueChanged.connect(lambda v: self._change(noise=v))
-        self.beta_slider.valueChanged.connect(self._on_beta_slider)
+        self.beta_slider.valueChanged.connect(lambda v: self._change(beta=v))
         self.beta_edit.returnPressed.connect(self._on_beta_text)
         self.attention_button.clicked.connect(lambda: self.set_beta(1 / np.sqrt(N)))
         self.seed_spin.valueChanged.connect(lambda v: self._change(seed=v))
@@ -204,7 +174,7 @@ class MemoryPanel(Panel):
         self.classical_verdict = _note()
         self.modern_stored = PatternGrid("Stored (keys = values)")
         self.modern_path = PatternGrid("Query → one step → target")
-        self.modern_bars = WeightBars("weights softmax(β·X·q)")
+        self.modern_bars = WeightBars("weights softmax(β·X·q)", "stored pattern")
         self.modern_verdict = _note()
         columns = QHBoxLayout()
         for heading, stored, path, extra, verdict in (
@@ -256,8 +226,8 @@ class MemoryPanel(Panel):
             [[(np.log10(b), f"{b:g}") for b in (1e-3, 1e-2, 0.1, 1, 10, 100)]]
         )
         self.beta_plot.addLegend(offset=(10, 10))
-        self.target_curve = self.beta_plot.plot(pen=pg.mkPen(TARGET_PEN, width=2), name="target")
-        self.other_curve = self.beta_plot.plot(pen=pg.mkPen(OTHER_PEN, width=2), name="strongest other")
+        self.target_curve = self.beta_plot.plot(pen=pg.mkPen(TARGET_COLOR, width=2), name="target")
+        self.other_curve = self.beta_plot.plot(pen=pg.mkPen(OTHER_COLOR, width=2), name="strongest other")
         self.beta_line = pg.InfiniteLine(
             angle=90, pen=pg.mkPen("#888888", width=2), label="β now", labelOpts={"color": "#555555"}
         )
@@ -272,7 +242,7 @@ class MemoryPanel(Panel):
         self.beta_plot.addItem(self.attention_line)
         self.beta_pictures = PatternGrid("Output at this β")
         self.beta_pictures.setMaximumHeight(160)
-        self.beta_bars = WeightBars("weights at this β")
+        self.beta_bars = WeightBars("weights at this β", "stored pattern")
         row = QHBoxLayout()
         row.addWidget(self.beta_plot, 3)
         side = QVBoxLayout()
@@ -312,10 +282,10 @@ class MemoryPanel(Panel):
         self.capacity_plot.getAxis("bottom").setTicks([[(np.log10(m), str(m)) for m in loads]])
         self.capacity_plot.addLegend(offset=(-10, 10))
         self.classical_curve = self.capacity_plot.plot(
-            pen=pg.mkPen(OTHER_PEN, width=2), symbol="o", symbolBrush=OTHER_PEN, name="classical"
+            pen=pg.mkPen(OTHER_COLOR, width=2), symbol="o", symbolBrush=OTHER_COLOR, name="classical"
         )
         self.modern_curve = self.capacity_plot.plot(
-            pen=pg.mkPen(TARGET_PEN, width=2), symbol="t", symbolBrush=TARGET_PEN, name="modern"
+            pen=pg.mkPen(TARGET_COLOR, width=2), symbol="t", symbolBrush=TARGET_COLOR, name="modern"
         )
         self.limit_line = pg.InfiniteLine(
             pos=np.log10(CAPACITY_RATIO * N),
@@ -345,9 +315,6 @@ class MemoryPanel(Panel):
         if source == "digits" and self.settings.stored > len(self.digits):
             self._set_quietly(self.stored_spin, len(self.digits))
         self._change(source=source, stored=self.stored_spin.value())
-
-    def _on_beta_slider(self, beta: float) -> None:
-        self._change(beta=beta)
 
     def _on_beta_text(self) -> None:
         try:

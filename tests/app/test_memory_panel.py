@@ -56,7 +56,7 @@ def test_article_preset_reproduces_both_recoveries(panel):
     assert "Recovered the target after 1 update." in panel.classical_verdict.text()
     assert "Recovered the target in one step" in panel.modern_verdict.text()
     assert bar_heights(panel.modern_bars).size == 200
-    assert panel.modern_bars.target.opts["height"][0] > 1 - 1e-12
+    assert panel.modern_bars.highlighted.opts["height"][0] > 1 - 1e-12
     assert not panel.stored_spin.isEnabled() and panel.beta_edit.isEnabled()
 
 
