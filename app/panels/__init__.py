@@ -2,6 +2,7 @@
 iterate over this one list; a panel never imports another panel."""
 
 from app.panels.memory import MemoryPanel
+from app.panels.position import PositionPanel
 from app.panels.qkv import QKVPanel
 
-PANELS = [QKVPanel, MemoryPanel]
+PANELS = [QKVPanel, PositionPanel, MemoryPanel]

@@ -24,6 +24,8 @@ MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay reada
 class Heatmap(QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
 
+    max_ticks caps the tick labels per axis (the hover readout still names every cell).
+
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
     """
 
@@ -36,10 +38,11 @@ class Heatmap(QWidget):
         signed: bool = False,
         colorbar: bool = True,
         cell_text: bool = True,
+        max_ticks: int = MAX_TICK_LABELS,
         parent=None,
     ):
         super().__init__(parent)
-        self.signed, self.cell_text = signed, cell_text
+        self.signed, self.cell_text, self.max_ticks = signed, cell_text, max_ticks
         self.values = np.zeros((0, 0))
         self.levels = (0.0, 1.0)
         self.row_labels: list[str] = []
@@ -51,7 +54,6 @@ class Heatmap(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        self.plot.setAspectLocked(True)
         self.plot.showAxis("top")
         self.plot.hideAxis("bottom")
         self.image = pg.ImageItem(axisOrder="row-major")
@@ -93,15 +95,18 @@ class Heatmap(QWidget):
         reshaped = values.shape != self.values.shape
         self.values = values
         n, m = values.shape
-        self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
-        self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
+        rows = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
+        cols = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
+        relabel = (rows, cols) != (self.row_labels, self.col_labels)
+        self.row_labels, self.col_labels = rows, cols
         self.levels = levels if levels is not None else default_levels(values, self.signed)
         shown = np.where(np.isfinite(values), values, np.nan)
         self.image.setImage(shown, autoLevels=False, levels=self.levels)
         self.image.setRect(QRectF(0, 0, m, n))
         if self.colorbar is not None:
             self.colorbar.setLevels(self.levels)
-        self._set_ticks()
+        if relabel:  # laying out tick labels is slow; skip it when only the numbers changed
+            self._set_ticks()
         if reshaped:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
         self._update_texts()
@@ -149,7 +154,7 @@ class Heatmap(QWidget):
 
     def _set_ticks(self) -> None:
         def ticks(labels):
-            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
+            stride = max(1, int(np.ceil(len(labels) / self.max_ticks)))
             return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
 
         self.plot.getAxis("left").setTicks(ticks(self.row_labels))
