@@ -1,8 +1,10 @@
 """PANELS: every panel class, in teaching order. The window, the smoke command and the tests
 iterate over this one list; a panel never imports another panel."""
 
+from app.panels.cost import CostPanel
 from app.panels.memory import MemoryPanel
 from app.panels.position import PositionPanel
 from app.panels.qkv import QKVPanel
+from app.panels.scale import ScalePanel
 
-PANELS = [QKVPanel, PositionPanel, MemoryPanel]
+PANELS = [QKVPanel, ScalePanel, PositionPanel, CostPanel, MemoryPanel]

@@ -118,13 +118,14 @@ class Heatmap(QWidget):
         """``describer(i, j)`` returns the hover text for a cell (e.g. its formula with numbers)."""
         self.describer = describer
 
-    def mark(self, i: int | None, j: int | None = None) -> None:
-        """Outline cell (i, j), or the whole row i when j is None; None hides the outline."""
+    def mark(self, i: int | None, j: int | None = None, rows: int = 1, cols: int = 1) -> None:
+        """Outline the block of ``rows`` × ``cols`` cells from (i, j), or whole rows from i when j is
+        None; None hides the outline."""
         if i is None:
             self.marker.hide()
             return
         m = self.values.shape[1]
-        rect = QRectF(0, i, m, 1) if j is None else QRectF(j, i, 1, 1)
+        rect = QRectF(0, i, m, rows) if j is None else QRectF(j, i, cols, rows)
         self.marker.setRect(rect)
         self.marker.show()
 
@@ -205,6 +206,9 @@ class CellTexts(pg.GraphicsObject):
         corner = to_screen.map(QPointF(0, 0))
         step = to_screen.map(QPointF(1, 1)) - corner
         w, h = abs(step.x()), abs(step.y())
+        metrics = painter.fontMetrics()
+        if max(metrics.horizontalAdvance(t) for t in self.texts) > w or metrics.height() > h:
+            return  # cells too small for their numbers: colours only (the hover readout still tells)
         for k, (text, color) in enumerate(zip(self.texts, self.colors, strict=True)):
             centre = to_screen.map(QPointF(k % m + 0.5, k // m + 0.5))
             painter.setPen(color)
