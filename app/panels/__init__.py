@@ -3,9 +3,10 @@ iterate over this one list; a panel never imports another panel."""
 
 from app.panels.cost import CostPanel
 from app.panels.masks import MasksPanel
+from app.panels.memory import MemoryPanel
 from app.panels.multihead import MultiHeadPanel
 from app.panels.position import PositionPanel
 from app.panels.qkv import QKVPanel
 from app.panels.scale import ScalePanel
 
-PANELS = [QKVPanel, ScalePanel, MasksPanel, MultiHeadPanel, PositionPanel, CostPanel]
+PANELS = [QKVPanel, ScalePanel, MasksPanel, MultiHeadPanel, PositionPanel, CostPanel, MemoryPanel]
