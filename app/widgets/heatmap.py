@@ -218,18 +218,18 @@ class CellTexts(pg.GraphicsObject):
         super().__init__()
         self.texts: list[str] = []
         self.colors: list[QColor] = []
-        self.shape = (0, 0)
+        self.grid = (0, 0)  # (rows, columns); not "shape", which would hide QGraphicsItem.shape()
 
     def set_cells(self, texts: list[str], colors: list[QColor], shape: tuple[int, int]) -> None:
         self.prepareGeometryChange()
-        self.texts, self.colors, self.shape = texts, colors, shape
+        self.texts, self.colors, self.grid = texts, colors, shape
         self.update()
 
     def boundingRect(self) -> QRectF:
-        return QRectF(0, 0, self.shape[1], self.shape[0])
+        return QRectF(0, 0, self.grid[1], self.grid[0])
 
     def paint(self, painter, *_args) -> None:
-        m = self.shape[1]
+        m = self.grid[1]
         if not self.texts:
             return
         to_screen = painter.transform()

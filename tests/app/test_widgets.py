@@ -1,5 +1,8 @@
 import numpy as np
+import pyqtgraph as pg
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from app.widgets import Heatmap, LabelledSlider, MatrixView
 from app.widgets.matrix_view import number_texts, parse_number
@@ -33,6 +36,24 @@ def test_heatmap_keeps_fixed_levels_and_masks_cells(qtbot):
     assert h.describe(0, 1).startswith("[a → d] = −∞")
     ticks = h.plot.getAxis("left")._tickLevels[0]
     assert [label for _, label in ticks] == ["a", "b"]
+
+
+def test_clicking_a_heatmap_cell_reports_it(qtbot):
+    """A click goes through pyqtgraph's item search, which calls every item's shape()."""
+    h = Heatmap()
+    qtbot.addWidget(h)
+    h.resize(400, 400)
+    h.show()
+    h.set_data(np.arange(4.0).reshape(2, 2), ["a", "b"], ["c", "d"])
+    qtbot.waitExposed(h)
+    centre = h.plot.vb.mapViewToScene(pg.Point(1.5, 0.5))  # row 0, column 1
+    at = h.view.mapFromScene(centre)
+    window = h.view.viewport().window()
+    with qtbot.waitSignal(h.clicked) as clicked:
+        QTest.mouseClick(
+            window.windowHandle(), Qt.MouseButton.LeftButton, pos=h.view.viewport().mapTo(window, at)
+        )
+    assert clicked.args == [0, 1]
 
 
 def test_heatmap_ticks_follow_labels_and_thin_out_to_fit(qtbot):
