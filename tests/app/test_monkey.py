@@ -1,0 +1,452 @@
+"""A seeded monkey: thousands of random actions across every panel in PANELS, as a curious student would.
+
+Each panel's controls are found by walking its child widgets, so a new panel is covered without a
+line here: sliders go to random and extreme values, spin boxes to their minimum, maximum and random
+values, combo boxes and tab bars to random entries, check boxes and buttons are clicked, every text
+field gets random Unicode (emoji, CJK, right-to-left, combining marks, empty, 2,000 characters,
+numbers that are not numbers), editable tables get the same, and plots get hovered and clicked.
+Between those: panel and step switches (also while a recompute is still running), window resizes,
+text scaling and the window's menu actions. Dialogs answer at once (cancelled, or with a scratch
+file), so nothing waits for a person.
+
+It passes when nothing raised, warned or logged a Qt warning, no view holds NaN or ±∞ (−∞ is
+allowed only where a heatmap or matrix shows a masked cell), and every panel still renders.
+
+MONKEY_SEED and MONKEY_ACTIONS override the seed and the number of actions; the run prints its
+rate (pytest -s).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import re
+import sys
+import time
+import warnings
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+import shiboken6
+from PySide6.QtCore import QPoint, Qt, QtMsgType
+from PySide6.QtGui import QAction, QImage
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QScrollBar,
+    QTabBar,
+    QTableWidget,
+    QTextEdit,
+    QWidget,
+)
+
+from app import worker
+from app.panels import PANELS
+from app.widgets.heatmap import Heatmap
+from app.widgets.matrix_view import MatrixView
+from app.widgets.pattern_grid import PatternGrid
+
+SEED = int(os.environ.get("MONKEY_SEED", "20261129"))
+ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1500"))
+PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
+NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
+
+# Text a student might type: ordinary and hostile, in many scripts.
+SAMPLES = [
+    "",
+    " ",
+    "the cat sat on the mat",
+    "0",
+    "-1",
+    "1, 2, 3",
+    "0.5",
+    "−2,5",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "1e400",
+    "NaN",
+    "inf",
+    "-inf",
+    "0x1F",
+    "3, , 4",
+    ",,,",
+    "99999999999999999999",
+    "-0",
+    "😀 🧠 👩‍👩‍👧‍👦",
+    "注意力 就是 你 所需要的",
+    "שלום עולם",
+    "مرحبا بالعالم",
+    "e\u0301 n\u0303 \u200b \u200f",
+    "\t\n",
+    "a" * 2000,
+    "1, " * 700,
+]
+SCRIPTS = [
+    (0x20, 0x7E),
+    (0xA0, 0x24F),
+    (0x370, 0x3FF),
+    (0x590, 0x6FF),
+    (0x900, 0x97F),
+    (0x3040, 0x30FF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7A3),
+    (0x1F300, 0x1FAFF),
+    (0x2000, 0x206F),
+    (0x300, 0x36F),
+]
+
+
+def random_text(rng: random.Random) -> str:
+    """A sample, or a run of random characters from random scripts (no surrogates)."""
+    if rng.random() < 0.5:
+        return rng.choice(SAMPLES)
+    length = rng.choice([1, 2, 5, 12, 40, 200, 2000])
+    words = []
+    while sum(map(len, words)) < length:
+        lo, hi = rng.choice(SCRIPTS)
+        words.append("".join(chr(rng.randint(lo, hi)) for _ in range(rng.randint(1, 8))))
+    return rng.choice([" ", ", ", "", "  "]).join(words)[:length]
+
+
+def alive(widget) -> bool:
+    return widget is not None and shiboken6.isValid(widget)
+
+
+def finite_data(name: str, values, allow_neginf: bool = False) -> list[str]:
+    """Problems with the numbers a view holds: NaN, +∞, and −∞ unless masked cells may show it."""
+    if values is None:
+        return []
+    a = np.asarray(values)
+    if a.dtype.kind not in "fc" or a.size == 0:
+        return []
+    bad = np.isnan(a) | np.isposinf(a) | (np.isneginf(a) if not allow_neginf else False)
+    return [f"{name} holds {int(bad.sum())} NaN/inf values"] if bad.any() else []
+
+
+def view_problems(root: QWidget) -> list[str]:
+    """Everything non-finite that ``root`` shows: heatmaps, matrices, plot items, labels, table cells."""
+    problems: list[str] = []
+    for heatmap in root.findChildren(Heatmap):
+        problems += finite_data(f"Heatmap {heatmap.plot.titleLabel.text!r}", heatmap.values, True)
+        problems += finite_data("Heatmap levels", heatmap.levels)
+    for matrix in root.findChildren(MatrixView):
+        problems += finite_data(f"MatrixView {matrix.name}", matrix.values, True)
+    for grid in root.findChildren(PatternGrid):
+        problems += finite_data(f"PatternGrid {grid.title.text()!r}", grid.patterns)
+    # Their images show masked cells and the paper between pictures as NaN (drawn empty) on purpose.
+    own_images = {id(w.image) for w in root.findChildren(Heatmap) + root.findChildren(PatternGrid)}
+    for view in root.findChildren(pg.GraphicsView):
+        for item in view.scene().items():
+            name = type(item).__name__
+            if isinstance(item, pg.PlotDataItem) and item.xData is not None:
+                # NaN in x and y at once lifts the pen between pieces of one curve; anything else is wrong.
+                pen_up = np.isnan(item.xData) & np.isnan(item.yData)
+                problems += finite_data(f"{name} x", item.xData[~pen_up])
+                problems += finite_data(f"{name} y", item.yData[~pen_up])
+            elif isinstance(item, pg.ScatterPlotItem):
+                problems += finite_data(f"{name} x", item.data["x"]) + finite_data(
+                    f"{name} y", item.data["y"]
+                )
+            elif isinstance(item, pg.BarGraphItem):
+                for key in ("x", "x0", "x1", "height", "width", "y0", "y1"):
+                    problems += finite_data(f"{name} {key}", item.opts.get(key))
+            elif isinstance(item, pg.ImageItem) and id(item) not in own_images:
+                problems += finite_data(name, item.image)
+            elif isinstance(item, pg.InfiniteLine):
+                problems += finite_data(name, [item.value()])
+            elif isinstance(item, pg.ViewBox):
+                problems += finite_data("ViewBox range", item.viewRange())
+            elif isinstance(item, pg.TextItem) and NOT_A_NUMBER.search(item.toPlainText()):
+                problems.append(f"TextItem shows {item.toPlainText()!r}")
+    texts = [(label, label.text()) for label in root.findChildren(QLabel)]
+    for table in root.findChildren(QTableWidget):
+        texts += [
+            (table, table.item(r, c).text())
+            for r in range(table.rowCount())
+            for c in range(table.columnCount())
+            if table.item(r, c) is not None
+        ]
+    for widget, text in texts:
+        if _untyped_nan(text):
+            problems.append(f"{type(widget).__name__} shows {text[:120]!r}")
+    return problems
+
+
+_TYPED: set[str] = set()
+
+
+def _untyped_nan(text: str) -> bool:
+    """True when ``text`` has nan/inf that is not an echo of what the monkey typed."""
+    for sample in _TYPED:
+        text = text.replace(sample, "")
+    return bool(NOT_A_NUMBER.search(text))
+
+
+class Monkey:
+    def __init__(self, window, seed: int, scratch: Path):
+        self.window, self.rng, self.scratch = window, random.Random(seed), scratch
+        self.app = QApplication.instance()
+        self.history: deque[str] = deque(maxlen=25)
+        self.counts: dict[str, int] = {}
+        self.times: dict[str, float] = {}
+        self.slowest: list[tuple[float, str]] = []
+
+    # --- what there is to touch -----------------------------------------------------------------
+    def controls(self, panel: QWidget) -> list[QWidget]:
+        """The panel's visible, enabled controls a student can touch."""
+        found = []
+        for w in panel.findChildren(QWidget):
+            if not (w.isVisible() and w.isEnabled()) or isinstance(w, QScrollBar):
+                continue
+            parent = w.parent()
+            if isinstance(w, QLineEdit) and isinstance(parent, QAbstractSpinBox | QComboBox):
+                continue  # driven through its spin box or combo box
+            controls = QAbstractSlider | QAbstractSpinBox | QComboBox | QAbstractButton | QTabBar
+            if (
+                isinstance(w, controls | pg.GraphicsView)
+                or (isinstance(w, QLineEdit | QPlainTextEdit | QTextEdit) and not w.isReadOnly())
+                or (isinstance(w, QAbstractItemView) and w.model() is not None and w.model().rowCount())
+            ):
+                found.append(w)
+        return found
+
+    # --- actions --------------------------------------------------------------------------------
+    def touch(self, w: QWidget) -> str:
+        rng = self.rng
+        name = w.objectName() or type(w).__name__
+        if isinstance(w, QAbstractSlider):
+            value = rng.choice([w.minimum(), w.maximum(), rng.randint(w.minimum(), w.maximum())])
+            w.setValue(value)
+            return f"slider {name} → {value}"
+        if isinstance(w, QAbstractSpinBox):
+            lo, hi = w.minimum(), w.maximum()
+            value = rng.choice([lo, hi, lo + (hi - lo) * rng.random(), w.value() + rng.choice([-1, 1])])
+            if isinstance(value, float) and not hasattr(w, "decimals"):
+                value = round(value)
+            w.setValue(value)
+            return f"spin {name} → {value}"
+        if isinstance(w, QComboBox):
+            if w.isEditable() and rng.random() < 0.3:
+                return self.type_into(w.lineEdit(), f"combo {name}")
+            index = rng.randrange(w.count()) if w.count() else -1
+            w.setCurrentIndex(index)
+            return f"combo {name} → {index}"
+        if isinstance(w, QTabBar):
+            index = rng.randrange(w.count()) if w.count() else -1
+            w.setCurrentIndex(index)
+            return f"tabs → {index}"
+        if isinstance(w, QAbstractButton):
+            w.click()
+            return f"click {w.text()!r}"
+        if isinstance(w, QLineEdit):
+            return self.type_into(w, f"edit {name}")
+        if isinstance(w, QPlainTextEdit | QTextEdit):
+            text = random_text(rng)
+            _TYPED.add(text)
+            w.setPlainText(text)
+            return f"text {name} ← {text[:30]!r}…{len(text)}"
+        if isinstance(w, QAbstractItemView):
+            return self.edit_cell(w, name)
+        if isinstance(w, pg.GraphicsView):
+            return self.poke_plot(w)
+        raise AssertionError(f"no action for {w}")
+
+    def type_into(self, edit: QLineEdit, what: str) -> str:
+        text = random_text(self.rng)
+        _TYPED.add(text)
+        edit.selectAll()
+        edit.insert(text)  # what a paste does: the validator and the length limit apply
+        if self.rng.random() < 0.7:
+            QTest.keyClick(edit, Qt.Key.Key_Return)
+        return f"{what} ← {text[:30]!r}…{len(text)}"
+
+    def edit_cell(self, view: QAbstractItemView, name: str) -> str:
+        model, rng = view.model(), self.rng
+        index = model.index(rng.randrange(model.rowCount()), rng.randrange(max(1, model.columnCount())))
+        if index.isValid() and model.flags(index) & Qt.ItemFlag.ItemIsEditable:
+            text = random_text(rng) if rng.random() < 0.5 else f"{rng.uniform(-1e3, 1e3):.3g}"
+            _TYPED.add(text)
+            model.setData(index, text, Qt.ItemDataRole.EditRole)
+            return f"cell {name}[{index.row()}, {index.column()}] ← {text[:30]!r}"
+        view.clicked.emit(index)
+        return f"click cell {name}[{index.row()}, {index.column()}]"
+
+    def poke_plot(self, view: pg.GraphicsView) -> str:
+        """Hover or click a random point of a plot, through the window as real input arrives."""
+        port = view.viewport()
+        pos = QPoint(self.rng.randrange(max(1, port.width())), self.rng.randrange(max(1, port.height())))
+        window = port.window()
+        at = port.mapTo(window, pos)
+        QTest.mouseMove(window.windowHandle(), at)
+        if self.rng.random() < 0.5:
+            QTest.mouseClick(window.windowHandle(), Qt.MouseButton.LeftButton, pos=at)
+            return f"click plot at {pos.x()},{pos.y()}"
+        return f"hover plot at {pos.x()},{pos.y()}"
+
+    def window_action(self) -> str:
+        rng, win = self.rng, self.window
+        kind = rng.choices(["step", "panel", "resize", "font", "menu"], weights=[30, 30, 20, 10, 10])[0]
+        if kind == "resize":
+            size = rng.choice([(320, 240), (800, 600), (1400, 860), (2560, 1440)])
+            w, h = size if rng.random() < 0.7 else (rng.randint(200, 2000), rng.randint(150, 1400))
+            win.resize(w, h)
+            return f"resize {w}×{h}"
+        if kind == "font":
+            scale = rng.choice([0.6, 1.0, 1.5, 3.0, rng.uniform(0.6, 3.0)])
+            win.set_font_scale(scale)
+            return f"font scale {scale:.2f}"
+        if kind == "menu":
+            actions = [
+                a
+                for a in win.menuBar().findChildren(QAction)
+                if a.text() and not a.menu() and "quit" not in a.text().lower()
+            ]
+            action = rng.choice(actions)
+            action.trigger()
+            return f"menu {action.text()!r}"
+        if kind == "step":
+            move = rng.choice([win.next_step, win.previous_step])
+            move()
+            return move.__name__
+        row = rng.randrange(len(win.classes))
+        win.nav.setCurrentRow(row)
+        return f"panel {win.classes[row].key}"
+
+    def burst(self) -> int:
+        """A few actions in a row, then the event loop runs once: a student faster than the repaint,
+        switching panels and steps while results are still on their way."""
+        rng = self.rng
+        count = rng.choice([1, 1, 2, 3, 5, 8])
+        for _ in range(count):
+            panel = self.window.current()
+            controls = self.controls(panel) if rng.random() < 0.9 else []
+            start = time.perf_counter()
+            if controls:
+                what = f"{panel.key}: {self.touch(rng.choice(controls))}"
+            else:
+                what = self.window_action()
+            took = time.perf_counter() - start
+            self.slowest = sorted([*self.slowest, (took, what)], reverse=True)[:5]
+            kind = what.split(" ")[1 if controls else 0]
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            self.times[kind] = self.times.get(kind, 0.0) + took
+            self.history.append(what)
+        self.app.processEvents()
+        return count
+
+
+@pytest.fixture
+def no_dialogs(monkeypatch, tmp_path):
+    """Every dialog answers at once: cancelled, or with a scratch file the app may read or write."""
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    files = {
+        "empty.json": b"",
+        "garbage.json": bytes(range(256)) * 4,
+        "list.json": b"[1, 2, 3]",
+        "wrong.json": b'{"panel": 42, "settings": "no"}',
+        "text.md": "# 注意力\n\nשלום 😀\n".encode(),
+    }
+    for name, data in files.items():
+        (junk / name).write_bytes(data)
+    answers = random.Random(SEED)
+
+    def open_name(*_a, **_k):
+        choice = answers.choice(["", *files])
+        return (str(junk / choice) if choice else "", "")
+
+    def save_name(*_a, **_k):
+        choice = answers.choice(["", "out.png", "out.json", "out.csv", "out.md", "out.svg"])
+        return (str(tmp_path / choice) if choice else "", "")
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(open_name))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(save_name))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: ""))
+    monkeypatch.setattr(QDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("", False)))
+    for name in ("about", "aboutQt"):
+        monkeypatch.setattr(QMessageBox, name, staticmethod(lambda *a, **k: None))
+    for name in ("information", "warning", "critical", "question"):
+        monkeypatch.setattr(
+            QMessageBox, name, staticmethod(lambda *a, **k: QMessageBox.StandardButton.Cancel)
+        )
+    return tmp_path
+
+
+def distinct_colours(image: QImage) -> int:
+    small = image.scaled(64, 64)
+    return len({small.pixel(x, y) for x in range(0, 64, 4) for y in range(0, 64, 4)})
+
+
+def test_monkey(window, qtbot, qtlog, no_dialogs, capsys):
+    monkey = Monkey(window, SEED, no_dialogs)
+    window.resize(1400, 860)
+    for cls in PANELS:  # build every panel once, so the monkey's panel switches are cheap
+        window.show_panel(cls.key)
+    window.show_panel(PANELS[0].key)
+    found: dict[str, str] = {}  # each distinct problem, with the actions that led to it
+
+    def note(problems: list[str], where: str) -> None:
+        for problem in problems:
+            found.setdefault(problem, where + "\n    " + "\n    ".join(monkey.history))
+
+    done, start = 0, time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught, qtbot.capture_exceptions() as raised:
+        warnings.simplefilter("always")
+        while done < ACTIONS and len(found) < 10:
+            try:
+                done += monkey.burst()
+            except Exception:  # raised straight into the monkey's call rather than to the event loop
+                raised.append(sys.exc_info())
+                done += 1
+            problems = [f"{t.__name__}: {v}" for t, v, _ in raised]
+            problems += [f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in caught]
+            problems += view_problems(window.current())
+            note(problems, f"after action {done}")
+            raised.clear()
+            caught.clear()
+        worker.wait_idle(60)
+        elapsed = time.perf_counter() - start
+        for cls in PANELS:  # every panel still renders, step by step
+            panel = window.show_panel(cls.key)
+            for step in range(len(cls.steps)):
+                panel.set_step(step)
+                worker.wait_idle(30)
+                QApplication.processEvents()
+                image = window.grab().toImage()
+                if image.isNull() or distinct_colours(image) < 3:
+                    note([f"{cls.key} step {step} renders blank"], "at the end")
+            note([f"{cls.key}: {p}" for p in view_problems(panel)], "at the end")
+        note([f"{t.__name__}: {v}" for t, v, _ in raised], "at the end")
+        note([f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in caught], "at the end")
+    note(
+        [
+            f"Qt: {r.message}"
+            for r in qtlog.records
+            if r.type not in (QtMsgType.QtDebugMsg, QtMsgType.QtInfoMsg) and r.message not in PLATFORM_NOISE
+        ],
+        "somewhere",
+    )
+    with capsys.disabled():
+        rate = done / elapsed if elapsed else math.inf
+        print(f"\nmonkey seed {SEED}: {done} actions in {elapsed:.1f} s = {rate:.1f} actions/s")
+        print("  by kind:", {k: f"{n}×{monkey.times[k] / n * 1000:.0f}ms" for k, n in monkey.counts.items()})
+        print("  slowest:", "; ".join(f"{t * 1000:.0f} ms {w}" for t, w in monkey.slowest))
+    assert not found, f"seed {SEED}:\n" + "\n".join(f"- {p}\n  {where}" for p, where in found.items())
