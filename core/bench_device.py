@@ -5,6 +5,7 @@ torch is imported inside the functions that need it, so the CPU/numpy side works
 
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 import re
@@ -143,10 +144,19 @@ def _rss_status(key: str) -> int:
     return int(found.group(1)) * 1024
 
 
+def _release_free_heap() -> None:
+    """Hand memory that malloc keeps after a free back to the system (glibc), so that a call
+    reusing it shows up as resident-set growth instead of hiding in old pages."""
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
 def _rss_growth(call: Callable[[], Any]) -> tuple[Any, int | None]:
     """Run ``call``; growth of the resident-set high-water mark (Linux), else None."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
+            _release_free_heap()
             f.write("5")  # resets the high-water mark VmHWM to the current RSS
         before = _rss_status("VmRSS")
     except OSError:
