@@ -33,6 +33,7 @@ from core.attention import attend
 from core.bench_device import (
     DeviceInfo,
     check_cuda,
+    cuda_available,
     describe_device,
     free_bytes,
     measure_peak,
@@ -61,6 +62,43 @@ Progress = Callable[[int, int], None]
 def available_impls(device: str) -> tuple[str, ...]:
     """Implementations that exist on ``device`` in this installation, in display order."""
     return tuple(key for key in IMPLEMENTATIONS if missing_on(key, device) is None)
+
+
+def implementation_choices() -> dict[str, dict[str, str | None]]:
+    """For each usable device, every implementation with None (available) or why it is not.
+
+    Imports torch when it is installed (slow the first time: call it off the UI thread).
+    """
+    devices = ("cpu", "cuda") if cuda_available() else ("cpu",)
+    return {device: {key: missing_on(key, device) for key in IMPLEMENTATIONS} for device in devices}
+
+
+def parse_lengths(text: str) -> tuple[int, ...]:
+    """Sequence lengths from text: "128 256 1024", "128, 512" or a doubling range "128:65536".
+
+    Raises ValueError naming the first entry that is not a positive whole number.
+    """
+    lengths: list[int] = []
+    for part in text.replace(",", " ").split():
+        low, colon, high = part.partition(":")
+        ends = [low, high] if colon else [low]
+        if not all(e.isdigit() and int(e) > 0 for e in ends):
+            raise ValueError(
+                f"Sequence lengths must be positive whole numbers (like 256, or 128:4096 for "
+                f"doubling steps), got {part!r}."
+            )
+        if colon:
+            n, top = int(low), int(high)
+            if top < n:
+                raise ValueError(f"In the range {part!r} the end is below the start.")
+            while n <= top:
+                lengths.append(n)
+                n *= 2
+        else:
+            lengths.append(int(low))
+    if not lengths:
+        raise ValueError("Give at least one sequence length, for example 256 512 1024.")
+    return tuple(lengths)
 
 
 def _whole(name: str, value: Any, minimum: int) -> int:
@@ -116,15 +154,11 @@ class BenchConfig:
             raise ValueError("Choose at least one implementation.")
         for key in impls:
             if key not in IMPLEMENTATIONS:
-                raise ValueError(
-                    f"Unknown implementation {key!r}; choose from {', '.join(IMPLEMENTATIONS)}."
-                )
+                raise ValueError(f"Unknown implementation {key!r}; choose from {', '.join(IMPLEMENTATIONS)}.")
             reason = missing_on(key, self.device)
             if reason is not None:
                 choices = ", ".join(available_impls(self.device))
-                raise ValueError(
-                    f"{key} cannot run on {self.device}: {reason}. Available: {choices}."
-                )
+                raise ValueError(f"{key} cannot run on {self.device}: {reason}. Available: {choices}.")
         object.__setattr__(self, "impls", tuple(dict.fromkeys(impls)))
 
     def points(self) -> list[tuple[int, str]]:
@@ -246,9 +280,7 @@ def reference_rows(problem: Problem, head: tuple[int, int], rows: np.ndarray) ->
     return attend(q, k, v, mask=mask).output
 
 
-def _time_calls(
-    call: Callable[[], Any], config: BenchConfig, tick: Callable[[], None]
-) -> list[float]:
+def _time_calls(call: Callable[[], Any], config: BenchConfig, tick: Callable[[], None]) -> list[float]:
     """Wall time of each timed call after warm-up; stops early after ``budget_s``."""
     for _ in range(config.warmup):
         call()
@@ -299,10 +331,7 @@ class _Sweep:
             growth = n / n0 if impl.windowed else (n / n0) ** 2
             predicted = t0 * growth * (c.warmup + MIN_REPEATS)
             if predicted > c.time_limit_s:
-                return (
-                    f"skipped: would take about {predicted:.0f} s "
-                    f"(limit {c.time_limit_s:.0f} s per point)"
-                )
+                return f"skipped: would take about {predicted:.0f} s (limit {c.time_limit_s:.0f} s per point)"
         return None
 
     def run_point(self, impl: Implementation, problem: Problem) -> BenchResult:
@@ -347,13 +376,13 @@ def run_benchmark(
     config: BenchConfig,
     rng: np.random.Generator | None = None,
     progress: Progress | None = None,
-    on_result: Callable[[BenchResult], None] | None = None,
+    on_point: Callable[[BenchResult], None] | None = None,
 ) -> BenchReport:
     """Run every point of ``config``; inputs are standard normal from ``rng`` (seed 0 if None).
 
     ``progress(done, total)`` is called before the first point, after every timed call (with
     the same ``done``) and after each point, so a callback that raises cancels within a point.
-    ``on_result`` receives each result as soon as its point finishes.
+    ``on_point`` receives each result as soon as its point finishes.
     """
     rng = np.random.default_rng(0) if rng is None else rng
     seeds = rng.integers(2**63, size=len(config.lengths))  # one input stream per n
@@ -386,8 +415,8 @@ def run_benchmark(
                 problem = Problem(qkv[0], qkv[1], qkv[2], c.dtype, c.device, c.causal, window)
                 result = sweep.run_point(impl, problem)
             results.append(result)
-            if on_result is not None:
-                on_result(result)
+            if on_point is not None:
+                on_point(result)
             tick()
         del qkv
     return BenchReport(device, config, tuple(results))

@@ -143,8 +143,7 @@ def _to_torch(problem: Problem):
 
     dtype = torch_dtype(problem.dtype)
     return tuple(
-        torch.from_numpy(x).to(device=problem.device, dtype=dtype)
-        for x in (problem.q, problem.k, problem.v)
+        torch.from_numpy(x).to(device=problem.device, dtype=dtype) for x in (problem.q, problem.k, problem.v)
     )
 
 
@@ -373,9 +372,6 @@ def missing_on(key: str, device: str) -> str | None:
     flash_built = torch.backends.cuda.is_flash_attention_available()
     if key == "sdpa-flash" and device == "cuda" and not flash_built:
         return "this torch was built without the flash-attention kernel"
-    if (
-        key == "flex-window"
-        and importlib.util.find_spec("torch.nn.attention.flex_attention") is None
-    ):
+    if key == "flex-window" and importlib.util.find_spec("torch.nn.attention.flex_attention") is None:
         return f"torch {torch.__version__} has no FlexAttention"
     return None

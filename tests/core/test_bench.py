@@ -15,6 +15,8 @@ from core.bench import (
     available_impls,
     fastest_summary,
     fit_slopes,
+    implementation_choices,
+    parse_lengths,
     run_benchmark,
 )
 from core.bench_device import cuda_available
@@ -41,9 +43,7 @@ def expected_output(problem):
     out = np.empty(problem.shape)
     for b in range(batch):
         for h in range(heads):
-            q, k, v = (
-                bench._rounded(x[b, h], problem.dtype) for x in (problem.q, problem.k, problem.v)
-            )
+            q, k, v = (bench._rounded(x[b, h], problem.dtype) for x in (problem.q, problem.k, problem.v))
             out[b, h] = attend(q, k, v, mask=mask).output
     return out
 
@@ -84,14 +84,11 @@ def test_sweep_reports_errors_within_tolerance_and_consistent_numbers():
     pytest.importorskip("torch")
     cfg = BenchConfig(lengths=(64, 100), impls=CPU_DENSE, batch=2, heads=2, head_dim=16, **QUICK)
     seen = []
-    report = run_benchmark(cfg, np.random.default_rng(3), on_result=seen.append)
+    report = run_benchmark(cfg, np.random.default_rng(3), on_point=seen.append)
     assert [(r.n, r.impl) for r in report.results] == cfg.points()
     assert list(report.results) == seen
     by = {(r.n, r.impl): r for r in report.results}
-    assert (
-        by[64, "numpy-tiled"].status
-        == "not available: core.flash computes in float64 only; choose fp64"
-    )
+    assert by[64, "numpy-tiled"].status == "not available: core.flash computes in float64 only; choose fp64"
     for r in report.results:
         if r.impl == "numpy-tiled":
             continue
@@ -143,9 +140,7 @@ def test_memory_gating_skips_before_running(monkeypatch):
 
 
 def test_time_gating_uses_the_previous_length():
-    cfg = BenchConfig(
-        lengths=(64, 4096), impls=("numpy-naive",), time_limit_s=1e-3, warmup=0, repeats=3
-    )
+    cfg = BenchConfig(lengths=(64, 4096), impls=("numpy-naive",), time_limit_s=1e-3, warmup=0, repeats=3)
     first, second = run_benchmark(cfg).results
     assert first.ok
     assert second.status.startswith("skipped: would take about")
@@ -164,7 +159,7 @@ def test_progress_that_raises_cancels_within_a_point():
 
     cfg = BenchConfig(lengths=(64, 128), impls=("numpy-naive",), warmup=0, repeats=5)
     with pytest.raises(Cancelled):
-        run_benchmark(cfg, progress=progress, on_result=results.append)
+        run_benchmark(cfg, progress=progress, on_point=results.append)
     assert calls[0] == (0, 2)
     assert len(results) == 1 and results[0].n == 64
     assert calls[-1] == (1, 2)
@@ -216,9 +211,7 @@ def test_flops_follow_the_flashattention_convention():
 
 
 def fake(impl, n, median_s, peak_bytes, status="ok"):
-    return BenchResult(
-        impl, "cpu", "fp32", n, 1, 1, 64, False, median_s, 1.0, peak_bytes, 0.0, status
-    )
+    return BenchResult(impl, "cpu", "fp32", n, 1, 1, 64, False, median_s, 1.0, peak_bytes, 0.0, status)
 
 
 def test_slopes_and_summary():
@@ -269,17 +262,13 @@ def test_every_cuda_implementation_matches_attend(dtype):
                     assert str(refusal), key
                     continue
                 got = as_numpy(call())
-                np.testing.assert_allclose(
-                    got, expected, rtol=0, atol=TOLERANCE[dtype], err_msg=key
-                )
+                np.testing.assert_allclose(got, expected, rtol=0, atol=TOLERANCE[dtype], err_msg=key)
 
 
 @requires_cuda
 @pytest.mark.parametrize("dtype", ["bf16", "fp32"])
 def test_cuda_sweep_runs_each_backend_or_says_why(dtype):
-    cfg = BenchConfig(
-        lengths=(128, 256), device="cuda", dtype=dtype, causal=True, window=64, **QUICK
-    )
+    cfg = BenchConfig(lengths=(128, 256), device="cuda", dtype=dtype, causal=True, window=64, **QUICK)
     assert "numpy-naive" not in cfg.impls and "sdpa-efficient" in cfg.impls
     report = run_benchmark(cfg)
     assert report.device.kind == "cuda" and report.device.name
@@ -292,3 +281,26 @@ def test_cuda_sweep_runs_each_backend_or_says_why(dtype):
     assert {"torch-naive", "sdpa-math"} <= ran
     if dtype == "bf16":
         assert {"sdpa-flash", "sdpa-efficient"} & ran
+
+
+@pytest.mark.parametrize(
+    ("text", "lengths"),
+    [("128 256", (128, 256)), ("512, 64", (512, 64)), ("128:1024", (128, 256, 512, 1024)), ("5:5", (5,))],
+)
+def test_parse_lengths(text, lengths):
+    assert parse_lengths(text) == lengths
+
+
+@pytest.mark.parametrize("text", ["0", "-5", "abc", "1.5", "", "256:128", "128:x"])
+def test_parse_lengths_refuses_what_is_not_a_positive_whole_number(text):
+    with pytest.raises(ValueError, match=r"(positive whole numbers|at least one|end is below)"):
+        parse_lengths(text)
+
+
+def test_implementation_choices_say_why_a_backend_is_missing():
+    pytest.importorskip("torch")
+    choices = implementation_choices()
+    assert list(choices["cpu"]) == list(IMPLEMENTATIONS)
+    assert choices["cpu"]["sdpa-flash"] is None
+    assert choices["cpu"]["sdpa-cudnn"] == "SDPA CUDNN_ATTENTION has no CPU kernel"
+    assert ("cuda" in choices) == cuda_available()

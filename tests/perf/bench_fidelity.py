@@ -22,9 +22,7 @@ def fidelity(impl: str, n: int, rounds: int = 5) -> None:
     cfg = BenchConfig(lengths=(n,), impls=(impl,), heads=8, head_dim=64, repeats=30, budget_s=3)
     q, k, v = np.random.default_rng(0).standard_normal((3, 1, 8, n, 64), dtype=np.float32)
     call = IMPLEMENTATIONS[impl].prepare(Problem(q, k, v, "fp32", "cpu", False, None))
-    timer = benchmark.Timer(
-        stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads()
-    )
+    timer = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
     ratios = []
     for i in range(rounds):  # alternate the two so drift on a shared machine hits both
         (app,) = run_benchmark(cfg).results
