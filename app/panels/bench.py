@@ -334,8 +334,8 @@ class BenchPanel(Panel):
             on_result=self._on_report,
             on_error=self.show_message,
             on_progress=self._on_progress,
+            on_finished=self._on_finished,
         )
-        self.task.finished.connect(self._on_finished)
 
     def cancel(self) -> None:
         if self.task is not None:
