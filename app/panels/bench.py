@@ -182,6 +182,7 @@ class BenchPanel(Panel):
             plot.showGrid(x=True, y=True, alpha=0.25)
             plot.setLabel("bottom", "sequence length n")
             plot.setLabel("left", label, units=unit or None)
+            plot.getAxis("left").enableAutoSIPrefix(bool(unit))  # TFLOP/s stays in TFLOP/s
             self.legends[field] = plot.addLegend(offset=(10, 10))
             self.curves[field] = {}
             for i, key in enumerate(IMPLEMENTATIONS):
@@ -432,7 +433,7 @@ class BenchPanel(Panel):
         self.lengths_edit.setText("0, abc")
         self.run()
         self.lengths_edit.setText("512:2048")
-        self.heads_spin.setValue(4)
+        self.heads_spin.setValue(2)
         self.repeats_spin.setValue(3)
         self.select_impls(("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash"))
         self.run()
