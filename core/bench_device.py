@@ -144,10 +144,22 @@ def _rss_status(key: str) -> int:
     return int(found.group(1)) * 1024
 
 
-def _release_free_heap() -> None:
-    """Hand memory that malloc keeps after a free back to the system (glibc), so that a call
-    reusing it shows up as resident-set growth instead of hiding in old pages."""
-    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
+MMAP_THRESHOLD = 128 * 1024  # glibc's default, pinned
+
+
+def _settle_heap() -> None:
+    """Make resident-set growth count every large buffer a call allocates (glibc only).
+
+    glibc normally raises its mmap threshold after large frees and then serves later large
+    buffers from memory the process already holds, which the resident set does not show. Pinning
+    the threshold maps every buffer of 128 KiB or more fresh and returns it on free; trimming
+    hands back what the heap keeps from earlier calls.
+    """
+    libc = ctypes.CDLL(None)
+    mallopt, trim = getattr(libc, "mallopt", None), getattr(libc, "malloc_trim", None)
+    if mallopt is not None:
+        mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
     if trim is not None:
         trim(0)
 
@@ -156,7 +168,7 @@ def _rss_growth(call: Callable[[], Any]) -> tuple[Any, int | None]:
     """Run ``call``; growth of the resident-set high-water mark (Linux), else None."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
-            _release_free_heap()
+            _settle_heap()
             f.write("5")  # resets the high-water mark VmHWM to the current RSS
         before = _rss_status("VmRSS")
     except OSError:
