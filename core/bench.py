@@ -24,7 +24,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -301,21 +301,21 @@ def _time_calls(call: Callable[[], Any], config: BenchConfig, tick: Callable[[],
 
 
 class _Sweep:
-    """State of one running sweep: inputs per n and the last timing per implementation."""
+    """One running sweep: its settings, the device and the last timing per implementation."""
 
     def __init__(self, config: BenchConfig, device: DeviceInfo, tick: Callable[[], None]):
         self.config, self.device, self.tick = config, device, tick
         self.last_time: dict[str, tuple[int, float]] = {}  # impl -> (n, median_s)
 
-    def result(self, impl: Implementation, n: int, status: str, **values: Any) -> BenchResult:
+    def result(self, impl: Implementation, n: int, status: str, **measured: Any) -> BenchResult:
+        """The result row of a point; ``measured`` fills the fields a run produced."""
         c = self.config
         window = c.window if impl.windowed else None
-        return BenchResult(
+        empty = BenchResult(
             impl.key, c.device, c.dtype, n, c.batch, c.heads, c.head_dim, c.causal,
-            values.pop("median_s", None), values.pop("tflops", None),
-            values.pop("peak_bytes", None), values.pop("max_abs_error", None),
-            status, window, **values,
+            None, None, None, None, status, window,
         )  # fmt: skip
+        return replace(empty, **measured)
 
     def gate(self, impl: Implementation, n: int) -> str | None:
         """'skipped: …' when the point would not fit in memory or in the time limit."""

@@ -51,6 +51,7 @@ from core.bench import (
 from core.bench_device import describe_device
 from core.bench_runners import IMPLEMENTATIONS
 
+# ticked when a device is chosen (where the device has them)
 DEFAULT_IMPLS = ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn")
 COLUMNS = ("implementation", "n", "median ms", "TFLOP/s", "peak MB", "max error", "status")
 SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "h")
@@ -73,7 +74,7 @@ def probe() -> tuple[dict[str, dict[str, str | None]], dict[str, str]]:
     return choices, names
 
 
-def _cell(r: BenchResult) -> list[str]:
+def row_texts(r: BenchResult) -> list[str]:
     if not r.ok:
         return [r.impl, str(r.n), "", "", "", "", r.status]
     peak = f"{r.peak_bytes / 1e6:.1f}" if r.peak_bytes is not None else "?"
@@ -268,8 +269,7 @@ class BenchPanel(Panel):
             flags = Qt.ItemFlag.ItemIsUserCheckable
             item.setFlags(flags | Qt.ItemFlag.ItemIsEnabled if reason is None else flags)
             item.setToolTip("" if reason is None else f"Not available: {reason}")
-            if reason is not None:
-                item.setCheckState(Qt.CheckState.Unchecked)
+        self.select_impls(key for key in DEFAULT_IMPLS if self.choices[device][key] is None)
 
     def selected_impls(self) -> tuple[str, ...]:
         items = (self.impl_list.item(row) for row in range(self.impl_list.count()))
@@ -280,6 +280,7 @@ class BenchPanel(Panel):
         )
 
     def select_impls(self, keys) -> None:
+        keys = set(keys)
         for row in range(self.impl_list.count()):
             item = self.impl_list.item(row)
             on = item.data(Qt.ItemDataRole.UserRole) in keys
@@ -355,7 +356,7 @@ class BenchPanel(Panel):
         self.results.append(r)
         row = self.table.rowCount()
         self.table.insertRow(row)
-        for column, text in enumerate(_cell(r)):
+        for column, text in enumerate(row_texts(r)):
             item = QTableWidgetItem(text)
             if r.status != "ok" and column == len(COLUMNS) - 1:
                 item.setToolTip(r.status)

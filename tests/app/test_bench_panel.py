@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app import worker
-from app.panels.bench import COLUMNS, BenchPanel, _cell
+from app.panels.bench import COLUMNS, BenchPanel, row_texts
 from core.bench import fastest_summary, fit_slopes
 from core.bench_device import cuda_available
 
@@ -76,7 +76,7 @@ def test_a_sweep_fills_the_table_and_the_plots_from_core(panel, qtbot):
     results = panel.report.results
     assert list(results) == panel.results
     assert [(r.n, r.impl) for r in results] == panel.config.points()
-    assert table_rows(panel) == [_cell(r) for r in results]
+    assert table_rows(panel) == [row_texts(r) for r in results]
     assert table_rows(panel)[1][-1] == "not available: core.flash computes in float64 only; choose fp64"
     for impl in ("numpy-naive", "sdpa-flash"):
         ran = [r for r in results if r.impl == impl]
