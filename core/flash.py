@@ -40,9 +40,7 @@ class FlashStep:
     @property
     def partial_output(self) -> np.ndarray:
         """acc / l: the attention output over the keys seen so far (zero rows where l = 0)."""
-        return np.divide(
-            self.acc, self.l[:, None], out=np.zeros_like(self.acc), where=self.l[:, None] > 0
-        )
+        return np.divide(self.acc, self.l[:, None], out=np.zeros_like(self.acc), where=self.l[:, None] > 0)
 
 
 @dataclass(frozen=True)
@@ -58,6 +56,43 @@ class FlashTrace:
     n_k_blocks: int
     steps: tuple[FlashStep, ...]  # in the order computed; empty when record=False
     skipped: tuple[tuple[int, int], ...]  # (q_block, k_block) tiles the mask hides entirely
+    n_k: int  # number of keys
+
+    def _check_step(self, step: int) -> int:
+        if not self.steps:
+            raise ValueError("This trace kept no steps; run tiled_attention with record=True.")
+        if int(step) != step or not 0 <= step < len(self.steps):
+            raise ValueError(f"Step must be 0 … {len(self.steps) - 1}, got {step}.")
+        return int(step)
+
+    def state_after(self, step: int) -> RowState:
+        """m, l and the partial output of every query row once steps 0 … ``step`` are done.
+
+        Rows whose block has not started yet hold the starting state m = −inf, l = 0, output 0.
+        """
+        step = self._check_step(step)
+        n_q, d_v = self.output.shape
+        m, l, out = np.full(n_q, -np.inf), np.zeros(n_q), np.zeros((n_q, d_v))  # noqa: E741
+        for s in self.steps[: step + 1]:  # later steps of a block overwrite earlier ones
+            m[s.rows], l[s.rows], out[s.rows] = s.m, s.l, s.partial_output
+        return RowState(m, l, out)
+
+    def computed_cells(self, step: int) -> np.ndarray:
+        """Which score cells steps 0 … ``step`` have computed. (n_q, n_k) bool"""
+        step = self._check_step(step)
+        done = np.zeros((self.output.shape[0], self.n_k), dtype=bool)
+        for s in self.steps[: step + 1]:
+            done[s.rows, s.cols] = True
+        return done
+
+
+@dataclass(frozen=True)
+class RowState:
+    """The running state of every query row at one moment. n_q rows, d_v value width."""
+
+    m: np.ndarray  # (n_q,) running maximum
+    l: np.ndarray  # noqa: E741  (n_q,) running sum of exponentials
+    output: np.ndarray  # (n_q, d_v) acc / l over the keys seen so far
 
 
 def _check_block(name: str, block: int, n: int, what: str) -> int:
@@ -140,6 +175,4 @@ def tiled_attention(
         if progress is not None:
             progress(i + 1, n_qb)
 
-    return FlashTrace(
-        output, m_all, l_all, block_q, block_k, n_qb, n_kb, tuple(steps), tuple(skipped)
-    )
+    return FlashTrace(output, m_all, l_all, block_q, block_k, n_qb, n_kb, tuple(steps), tuple(skipped), n_k)

@@ -2,6 +2,12 @@
 iterate over this one list; a panel never imports another panel."""
 
 from app.panels.bench import BenchPanel
+from app.panels.cost import CostPanel
+from app.panels.masks import MasksPanel
+from app.panels.memory import MemoryPanel
+from app.panels.multihead import MultiHeadPanel
+from app.panels.position import PositionPanel
 from app.panels.qkv import QKVPanel
+from app.panels.scale import ScalePanel
 
-PANELS = [QKVPanel, BenchPanel]
+PANELS = [QKVPanel, ScalePanel, MasksPanel, MultiHeadPanel, PositionPanel, CostPanel, BenchPanel, MemoryPanel]

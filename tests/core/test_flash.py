@@ -61,9 +61,7 @@ def test_running_statistics_are_consistent(p):
         last_m[step.q_block] = step.m
     for i in range(trace.n_q_blocks):  # the last step of each block holds its final state
         rows = slice(i * block_q, (i + 1) * block_q)
-        np.testing.assert_array_equal(
-            trace.m[rows], last_m.get(i, np.full(trace.m[rows].shape, -np.inf))
-        )
+        np.testing.assert_array_equal(trace.m[rows], last_m.get(i, np.full(trace.m[rows].shape, -np.inf)))
 
 
 def test_final_statistics_are_row_max_and_exp_sum():
@@ -72,9 +70,7 @@ def test_final_statistics_are_row_max_and_exp_sum():
     trace = tiled_attention(Q, K, V, 4, 4)
     naive = attend(Q, K, V)
     np.testing.assert_allclose(trace.m, naive.scaled.max(axis=1), atol=1e-12)
-    np.testing.assert_allclose(
-        trace.l, np.exp(naive.scaled - trace.m[:, None]).sum(axis=1), rtol=1e-12
-    )
+    np.testing.assert_allclose(trace.l, np.exp(naive.scaled - trace.m[:, None]).sum(axis=1), rtol=1e-12)
     assert len(trace.steps) == 16 and trace.skipped == ()
     assert max(abs(trace.output - naive.output).ravel()) <= 1e-12
 
@@ -174,3 +170,23 @@ def test_bad_inputs_raise():
         tiled_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), 1, 1, np.ones((2, 2)))
     with pytest.raises(ValueError, match="NaN"):
         tiled_attention(np.full((3, 2), np.nan), np.ones((3, 2)), np.ones((3, 2)), 1, 1)
+
+
+def test_state_after_each_step_follows_the_trace():
+    rng = np.random.default_rng(9)
+    Q, K, V = rng.normal(size=(10, 3)), rng.normal(size=(10, 3)), rng.normal(size=(10, 2))
+    trace = tiled_attention(Q, K, V, 4, 3, mask=causal(10))
+    first = trace.state_after(0)  # block 0 has seen keys 0 … 2; rows 4 … 9 have not started
+    np.testing.assert_allclose(first.output[:4], attend(Q[:4], K[:3], V[:3], causal(10)[:4, :3]).output)
+    assert np.all(first.m[4:] == -np.inf) and np.all(first.l[4:] == 0) and np.all(first.output[4:] == 0)
+    last = trace.state_after(len(trace.steps) - 1)
+    np.testing.assert_array_equal(last.output, trace.output)
+    np.testing.assert_array_equal(last.m, trace.m)
+    cells = trace.computed_cells(len(trace.steps) - 1)
+    assert cells.shape == (10, 10) and np.all(cells[causal(10)])  # every allowed cell computed
+    assert cells.sum() < 100  # the tiles above the diagonal were skipped
+    assert trace.computed_cells(0).sum() == 4 * 3
+    with pytest.raises(ValueError, match="Step must be"):
+        trace.state_after(len(trace.steps))
+    with pytest.raises(ValueError, match="record=True"):
+        tiled_attention(Q, K, V, 4, 3, record=False).computed_cells(0)
