@@ -253,6 +253,13 @@ class BenchPanel(Panel):
         self.device_combo.blockSignals(False)
         self._on_device(self.device_combo.currentText())
         self.run_button.setEnabled(True)
+        without_torch = self.choices["cpu"]["torch-naive"]
+        if without_torch is not None:
+            self.show_message(
+                f"Only the numpy implementations can run here: {without_torch}. "
+                "Install it with: pip install 'attention-lab[models]'.",
+                "info",
+            )
 
     def _on_probe_error(self, text: str) -> None:
         self.device_label.setText("Could not look for torch.")

@@ -155,3 +155,19 @@ def test_worker_reports_the_end_of_a_task_that_ends_at_once(qtbot):
         worker.run_task(int, on_finished=lambda: ended.append(True))
     assert worker.wait_idle(10)
     assert len(ended) == 20
+
+
+def test_without_torch_the_numpy_implementations_still_run(qtbot, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
+    p = BenchPanel()
+    qtbot.addWidget(p)
+    p.show()
+    qtbot.waitUntil(lambda: p.choices is not None, timeout=60_000)
+    assert "torch is not installed" in p.message.text() and p.message.level == "info"
+    assert p.selected_impls() == ("numpy-naive",)
+    p.repeats_spin.setValue(3)
+    run_sweep(p, qtbot, "64", ("numpy-naive", "numpy-tiled"))
+    assert [r.status for r in p.results] == [
+        "ok",
+        "not available: core.flash computes in float64 only; choose fp64",
+    ]
