@@ -132,7 +132,8 @@ def free_bytes(kind: str) -> int | None:
     if kind == "cuda":
         import torch
 
-        return int(torch.cuda.mem_get_info()[0])
+        cached = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()  # torch can reuse it
+        return int(torch.cuda.mem_get_info()[0] + cached)
     return _meminfo("MemAvailable") or _sysconf_bytes("SC_AVPHYS_PAGES")
 
 
