@@ -75,6 +75,7 @@ def probe() -> tuple[dict[str, dict[str, str | None]], dict[str, str]]:
 
 
 def row_texts(r: BenchResult) -> list[str]:
+    """The table cells of one result, in COLUMNS order."""
     if not r.ok:
         return [r.impl, str(r.n), "", "", "", "", r.status]
     peak = f"{r.peak_bytes / 1e6:.1f}" if r.peak_bytes is not None else "?"
