@@ -87,6 +87,13 @@ def freeze(env: Path, flavour: str, icons: Path) -> Path:
     return dist / NAME
 
 
+def strip_qt(folder: Path) -> None:
+    """Drop debugging symbols from Qt's libraries. Only Qt's: stripping the repaired wheels' own
+    libraries (numpy's OpenBLAS) breaks their ELF layout and numpy then fails to import."""
+    libraries = [p for p in (folder / "_internal" / "PySide6").rglob("*.so*") if not p.is_symlink()]
+    run("strip", "--strip-unneeded", *libraries)
+
+
 def archive(folder: Path, flavour: str) -> Path:
     target = BUILD / f"{NAME}-{version()}-{flavour}-linux-x86_64.tar.xz"
     with tarfile.open(target, "w:xz", preset=6) as tar:
@@ -154,6 +161,8 @@ def main() -> None:
     env = make_venv(args.flavour, args.torch, fresh=not args.reuse_venv)
     icons = render_icons(env / BIN / "python")
     folder = freeze(env, args.flavour, icons)
+    if sys.platform.startswith("linux"):
+        strip_qt(folder)
     outputs = [folder, archive(folder, args.flavour)]
     if sys.platform.startswith("linux") and not args.no_deb:
         outputs.append(deb(folder, args.flavour, icons))
