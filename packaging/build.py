@@ -91,7 +91,8 @@ def strip_qt(folder: Path) -> None:
     """Drop debugging symbols from Qt's libraries. Only Qt's: stripping the repaired wheels' own
     libraries (numpy's OpenBLAS) breaks their ELF layout and numpy then fails to import."""
     libraries = [p for p in (folder / "_internal" / "PySide6").rglob("*.so*") if not p.is_symlink()]
-    run("strip", "--strip-unneeded", *libraries)
+    print(f"+ strip --strip-unneeded ({len(libraries)} Qt libraries)", flush=True)
+    subprocess.run(["strip", "--strip-unneeded", *map(str, libraries)], check=True)
 
 
 def archive(folder: Path, flavour: str) -> Path:
