@@ -87,11 +87,12 @@ def freeze(env: Path, flavour: str, icons: Path) -> Path:
     return dist / NAME
 
 
-def strip_qt(folder: Path) -> None:
-    """Drop debugging symbols from Qt's libraries. Only Qt's: stripping the repaired wheels' own
-    libraries (numpy's OpenBLAS) breaks their ELF layout and numpy then fails to import."""
-    libraries = [p for p in (folder / "_internal" / "PySide6").rglob("*.so*") if not p.is_symlink()]
-    print(f"+ strip --strip-unneeded ({len(libraries)} Qt libraries)", flush=True)
+def strip_binaries(folder: Path) -> None:
+    """Drop debugging symbols from the shared libraries, except those that wheel repair tools
+    bundled in ``<name>.libs`` folders (stripping numpy's OpenBLAS breaks its ELF layout)."""
+    libraries = [p for p in (folder / "_internal").rglob("*.so*")
+                 if not p.is_symlink() and not any(part.endswith(".libs") for part in p.parts)]
+    print(f"+ strip --strip-unneeded ({len(libraries)} libraries)", flush=True)
     subprocess.run(["strip", "--strip-unneeded", *map(str, libraries)], check=True)
 
 
@@ -163,7 +164,7 @@ def main() -> None:
     icons = render_icons(env / BIN / "python")
     folder = freeze(env, args.flavour, icons)
     if sys.platform.startswith("linux"):
-        strip_qt(folder)
+        strip_binaries(folder)
     outputs = [folder, archive(folder, args.flavour)]
     if sys.platform.startswith("linux") and not args.no_deb:
         outputs.append(deb(folder, args.flavour, icons))
