@@ -90,8 +90,11 @@ def freeze(env: Path, flavour: str, icons: Path) -> Path:
 def strip_binaries(folder: Path) -> None:
     """Drop debugging symbols from the shared libraries, except those that wheel repair tools
     bundled in ``<name>.libs`` folders (stripping numpy's OpenBLAS breaks its ELF layout)."""
-    libraries = [p for p in (folder / "_internal").rglob("*.so*")
-                 if not p.is_symlink() and not any(part.endswith(".libs") for part in p.parts)]
+    libraries = [
+        p
+        for p in (folder / "_internal").rglob("*.so*")
+        if not p.is_symlink() and not any(part.endswith(".libs") for part in p.parts)
+    ]
     print(f"+ strip --strip-unneeded ({len(libraries)} libraries)", flush=True)
     subprocess.run(["strip", "--strip-unneeded", *map(str, libraries)], check=True)
 
