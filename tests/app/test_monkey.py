@@ -32,8 +32,8 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 import shiboken6
-from PySide6.QtCore import QPoint, Qt, QtMsgType
-from PySide6.QtGui import QAction, QImage
+from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, QPointF, Qt, QtMsgType
+from PySide6.QtGui import QAction, QImage, QMouseEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -60,10 +60,12 @@ from app import worker
 from app.panels import PANELS
 from app.widgets.heatmap import Heatmap
 from app.widgets.matrix_view import MatrixView
+from app.widgets.message_bar import MessageBar
 from app.widgets.pattern_grid import PatternGrid
 
 SEED = int(os.environ.get("MONKEY_SEED", "20261129"))
 ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1500"))
+BACKGROUND_S, CANCEL_S = 3.0, 20.0  # background work runs this long, then must stop this soon after cancel
 PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
 NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
 
@@ -175,7 +177,10 @@ def view_problems(root: QWidget) -> list[str]:
                 problems += finite_data("ViewBox range", item.viewRange())
             elif isinstance(item, pg.TextItem) and NOT_A_NUMBER.search(item.toPlainText()):
                 problems.append(f"TextItem shows {item.toPlainText()!r}")
-    texts = [(label, label.text()) for label in root.findChildren(QLabel)]
+    # The message bar may name what was typed ("not inf or nan"); every other label shows results.
+    texts = [
+        (label, label.text()) for label in root.findChildren(QLabel) if not isinstance(label, MessageBar)
+    ]
     for table in root.findChildren(QTableWidget):
         texts += [
             (table, table.item(r, c).text())
@@ -207,6 +212,7 @@ class Monkey:
         self.counts: dict[str, int] = {}
         self.times: dict[str, float] = {}
         self.slowest: list[tuple[float, str]] = []
+        self.started: float | None = None  # when the background work now running was first seen
 
     # --- what there is to touch -----------------------------------------------------------------
     def controls(self, panel: QWidget) -> list[QWidget]:
@@ -279,7 +285,12 @@ class Monkey:
 
     def edit_cell(self, view: QAbstractItemView, name: str) -> str:
         model, rng = view.model(), self.rng
-        index = model.index(rng.randrange(model.rowCount()), rng.randrange(max(1, model.columnCount())))
+        index = model.index(
+            rng.randrange(model.rowCount(QModelIndex())),
+            rng.randrange(
+                1 if isinstance(model, QAbstractListModel) else model.columnCount(QModelIndex()) or 1
+            ),
+        )
         if index.isValid() and model.flags(index) & Qt.ItemFlag.ItemIsEditable:
             text = random_text(rng) if rng.random() < 0.5 else f"{rng.uniform(-1e3, 1e3):.3g}"
             _TYPED.add(text)
@@ -289,16 +300,22 @@ class Monkey:
         return f"click cell {name}[{index.row()}, {index.column()}]"
 
     def poke_plot(self, view: pg.GraphicsView) -> str:
-        """Hover or click a random point of a plot, through the window as real input arrives."""
+        """Hover or click a random point of a plot."""
         port = view.viewport()
-        pos = QPoint(self.rng.randrange(max(1, port.width())), self.rng.randrange(max(1, port.height())))
-        window = port.window()
-        at = port.mapTo(window, pos)
-        QTest.mouseMove(window.windowHandle(), at)
-        if self.rng.random() < 0.5:
-            QTest.mouseClick(window.windowHandle(), Qt.MouseButton.LeftButton, pos=at)
-            return f"click plot at {pos.x()},{pos.y()}"
-        return f"hover plot at {pos.x()},{pos.y()}"
+        pos = QPointF(self.rng.uniform(0, port.width()), self.rng.uniform(0, port.height()))
+        where = port.mapToGlobal(pos)
+        clicks = self.rng.random() < 0.5
+        kinds = [QEvent.Type.MouseMove]
+        if clicks:
+            kinds += [QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease]
+        for kind in kinds:
+            button = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseMove else Qt.MouseButton.LeftButton
+            held = (
+                Qt.MouseButton.LeftButton if kind == QEvent.Type.MouseButtonPress else Qt.MouseButton.NoButton
+            )
+            event = QMouseEvent(kind, pos, where, button, held, Qt.KeyboardModifier.NoModifier)
+            QApplication.sendEvent(port, event)
+        return f"{'click' if clicks else 'hover'} plot at {pos.x():.0f},{pos.y():.0f}"
 
     def window_action(self) -> str:
         rng, win = self.rng, self.window
@@ -333,15 +350,12 @@ class Monkey:
         """A few actions in a row, then the event loop runs once: a student faster than the repaint,
         switching panels and steps while results are still on their way."""
         rng = self.rng
-        count = rng.choice([1, 1, 2, 3, 5, 8])
+        count = rng.choice([1, 2, 4, 8, 12])
         for _ in range(count):
             panel = self.window.current()
             controls = self.controls(panel) if rng.random() < 0.9 else []
             start = time.perf_counter()
-            if controls:
-                what = f"{panel.key}: {self.touch(rng.choice(controls))}"
-            else:
-                what = self.window_action()
+            what = f"{panel.key}: {self.touch(rng.choice(controls))}" if controls else self.window_action()
             took = time.perf_counter() - start
             self.slowest = sorted([*self.slowest, (took, what)], reverse=True)[:5]
             kind = what.split(" ")[1 if controls else 0]
@@ -349,7 +363,22 @@ class Monkey:
             self.times[kind] = self.times.get(kind, 0.0) + took
             self.history.append(what)
         self.app.processEvents()
+        self.settle()
         return count
+
+    def settle(self) -> None:
+        """Background work may run on through a few bursts; past that it is cancelled, as a student
+        would, so that a long benchmark does not eat the monkey's time."""
+        if not worker.busy():
+            self.started = None
+            return
+        self.started = self.started or time.perf_counter()
+        if time.perf_counter() - self.started > BACKGROUND_S:
+            worker.cancel_all()
+            if not worker.wait_idle(CANCEL_S):
+                raise AssertionError(f"background work still running {CANCEL_S} s after cancel")
+            self.history.append("cancel background work")
+            self.started = None
 
 
 @pytest.fixture
