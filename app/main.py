@@ -11,10 +11,17 @@ import sys
 import core
 
 
+class Parser(argparse.ArgumentParser):
+    """Refuses bad arguments in one line (exit code 2) instead of argparse's usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from app.commands import COMMANDS
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="attention-lab",
         description="Attention Lab: learn how transformer attention works by touching it.",
     )
@@ -53,7 +60,7 @@ def open_window(panel: str | None = None, exit_after_paint: bool = False) -> int
     app.setApplicationName("Attention Lab")
     app.setApplicationVersion(core.__version__)
     window = MainWindow()
-    if panel:
+    if panel is not None:
         try:
             window.show_panel(panel)
         except ValueError as exc:

@@ -72,7 +72,9 @@ def run(args) -> int:
     from core.bench import BenchConfig, fastest_summary, fit_slopes, run_benchmark
 
     lengths = tuple(n for group in args.lengths for n in group) if args.lengths else (256, 512, 1024, 2048)
-    dtype = args.dtype or ("bf16" if args.device == "cuda" else "fp32")
+    dtype = args.dtype if args.dtype is not None else ("bf16" if args.device == "cuda" else "fp32")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {args.seed}")
     config = BenchConfig(
         lengths=lengths,
         impls=tuple(args.impl) if args.impl else None,
@@ -87,6 +89,8 @@ def run(args) -> int:
     )
     targets = [Path(p) for p in (args.json, args.csv) if p]
     for path in targets:
+        if path.is_dir():
+            raise OSError(f"cannot write {path}: it is a folder; give a file name")
         if not path.parent.is_dir():
             raise OSError(f"cannot write {path}: the folder {path.parent} does not exist")
 

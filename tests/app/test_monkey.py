@@ -243,7 +243,8 @@ class Monkey:
             return f"slider {name} → {value}"
         if isinstance(w, QAbstractSpinBox):
             lo, hi = w.minimum(), w.maximum()
-            value = rng.choice([lo, hi, lo + (hi - lo) * rng.random(), w.value() + rng.choice([-1, 1])])
+            step = min(max(w.value() + rng.choice([-1, 1]), lo), hi)
+            value = rng.choice([lo, hi, lo + (hi - lo) * rng.random(), step])
             if isinstance(value, float) and not hasattr(w, "decimals"):
                 value = round(value)
             w.setValue(value)
