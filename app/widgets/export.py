@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters as pg_exporters
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, QSize
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize
 from PySide6.QtGui import QImage, QPainter, QPalette, QRegion
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QWidget
@@ -34,13 +34,12 @@ MENU_PROPERTY = "export_menu_attached"
 def export_targets(root: QWidget) -> list[QWidget]:
     """Every Heatmap, MatrixView and pyqtgraph view under ``root`` (a view inside a Heatmap is
     the Heatmap), in creation order."""
-    found = []
-    for widget in root.findChildren(QWidget):
-        if isinstance(widget, (Heatmap, MatrixView)):
-            found.append(widget)
-        elif isinstance(widget, pg.GraphicsView) and not _inside(widget, Heatmap, root):
-            found.append(widget)
-    return found
+    return [
+        widget
+        for widget in root.findChildren(QWidget)
+        if isinstance(widget, (Heatmap, MatrixView))
+        or (isinstance(widget, pg.GraphicsView) and not _inside(widget, Heatmap, root))
+    ]
 
 
 def _inside(widget: QWidget, kind: type, root: QWidget) -> bool:
