@@ -314,11 +314,11 @@ def save(path: str | Path, lesson: Lesson) -> None:
         raise
 
 
+def builtin_folder() -> Path:
+    return Path(str(files("resources").joinpath("lessons", "presets")))
+
+
 def builtin_lessons() -> dict[str, Path]:
-    """The lessons shipped with the app, {file name: path}, sorted by name."""
-    folder = files("resources").joinpath("lessons", "presets")
-    return {
-        p.name: Path(str(p))
-        for p in sorted(folder.iterdir(), key=lambda p: p.name)
-        if p.name.endswith(".json")
-    }
+    """The lessons shipped with the app, {file name: path}, sorted by name (tours not included)."""
+    paths = sorted(builtin_folder().glob("*.json"))
+    return {p.name: p for p in paths if not p.name.endswith(".tour.json")}

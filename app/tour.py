@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -57,7 +56,7 @@ def load(path: str | Path) -> tuple[str, list[Stop]]:
 
 
 def article_tour() -> Path:
-    return Path(str(files("resources").joinpath("lessons", "presets", ARTICLE_TOUR)))
+    return lesson_files.builtin_folder() / ARTICLE_TOUR
 
 
 class Tour(QObject):
@@ -89,7 +88,9 @@ class Tour(QObject):
 
     def line(self) -> str:
         stop = self.stops[self.index]
-        return f"{self.title} · stop {self.index + 1} of {len(self.stops)}: {stop.say}   (PgDn next, Esc ends)"
+        return (
+            f"{self.title} · stop {self.index + 1} of {len(self.stops)}: {stop.say}   (PgDn next, Esc ends)"
+        )
 
     def next(self) -> None:
         if self.index + 1 < len(self.stops):
