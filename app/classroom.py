@@ -33,7 +33,7 @@ class Classroom(QObject):
     def __init__(self, window):
         super().__init__(window)
         self.window = window
-        self.tour = tour.Tour(self.apply_lesson, self)
+        self.tour = tour.Tour(self.apply_lesson, window.keys(), self)
 
     # --- lessons -----------------------------------------------------------------------------
     def apply_lesson(self, lesson: Lesson) -> list[str]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QLineEdit,
+    QListWidget,
     QMenu,
     QSlider,
     QSpinBox,
@@ -67,7 +69,7 @@ def controls(root: QWidget) -> dict[str, QWidget]:
     def walk(widget: QWidget, path: str) -> None:
         counts: dict[str, int] = {}
         for child in widget.children():
-            if not isinstance(child, QWidget) or isinstance(child, SKIPPED):
+            if not isinstance(child, QWidget) or (isinstance(child, SKIPPED) and not _is_control(child)):
                 continue
             kind = type(child).__name__
             index = counts[kind] = counts.get(kind, -1) + 1
@@ -84,12 +86,25 @@ def controls(root: QWidget) -> dict[str, QWidget]:
 
 
 def _is_control(widget: QWidget) -> bool:
+    if isinstance(widget, QListWidget):  # a list of tick boxes
+        return any(_checkable(widget.item(k)) for k in range(widget.count()))
     if isinstance(widget, QAbstractButton):
         return widget.isCheckable()
     return isinstance(widget, CONTROL_TYPES)
 
 
+def _checkable(item) -> bool:
+    return bool(item.flags() & Qt.ItemFlag.ItemIsUserCheckable)
+
+
+def _ticked(widget: QListWidget) -> list[str]:
+    items = [widget.item(k) for k in range(widget.count())]
+    return [item.text() for item in items if _checkable(item) and item.checkState() == Qt.CheckState.Checked]
+
+
 def read_value(widget: QWidget) -> object:
+    if isinstance(widget, QListWidget):
+        return _ticked(widget)
     if isinstance(widget, (LabelledSlider, QSpinBox, QDoubleSpinBox, QSlider)):
         return widget.value()
     if isinstance(widget, QLineEdit):
@@ -102,7 +117,11 @@ def read_value(widget: QWidget) -> object:
 def check_value(widget: QWidget, value: object) -> str | None:
     """Why ``value`` cannot go into ``widget`` (None when it can)."""
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(widget, (QSpinBox, QSlider)):
+    if isinstance(widget, QListWidget):
+        texts = {widget.item(k).text() for k in range(widget.count())}
+        if not isinstance(value, list) or not all(isinstance(v, str) and v in texts for v in value):
+            return f"needs a list of its items, not {value!r}"
+    elif isinstance(widget, (QSpinBox, QSlider)):
         if not (number and float(value).is_integer()):
             return f"needs a whole number, not {value!r}"
         if not widget.minimum() <= value <= widget.maximum():
@@ -136,7 +155,11 @@ def write_value(widget: QWidget, value: object) -> None:
     """Set ``value`` as a user would, so the panel hears the same signals."""
     if read_value(widget) == value:
         return
-    if isinstance(widget, (LabelledSlider, QSpinBox, QDoubleSpinBox, QSlider)):
+    if isinstance(widget, QListWidget):
+        for item in (widget.item(k) for k in range(widget.count())):
+            if _checkable(item):
+                item.setCheckState(Qt.CheckState.Checked if item.text() in value else Qt.CheckState.Unchecked)
+    elif isinstance(widget, (LabelledSlider, QSpinBox, QDoubleSpinBox, QSlider)):
         widget.setValue(value)
     elif isinstance(widget, QLineEdit):
         widget.setText(value)
@@ -279,15 +302,20 @@ def parse(text: str, source: str = "the lesson") -> tuple[Lesson, list[str]]:
     )
     if not isinstance(panel, str) or not isinstance(step, int) or isinstance(step, bool):
         raise LessonError(f"{source} is damaged: its panel or step is missing or not valid.")
-    if not isinstance(values, dict) or not all(
-        isinstance(v, (str, int, float, bool)) for v in values.values()
-    ):
+    if not isinstance(values, dict) or not all(map(_simple, values.values())):
         raise LessonError(f"{source} is damaged: its controls are not a list of simple values.")
     if not isinstance(hidden, list) or not all(isinstance(p, str) for p in hidden):
         raise LessonError(f"{source} is damaged: its hidden controls are not a list of names.")
     warnings = [f"ignored unknown key {key!r}" for key in data if key not in KEYS]
     title = data.get("title") if isinstance(data.get("title"), str) else ""
     return Lesson(panel=panel, step=step, controls=values, hidden=hidden, title=title), warnings
+
+
+def _simple(value) -> bool:
+    """A control's value: text, a number, true/false, or a list of texts (ticked items)."""
+    if isinstance(value, list):
+        return all(isinstance(v, str) for v in value)
+    return isinstance(value, (str, int, float, bool))
 
 
 def load(path: str | Path) -> tuple[Lesson, list[str]]:

@@ -60,16 +60,17 @@ def article_tour() -> Path:
 
 
 class Tour(QObject):
-    """Walks ``stops`` with ``open_stop(lesson)`` (the window's way to open a lesson).
+    """Walks the stops with ``open_stop(lesson)`` (the window's way to open a lesson), skipping
+    stops for panels not among ``panels``.
 
     ``changed(text)`` carries the line to show (empty when the tour ends).
     """
 
     changed = Signal(str)
 
-    def __init__(self, open_stop, parent=None):
+    def __init__(self, open_stop, panels: list[str], parent=None):
         super().__init__(parent)
-        self.open_stop = open_stop
+        self.open_stop, self.panels = open_stop, panels
         self.title, self.stops, self.index = "", [], -1
 
     @property
@@ -77,7 +78,10 @@ class Tour(QObject):
         return self.index >= 0
 
     def start(self, path: str | Path | None = None) -> None:
-        self.title, self.stops = load(path or article_tour())
+        self.title, stops = load(path or article_tour())
+        self.stops = [stop for stop in stops if stop.lesson.panel in self.panels]
+        if not self.stops:
+            raise LessonError("None of this tour's panels is in this window.")
         self.go(0)
 
     def go(self, index: int) -> None:

@@ -47,8 +47,10 @@ def main(repeats: int = 60) -> None:
         panel.set_step(step)
         for name, action in actions.items():
             med, p95, cpu = timed(panel, action, repeats)
-            print(f"step {step + 1} · {name:12} wall median {med * 1000:6.1f} ms   p95 {p95 * 1000:6.1f} ms"
-                  f"   CPU median {cpu * 1000:6.1f} ms")
+            print(
+                f"step {step + 1} · {name:12} wall median {med * 1000:6.1f} ms   p95 {p95 * 1000:6.1f} ms"
+                f"   CPU median {cpu * 1000:6.1f} ms"
+            )
 
 
 if __name__ == "__main__":
