@@ -11,8 +11,7 @@ from PySide6.QtGui import QContextMenuEvent, QImage
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.panels import PANELS
-from app.widgets import Heatmap, MatrixView
-from app.widgets import export
+from app.widgets import Heatmap, MatrixView, export
 
 TOKENS = ["the", "cat", "sat"]
 VALUES = np.array([[0.5, -1.25, 3.0], [1e-9, -np.inf, 2.0 / 3.0], [7.0, 0.0, -0.1]])
