@@ -32,6 +32,8 @@ from PySide6.QtWidgets import (
     QMenu,
     QSlider,
     QSpinBox,
+    QSplitter,
+    QStackedWidget,
     QTabBar,
     QWidget,
 )
@@ -68,7 +70,7 @@ def controls(root: QWidget) -> dict[str, QWidget]:
 
     def walk(widget: QWidget, path: str) -> None:
         counts: dict[str, int] = {}
-        for child in widget.children():
+        for child in _children(widget):
             if not isinstance(child, QWidget) or (isinstance(child, SKIPPED) and not _is_control(child)):
                 continue
             kind = type(child).__name__
@@ -83,6 +85,16 @@ def controls(root: QWidget) -> dict[str, QWidget]:
 
     walk(root, "")
     return found
+
+
+def _children(widget: QWidget) -> list:
+    """``widget``'s children in a stable order. Showing a page of a stack raises it, which moves it
+    to the end of children(); pages are therefore taken in the stack's own order."""
+    children = widget.children()
+    if isinstance(widget, (QStackedWidget, QSplitter)):
+        pages = [widget.widget(k) for k in range(widget.count())]
+        children = pages + [c for c in children if c not in pages]
+    return children
 
 
 def _is_control(widget: QWidget) -> bool:
