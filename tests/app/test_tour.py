@@ -1,4 +1,4 @@
-"""The guided tour visits every panel in the articles' order; predict-then-reveal covers each step's result."""
+"""The guided tour visits every panel in the articles' order; predict-then-reveal covers results."""
 
 import json
 
@@ -44,8 +44,8 @@ def light_window(qtbot):
 def test_page_down_walks_the_tour_and_each_stop_sets_up_its_panel(light_window, qtbot):
     win = light_window
     win.classroom.tour.start()
-    stops = win.classroom.tour.stops
-    assert [s.lesson.panel for s in stops] == [p for p in tour_panels() if p in win.keys()]
+    stops, known = win.classroom.tour.stops, win.keys()
+    assert [s.lesson.panel for s in stops] == [p for p in tour_panels() if p in known]
     for number, stop in enumerate(stops, 1):
         assert win.current().key == stop.lesson.panel and win.current().step == stop.lesson.step
         assert f"stop {number} of {len(stops)}" in win.tour_label.text() and stop.say in win.tour_label.text()
@@ -67,7 +67,7 @@ def test_escape_ends_the_tour(light_window, qtbot):
 def test_a_broken_tour_file_is_a_clear_error(tmp_path):
     path = tmp_path / "x.tour.json"
     path.write_text(json.dumps({"format": tour.FORMAT, "version": 1, "stops": [{"lesson": "nope.json"}]}))
-    with pytest.raises(LessonError, match="'nope.json', which is not a built-in lesson"):
+    with pytest.raises(LessonError, match=r"'nope\.json', which is not a built-in lesson"):
         tour.load(path)
     path.write_text("[")
     with pytest.raises(LessonError, match="Could not read"):
