@@ -6,6 +6,7 @@ Errors are shown in a message box and change nothing; warnings go to the status 
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt
@@ -24,6 +25,8 @@ from app import lesson_files, tour
 from app.lesson_files import Lesson, LessonError
 from app.settings import settings
 from app.widgets.export import ask_save_path, render_png, report
+
+log = logging.getLogger(__name__)
 
 RECENT_KEY, MAX_RECENT = "lessons/recent", 8
 LESSON_FILTER = "Attention Lab lessons (*.json)"
@@ -66,6 +69,8 @@ class Classroom(QObject):
             QMessageBox.warning(self.window, "Cannot open the lesson", str(exc))
             return
         name = Path(path).name
+        for warning in warnings:
+            log.warning("Lesson %s: %s", name, warning)
         text = f"Opened {name}" + (f" with warnings: {'; '.join(warnings)}" if warnings else "")
         self.window.statusBar().showMessage(text, 15000)
 
