@@ -1,0 +1,1 @@
+"""Attention Lab's desktop app: PySide6 + pyqtgraph views over ``core``."""

@@ -1,0 +1,86 @@
+"""``attention-lab smoke``: open every panel offscreen, exercise it, and save one PNG per panel.
+
+Exits 1 if anything raised, warned or logged a Qt warning along the way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+NAME = "smoke"
+# The offscreen platform says this whenever a window is shown; it is not a problem of the app.
+PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
+HELP = "open every panel offscreen, exercise its controls, save screenshots; non-zero on any problem"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--screenshots", metavar="DIR", help="save one PNG per panel into DIR")
+    parser.add_argument(
+        "--panel", action="append", metavar="KEY", help="only this panel (repeatable); default: every panel"
+    )
+
+
+def run(args) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+    from PySide6.QtWidgets import QApplication
+
+    from app import settings, worker
+    from app.panels import PANELS
+    from app.window import MainWindow
+
+    keys = [cls.key for cls in PANELS]
+    unknown = sorted(set(args.panel or ()) - set(keys))
+    if unknown:
+        raise ValueError(f"unknown panel {', '.join(unknown)}; choose from {', '.join(keys)}")
+    out = Path(args.screenshots) if args.screenshots else None
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+
+    problems: list[str] = []
+
+    def on_qt_message(kind, _context, message):
+        if kind not in (QtMsgType.QtDebugMsg, QtMsgType.QtInfoMsg) and message not in PLATFORM_NOISE:
+            problems.append(f"Qt: {message}")
+
+    def on_exception(kind, value, tb):
+        problems.append(f"{kind.__name__}: {value}")
+        sys.__excepthook__(kind, value, tb)
+
+    def on_warning(message, category, filename, lineno, file=None, line=None):
+        problems.append(f"{category.__name__}: {message} ({filename}:{lineno})")
+
+    qInstallMessageHandler(on_qt_message)
+    sys.excepthook, warnings.showwarning = on_exception, on_warning
+    with tempfile.TemporaryDirectory() as folder:
+        settings.use_folder(folder)
+        app = QApplication.instance() or QApplication([])
+        window = MainWindow()
+        window.resize(1500, 900)
+        window.show()
+        for number, cls in enumerate(PANELS, 1):
+            if args.panel and cls.key not in args.panel:
+                continue
+            before, start = len(problems), time.perf_counter()
+            try:
+                panel = window.show_panel(cls.key)
+                panel.exercise()
+                worker.wait_idle()
+                app.processEvents()
+                if out:
+                    window.grab().save(str(out / f"{number:02d}-{cls.key}.png"))
+            except Exception as exc:  # report every panel, then fail
+                problems.append(f"{cls.key}: {type(exc).__name__}: {exc}")
+            status = "ok" if len(problems) == before else "FAILED"
+            print(f"{status:6} {cls.key:12} {len(cls.steps)} steps  {time.perf_counter() - start:.2f} s")
+        window.close()
+        worker.cancel_all()
+    qInstallMessageHandler(None)
+    for problem in problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    return 1 if problems else 0

@@ -1,0 +1,82 @@
+"""The panel base class: a thin view over core with lecture steps and an inline message bar.
+
+A subclass sets the class attributes and builds its view into ``self.body``:
+
+    class MyPanel(Panel):
+        key = "mine"                 # id: lesson file resources/lessons/mine.md, settings, screenshots
+        title = "My panel"           # the navigation list's text
+        steps = ("First", "Second")  # lecture steps, in order
+
+        def show_step(self, i): ...  # show step i (called by set_step)
+        def exercise(self): ...      # drive every control once (smoke command and tests)
+        def export(self): ...        # {name: widget} of the views that can be exported
+
+Bad input goes to ``show_message`` and the previous valid state stays on screen.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QTabBar, QVBoxLayout, QWidget
+
+from app.widgets.message_bar import MessageBar
+
+
+class Panel(QWidget):
+    key: ClassVar[str]
+    title: ClassVar[str]
+    steps: ClassVar[tuple[str, ...]] = ("Overview",)
+
+    stepChanged = Signal(int)
+    openPanel = Signal(str)  # ask the main window to show the panel with this key
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.step = 0
+        self.message = MessageBar()
+        self.step_bar = QTabBar()
+        self.step_bar.setExpanding(False)
+        self.step_bar.setDocumentMode(True)
+        for number, name in enumerate(self.steps, 1):
+            self.step_bar.addTab(f"{number}. {name}")
+        self.step_bar.setVisible(len(self.steps) > 1)
+        self.step_bar.currentChanged.connect(self.set_step)
+        root = QVBoxLayout(self)
+        root.addWidget(self.step_bar)
+        root.addWidget(self.message)
+        self.body = QVBoxLayout()
+        root.addLayout(self.body, 1)
+
+    @classmethod
+    def lesson_file(cls) -> str:
+        return f"{cls.key}.md"
+
+    def set_step(self, i: int) -> None:
+        """Go to lecture step ``i`` (clamped to the panel's steps)."""
+        i = max(0, min(int(i), len(self.steps) - 1))
+        self.step = i
+        self.step_bar.blockSignals(True)
+        self.step_bar.setCurrentIndex(i)
+        self.step_bar.blockSignals(False)
+        self.show_step(i)
+        self.stepChanged.emit(i)
+
+    def show_step(self, i: int) -> None:
+        """Show step ``i``; panels with several steps override this."""
+
+    def show_message(self, text: str, level: str = "error") -> None:
+        self.message.show_message(text, level)
+
+    def clear_message(self) -> None:
+        self.message.clear_message()
+
+    def exercise(self) -> None:
+        """Drive every control through typical and extreme values, ending in a state worth a screenshot."""
+        for i in range(len(self.steps)):
+            self.set_step(i)
+
+    def export(self) -> dict[str, QWidget]:
+        """The named views of this panel that can be exported as images or numbers."""
+        return {}

@@ -1,0 +1,208 @@
+"""Heatmap: a matrix as coloured cells with token labels, fixed colour levels and a hover readout.
+
+Rows are queries (labels on the left), columns are keys (labels on top), as the matrix is written.
+Masked cells (−inf or NaN) are left uncoloured and read "−∞".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
+
+from app.widgets.colors import colormap, default_levels
+from core.explain import num
+
+MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
+MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
+
+
+class Heatmap(QWidget):
+    """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
+
+    Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
+    """
+
+    hovered = Signal(int, int)
+    clicked = Signal(int, int)
+
+    def __init__(
+        self,
+        title: str = "",
+        signed: bool = False,
+        colorbar: bool = True,
+        cell_text: bool = True,
+        parent=None,
+    ):
+        super().__init__(parent)
+        self.signed, self.cell_text = signed, cell_text
+        self.values = np.zeros((0, 0))
+        self.levels = (0.0, 1.0)
+        self.row_labels: list[str] = []
+        self.col_labels: list[str] = []
+        self.describer: Callable[[int, int], str] | None = None
+        self.view = pg.GraphicsLayoutWidget()
+        self.plot = self.view.addPlot(title=title or None)
+        self.plot.invertY(True)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.setAspectLocked(True)
+        self.plot.showAxis("top")
+        self.plot.hideAxis("bottom")
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setColorMap(colormap(signed))
+        self.plot.addItem(self.image)
+        self.colorbar = None
+        if colorbar:
+            self.colorbar = pg.ColorBarItem(colorMap=colormap(signed), interactive=False, width=14)
+            self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        self.marker = QGraphicsRectItem()
+        self.marker.setPen(QPen(QColor("#ff8c00"), 0))
+        self.marker.setZValue(10)
+        self.marker.hide()
+        self.plot.addItem(self.marker)
+        self.cells = CellTexts()
+        self.cells.setZValue(5)
+        self.plot.addItem(self.cells)
+        self.readout = QLabel(" ")
+        self.readout.setWordWrap(True)
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.readout)
+        self.view.scene().sigMouseMoved.connect(self._on_move)
+        self.view.scene().sigMouseClicked.connect(self._on_click)
+
+    def set_data(
+        self,
+        values: np.ndarray,
+        row_labels: Sequence[str] | None = None,
+        col_labels: Sequence[str] | None = None,
+        levels: tuple[float, float] | None = None,
+    ) -> None:
+        """Show ``values`` (n_rows, n_cols); −inf/NaN cells are drawn empty."""
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim != 2:
+            raise ValueError(f"A heatmap needs a 2-D matrix, got shape {values.shape}.")
+        reshaped = values.shape != self.values.shape
+        self.values = values
+        n, m = values.shape
+        self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
+        self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
+        self.levels = levels if levels is not None else default_levels(values, self.signed)
+        shown = np.where(np.isfinite(values), values, np.nan)
+        self.image.setImage(shown, autoLevels=False, levels=self.levels)
+        self.image.setRect(QRectF(0, 0, m, n))
+        if self.colorbar is not None:
+            self.colorbar.setLevels(self.levels)
+        self._set_ticks()
+        if reshaped:
+            self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
+        self._update_texts()
+
+    def set_title(self, title: str) -> None:
+        self.plot.setTitle(title)
+
+    def set_describer(self, describer: Callable[[int, int], str] | None) -> None:
+        """``describer(i, j)`` returns the hover text for a cell (e.g. its formula with numbers)."""
+        self.describer = describer
+
+    def mark(self, i: int | None, j: int | None = None) -> None:
+        """Outline cell (i, j), or the whole row i when j is None; None hides the outline."""
+        if i is None:
+            self.marker.hide()
+            return
+        m = self.values.shape[1]
+        rect = QRectF(0, i, m, 1) if j is None else QRectF(j, i, 1, 1)
+        self.marker.setRect(rect)
+        self.marker.show()
+
+    def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        if not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = self.plot.vb.mapSceneToView(scene_pos)
+        i, j = int(np.floor(p.y())), int(np.floor(p.x()))
+        n, m = self.values.shape
+        return (i, j) if 0 <= i < n and 0 <= j < m else None
+
+    def describe(self, i: int, j: int) -> str:
+        """The readout text for cell (i, j)."""
+        head = f"[{self.row_labels[i]} → {self.col_labels[j]}] = {num(self.values[i, j], 4)}"
+        return f"{head}    {self.describer(i, j)}" if self.describer else head
+
+    def _on_move(self, scene_pos) -> None:
+        cell = self.cell_at(scene_pos)
+        if cell is not None:
+            self.readout.setText(self.describe(*cell))
+            self.hovered.emit(*cell)
+
+    def _on_click(self, event) -> None:
+        cell = self.cell_at(event.scenePos())
+        if cell is not None:
+            self.clicked.emit(*cell)
+
+    def _set_ticks(self) -> None:
+        def ticks(labels):
+            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
+            return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
+
+        self.plot.getAxis("left").setTicks(ticks(self.row_labels))
+        self.plot.getAxis("top").setTicks(ticks(self.col_labels))
+
+    def _update_texts(self) -> None:
+        """Write the numbers into the cells (small matrices only), in black or white for contrast."""
+        n, m = self.values.shape
+        if not (self.cell_text and n * m <= MAX_CELL_TEXTS):
+            self.cells.set_cells([], [], (0, 0))
+            return
+        lo, hi = self.levels
+        frac = np.clip((np.nan_to_num(self.values, neginf=lo, posinf=hi) - lo) / (hi - lo or 1), 0, 1)
+        rgb = colormap(self.signed).map(frac.ravel(), mode="byte")[:, :3]
+        dark = rgb @ np.array([0.2126, 0.7152, 0.0722]) > 127
+        finite = np.isfinite(self.values.ravel())
+        colors = [
+            QColor("#000000" if d else "#ffffff") if f else QColor("#888888")
+            for d, f in zip(dark, finite, strict=True)
+        ]
+        self.cells.set_cells([num(v) for v in self.values.ravel()], colors, (n, m))
+
+
+class CellTexts(pg.GraphicsObject):
+    """All the numbers of a heatmap in one item, drawn at screen size whatever the zoom."""
+
+    def __init__(self):
+        super().__init__()
+        self.texts: list[str] = []
+        self.colors: list[QColor] = []
+        self.shape = (0, 0)
+
+    def set_cells(self, texts: list[str], colors: list[QColor], shape: tuple[int, int]) -> None:
+        self.prepareGeometryChange()
+        self.texts, self.colors, self.shape = texts, colors, shape
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(0, 0, self.shape[1], self.shape[0])
+
+    def paint(self, painter, *_args) -> None:
+        m = self.shape[1]
+        if not self.texts:
+            return
+        to_screen = painter.transform()
+        painter.resetTransform()
+        painter.setFont(QApplication.font())
+        corner = to_screen.map(QPointF(0, 0))
+        step = to_screen.map(QPointF(1, 1)) - corner
+        w, h = abs(step.x()), abs(step.y())
+        for k, (text, color) in enumerate(zip(self.texts, self.colors, strict=True)):
+            centre = to_screen.map(QPointF(k % m + 0.5, k // m + 0.5))
+            painter.setPen(color)
+            painter.drawText(
+                QRectF(centre.x() - w / 2, centre.y() - h / 2, w, h), Qt.AlignmentFlag.AlignCenter, text
+            )

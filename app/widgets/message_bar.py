@@ -1,0 +1,35 @@
+"""An inline message strip: hidden when empty, coloured by severity."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel
+
+STYLES = {
+    "error": "background:#fde2e1; color:#7a1010; border:1px solid #e0a0a0;",
+    "warning": "background:#fff4d6; color:#6b4a00; border:1px solid #e6cc80;",
+    "info": "background:#e3effd; color:#0d3c73; border:1px solid #a9c6ec;",
+}
+
+
+class MessageBar(QLabel):
+    """Shows one message at a time; ``level`` is "error", "warning" or "info"."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(self.textInteractionFlags().TextSelectableByMouse)
+        self.level = ""
+        self.hide()
+
+    def show_message(self, text: str, level: str = "error") -> None:
+        if level not in STYLES:
+            raise ValueError(f"Unknown message level {level!r}.")
+        self.level = level
+        self.setStyleSheet(f"QLabel {{ {STYLES[level]} padding:4px 8px; border-radius:3px; }}")
+        self.setText(text)
+        self.show()
+
+    def clear_message(self) -> None:
+        self.level = ""
+        self.clear()
+        self.hide()

@@ -1,0 +1,87 @@
+"""A slider with a name and a live value readout, on a linear or logarithmic scale."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
+
+STEPS = 1000  # slider resolution for float and log scales
+
+
+class LabelledSlider(QWidget):
+    """``valueChanged(float)`` fires with the value on the chosen scale.
+
+    integer=True gives whole numbers (one slider step each on a linear scale).
+    """
+
+    valueChanged = Signal(float)
+
+    def __init__(
+        self,
+        label: str,
+        minimum: float,
+        maximum: float,
+        value: float,
+        log: bool = False,
+        integer: bool = False,
+        decimals: int = 2,
+        parent=None,
+    ):
+        super().__init__(parent)
+        if not minimum < maximum or (log and minimum <= 0):
+            raise ValueError(f"Bad slider range {minimum} … {maximum}.")
+        self.minimum, self.maximum, self.log = minimum, maximum, log
+        self.integer, self.decimals = integer, decimals
+        self.name = QLabel(label)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, int(maximum - minimum) if integer and not log else STEPS)
+        self.readout = QLabel()
+        self.readout.setMinimumWidth(self.readout.fontMetrics().horizontalAdvance("0000000"))
+        self.readout.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.name)
+        row.addWidget(self.slider, 1)
+        row.addWidget(self.readout)
+        self.slider.valueChanged.connect(self._on_slider)
+        self.setValue(value)
+
+    def _to_value(self, position: int) -> float:
+        frac = position / self.slider.maximum()
+        if self.log:
+            v = self.minimum * (self.maximum / self.minimum) ** frac
+        else:
+            v = self.minimum + frac * (self.maximum - self.minimum)
+        return float(round(v)) if self.integer else v
+
+    def _to_position(self, value: float) -> int:
+        value = min(max(value, self.minimum), self.maximum)
+        if self.log:
+            frac = math.log(value / self.minimum) / math.log(self.maximum / self.minimum)
+        else:
+            frac = (value - self.minimum) / (self.maximum - self.minimum)
+        return round(frac * self.slider.maximum())
+
+    def value(self) -> float:
+        return self._value
+
+    def setValue(self, value: float) -> None:
+        """Move to ``value`` (clamped to the range); emits valueChanged when it changes."""
+        value = min(max(float(value), self.minimum), self.maximum)
+        self._value = float(round(value)) if self.integer else value
+        self._show_value()
+        self.slider.blockSignals(True)
+        self.slider.setValue(self._to_position(self._value))
+        self.slider.blockSignals(False)
+        self.valueChanged.emit(self._value)
+
+    def _on_slider(self, position: int) -> None:
+        self._value = self._to_value(position)
+        self._show_value()
+        self.valueChanged.emit(self._value)
+
+    def _show_value(self) -> None:
+        v = self._value
+        self.readout.setText(f"{int(v)}" if self.integer else f"{v:.{self.decimals}f}")

@@ -1,0 +1,254 @@
+"""The main window: navigation built from PANELS, the live panel, and the lesson pane.
+
+Lecture mode is a set of shortcuts: F11 full screen, Ctrl+= / Ctrl+- text size, PgDn / PgUp
+through the current panel's steps and on to the next panel. Geometry, the last panel, text size,
+theme and the lesson pane are remembered between sessions.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QListWidget,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QStackedWidget,
+    QTextBrowser,
+)
+
+from app import worker
+from app.about import versions
+from app.panels import PANELS
+from app.panels.base import Panel
+from app.settings import settings
+from app.theme import THEMES, apply_theme, style_plots
+from resources import lesson_text
+
+MIN_SCALE, MAX_SCALE, SCALE_STEP = 0.6, 3.0, 1.15
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, panels: list[type[Panel]] = PANELS):
+        super().__init__()
+        self.setWindowTitle("Attention Lab")
+        self.classes = list(panels)
+        self.panels: dict[str, Panel] = {}
+        app = QApplication.instance()
+        if app.property("base_point_size") is None:  # the size before any scaling, once per process
+            app.setProperty("base_point_size", app.font().pointSizeF())
+        self.base_point_size = float(app.property("base_point_size"))
+        self.font_scale = 1.0
+        self.theme = "system"
+
+        self.nav = QListWidget()
+        self.nav.addItems([cls.title for cls in self.classes])
+        self.nav.setMaximumWidth(230)
+        self.stack = QStackedWidget()
+        self.lesson = QTextBrowser()
+        self.lesson.setOpenExternalLinks(True)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        for widget, stretch in ((self.nav, 0), (self.stack, 3), (self.lesson, 1)):
+            self.splitter.addWidget(widget)
+            self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
+        self.splitter.setSizes([200, 900, 360])
+        self.setCentralWidget(self.splitter)
+        self.step_label = QLabel()
+        self.statusBar().addPermanentWidget(self.step_label)
+
+        self._build_menus()
+        self.nav.currentRowChanged.connect(self._on_row)
+        self._restore()
+
+    # --- panels -----------------------------------------------------------------------------
+    def keys(self) -> list[str]:
+        return [cls.key for cls in self.classes]
+
+    def current(self) -> Panel:
+        return self.stack.currentWidget()
+
+    def panel(self, key: str) -> Panel:
+        """The panel with ``key``, built on first use."""
+        if key not in self.panels:
+            if key not in self.keys():
+                raise ValueError(f"No panel called {key!r}; the panels are {', '.join(self.keys())}.")
+            panel = self.classes[self.keys().index(key)]()
+            panel.stepChanged.connect(self._on_step)
+            panel.openPanel.connect(self.show_panel)
+            self.stack.addWidget(panel)
+            style_plots(panel)
+            self.panels[key] = panel
+        return self.panels[key]
+
+    def show_panel(self, key: str) -> Panel:
+        row = self.keys().index(key) if key in self.keys() else -1
+        if row < 0:
+            raise ValueError(f"No panel called {key!r}; the panels are {', '.join(self.keys())}.")
+        self.nav.setCurrentRow(row)
+        return self.panel(key)
+
+    def _on_row(self, row: int) -> None:
+        if row < 0:
+            return
+        panel = self.panel(self.classes[row].key)
+        self.stack.setCurrentWidget(panel)
+        try:
+            self.lesson.setMarkdown(lesson_text(panel.lesson_file()))
+        except FileNotFoundError:
+            self.lesson.setMarkdown(f"*The lesson file {panel.lesson_file()} is missing from this install.*")
+        self._on_step(panel.step)
+
+    def _on_step(self, step: int) -> None:
+        panel = self.current()
+        if panel is None:
+            return
+        self.step_label.setText(
+            f"{panel.title} · step {step + 1} of {len(panel.steps)}: "
+            f"{panel.steps[step]}   (PgDn next, PgUp back)"
+        )
+        self._scroll_lesson_to(step)
+
+    def _scroll_lesson_to(self, step: int) -> None:
+        """Bring the lesson's section for ``step`` (its (step+1)-th level-2 heading) to the top."""
+        doc, seen = self.lesson.document(), -1
+        block = doc.begin()
+        while block.isValid():
+            if block.blockFormat().headingLevel() == 2:
+                seen += 1
+                if seen == step:
+                    top = doc.documentLayout().blockBoundingRect(block).top()
+                    self.lesson.verticalScrollBar().setValue(int(top))
+                    return
+            block = block.next()
+        if step == 0:
+            self.lesson.verticalScrollBar().setValue(0)
+
+    def next_step(self) -> None:
+        panel, row = self.current(), self.nav.currentRow()
+        if panel.step + 1 < len(panel.steps):
+            panel.set_step(panel.step + 1)
+        elif row + 1 < len(self.classes):
+            self.show_panel(self.classes[row + 1].key).set_step(0)
+
+    def previous_step(self) -> None:
+        panel, row = self.current(), self.nav.currentRow()
+        if panel.step > 0:
+            panel.set_step(panel.step - 1)
+        elif row > 0:
+            previous = self.show_panel(self.classes[row - 1].key)
+            previous.set_step(len(previous.steps) - 1)
+
+    def move_panel(self, delta: int) -> None:
+        row = min(max(self.nav.currentRow() + delta, 0), len(self.classes) - 1)
+        self.nav.setCurrentRow(row)
+
+    # --- view -------------------------------------------------------------------------------
+    def set_font_scale(self, scale: float) -> None:
+        """Scale every font in the window, plot labels included (lecture mode)."""
+        self.font_scale = min(max(scale, MIN_SCALE), MAX_SCALE)
+        app = QApplication.instance()
+        font = QFont(app.font())
+        font.setPointSizeF(self.base_point_size * self.font_scale)
+        app.setFont(font)
+        for panel in self.panels.values():
+            style_plots(panel)
+
+    def set_theme(self, name: str) -> None:
+        apply_theme(QApplication.instance(), name)
+        self.theme = name
+        for action in self.theme_actions.actions():
+            action.setChecked(action.data() == name)
+        for panel in self.panels.values():
+            style_plots(panel)
+
+    def toggle_full_screen(self, on: bool) -> None:
+        self.showFullScreen() if on else self.showNormal()
+
+    def about(self) -> None:
+        rows = "".join(f"<tr><td>{k}</td><td><b>{v}</b></td></tr>" for k, v in versions().items())
+        QMessageBox.about(
+            self,
+            "About Attention Lab",
+            "<p>Attention Lab teaches how transformer attention works, one live step "
+            f"at a time.</p><table cellspacing='6'>{rows}</table>",
+        )
+
+    def _build_menus(self) -> None:
+        def action(menu, text, slot, *keys, checkable=False):
+            act = QAction(text, self)
+            act.setShortcuts([QKeySequence(k) for k in keys])
+            act.setCheckable(checkable)
+            (act.toggled if checkable else act.triggered).connect(slot)
+            menu.addAction(act)
+            return act
+
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        view = bar.addMenu("&View")
+        self.lesson_action = action(view, "&Lesson pane", self.lesson.setVisible, "Ctrl+L", checkable=True)
+        self.full_screen_action = action(view, "&Full screen", self.toggle_full_screen, "F11", checkable=True)
+        view.addSeparator()
+        action(
+            view,
+            "&Larger text",
+            lambda: self.set_font_scale(self.font_scale * SCALE_STEP),
+            "Ctrl+=",
+            "Ctrl++",
+        )
+        action(view, "&Smaller text", lambda: self.set_font_scale(self.font_scale / SCALE_STEP), "Ctrl+-")
+        action(view, "&Normal text size", lambda: self.set_font_scale(1.0), "Ctrl+0")
+        theme_menu = view.addMenu("&Theme")
+        self.theme_actions = QActionGroup(self)
+        for name in THEMES:
+            act = theme_menu.addAction(name.capitalize())
+            act.setData(name)
+            act.setCheckable(True)
+            act.triggered.connect(lambda _=False, n=name: self.set_theme(n))
+            self.theme_actions.addAction(act)
+        go = bar.addMenu("&Go")
+        action(go, "&Next step", self.next_step, "PgDown")
+        action(go, "&Previous step", self.previous_step, "PgUp")
+        action(go, "Next &panel", lambda: self.move_panel(1), "Ctrl+PgDown")
+        action(go, "Previous p&anel", lambda: self.move_panel(-1), "Ctrl+PgUp")
+        help_menu = bar.addMenu("&Help")
+        action(help_menu, "&About Attention Lab", self.about)
+
+    # --- remembered state -------------------------------------------------------------------
+    def _restore(self) -> None:
+        s = settings()
+        if s.contains("window/geometry"):
+            self.restoreGeometry(s.value("window/geometry"))
+        else:
+            self.resize(1400, 860)
+        if s.contains("window/splitter"):
+            self.splitter.restoreState(s.value("window/splitter"))
+        theme = str(s.value("view/theme", "system"))
+        self.set_theme(theme if theme in THEMES else "system")
+        try:
+            self.set_font_scale(float(s.value("view/font_scale", 1.0)))
+        except (TypeError, ValueError):
+            self.set_font_scale(1.0)
+        lesson_visible = str(s.value("view/lesson", "true")) == "true"
+        self.lesson_action.setChecked(lesson_visible)
+        self.lesson.setVisible(lesson_visible)
+        last = str(s.value("view/panel", self.keys()[0]))
+        self.show_panel(last if last in self.keys() else self.keys()[0])
+
+    def save_state(self) -> None:
+        s = settings()
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/splitter", self.splitter.saveState())
+        s.setValue("view/theme", self.theme)
+        s.setValue("view/font_scale", self.font_scale)
+        s.setValue("view/lesson", "true" if self.lesson_action.isChecked() else "false")
+        s.setValue("view/panel", self.current().key)
+        s.sync()
+
+    def closeEvent(self, event) -> None:
+        self.save_state()
+        worker.cancel_all()
+        super().closeEvent(event)

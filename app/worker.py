@@ -1,0 +1,122 @@
+"""Long work off the UI thread: QThreadPool tasks with progress, cancel and error signals.
+
+    task = run_task(core_function, arg, on_result=show, on_error=panel.show_message,
+                    on_progress=bar.update)
+    task.cancel()   # the next progress() call inside core_function raises Cancelled
+
+With ``on_progress`` given, the function is called with a keyword ``progress(done, total)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable
+
+from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, Signal
+
+log = logging.getLogger(__name__)
+
+_active: set[Task] = set()
+
+
+class Cancelled(Exception):
+    """Raised inside a task's progress callback once the task has been cancelled."""
+
+
+class Task(QObject):
+    """Handle on one background call; its signals arrive on the UI thread."""
+
+    progressed = Signal(int, int)
+    succeeded = Signal(object)
+    failed = Signal(str)
+    finished = Signal()
+
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, with_progress: bool):
+        super().__init__()
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.with_progress = with_progress
+        self.cancelled = False
+        self.done = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def _progress(self, done: int, total: int) -> None:
+        if self.cancelled:
+            raise Cancelled
+        self.progressed.emit(int(done), int(total))
+
+    def _execute(self) -> None:
+        try:
+            kwargs = dict(self.kwargs)
+            if self.with_progress:
+                kwargs["progress"] = self._progress
+            result = self.fn(*self.args, **kwargs)
+            if not self.cancelled:
+                self.succeeded.emit(result)
+        except Cancelled:
+            pass
+        except (ValueError, OSError, MemoryError, ImportError) as exc:
+            self.failed.emit(str(exc) or type(exc).__name__)
+        except Exception as exc:  # a bug: report it in the UI and in the log, never crash
+            log.error("Background task failed:\n%s", traceback.format_exc())
+            self.failed.emit(f"Unexpected error ({type(exc).__name__}): {exc}")
+        finally:
+            self.done = True
+            self.finished.emit()
+
+
+class _Runnable(QRunnable):
+    def __init__(self, task: Task):
+        super().__init__()
+        self.task = task
+
+    def run(self) -> None:
+        self.task._execute()
+
+
+def run_task(
+    fn: Callable,
+    *args,
+    on_result: Callable | None = None,
+    on_error: Callable[[str], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    **kwargs,
+) -> Task:
+    """Start ``fn(*args, **kwargs)`` in the global thread pool and return its Task."""
+    task = Task(fn, args, kwargs, with_progress=on_progress is not None)
+    if on_result:
+        task.succeeded.connect(on_result)
+    if on_error:
+        task.failed.connect(on_error)
+    if on_progress:
+        task.progressed.connect(on_progress)
+    _active.add(task)
+    task.finished.connect(lambda: _active.discard(task))
+    QThreadPool.globalInstance().start(_Runnable(task))
+    return task
+
+
+def busy() -> bool:
+    """True while any task is still running or its results are still to be delivered."""
+    return bool(_active)
+
+
+def wait_idle(timeout_s: float = 60.0) -> bool:
+    """Process events until every task has finished and reported (for tests and smoke)."""
+    deadline = time.monotonic() + timeout_s
+    while _active and time.monotonic() < deadline:
+        QCoreApplication.processEvents()
+        time.sleep(0.005)
+    QCoreApplication.processEvents()
+    return not _active
+
+
+def cancel_all(timeout_s: float = 10.0) -> None:
+    """Cancel every task and wait for the pool to drain (called when the window closes)."""
+    for task in list(_active):
+        task.cancel()
+    QThreadPool.globalInstance().waitForDone(int(timeout_s * 1000))
+    QCoreApplication.processEvents()

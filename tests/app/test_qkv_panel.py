@@ -1,0 +1,127 @@
+import numpy as np
+import pytest
+
+from app.panels.qkv import QKVPanel
+from core.attention import attend
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = QKVPanel()
+    qtbot.addWidget(p)
+    p.show()
+    return p
+
+
+def article_weights():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4, 8))
+    W_Q, W_K, W_V = (rng.normal(size=(8, 4)) for _ in range(3))
+    return attend(X @ W_Q, X @ W_K, X @ W_V), X @ W_V
+
+
+def test_default_view_shows_the_articles_numbers(panel):
+    trace, V = article_weights()
+    np.testing.assert_allclose(panel.weight_map.values, trace.weights)
+    np.testing.assert_allclose(panel.blend.c.values, trace.output)
+    np.testing.assert_allclose(panel.blend.b.values, V)
+    assert panel.blend.c.texts[1] == ["0.94", "−0.40", "−0.03", "0.59"]
+    assert "[0.94, −0.40, −0.03, 0.59]" in panel.output_note.text()
+    assert panel.weight_map.image.image.shape == (4, 4)
+    assert panel.weight_map.levels == (0.0, 1.0)
+    assert "Row sums: 1.00 1.00 1.00 1.00" in panel.sum_note.text()
+
+
+def test_steps_switch_views_and_diagram(panel):
+    for i in range(len(panel.steps)):
+        panel.set_step(i)
+        assert panel.pages.currentIndex() == i
+        assert panel.step_bar.currentIndex() == i
+    assert panel.diagram.active == "output"
+    panel.step_bar.setCurrentIndex(2)
+    assert panel.step == 2 and panel.diagram.active == "matmul"
+
+
+def test_every_step_view_matches_core(panel):
+    panel.tokens_edit.setText("a b c a d")
+    panel.d_k_spin.setValue(3)
+    Q, K, V = panel.example.projections()
+    t = attend(Q, K, V)
+    np.testing.assert_allclose(panel.score_map.values, t.scores)
+    np.testing.assert_allclose(panel.scaled_map.values, t.scaled)
+    np.testing.assert_allclose(panel.weight_map.values, t.weights)
+    np.testing.assert_allclose(panel.proj.c.values, Q)
+    np.testing.assert_array_equal(panel.x_view.values[0], panel.x_view.values[3])
+    assert panel.score_map.row_labels == ["a", "b", "c", "a", "d"]
+
+
+def test_clicking_a_projection_cell_highlights_its_row_and_column(panel):
+    panel.set_step(1)
+    panel.proj.c.clicked.emit(1, 2)
+    assert panel.proj.a.rows == {1} and panel.proj.b.cols == {2}
+    text = panel.proj.explanation.text()
+    assert text.startswith("Q[cat, 2] = ") and "X[cat] · W_Q[:, 2]" in text
+    assert text.endswith(f"= {panel.proj.c.texts[1][2]}")
+    panel.proj_buttons.buttons()[2].click()
+    assert panel.proj.c.name == "V" and panel.proj.a.rows == {1}
+
+
+def test_hover_text_explains_the_cell(panel):
+    assert panel.scaled_map.describe(1, 3).startswith("[cat → down] = ")
+    assert "÷ 2.000" in panel.scaled_map.describe(1, 3)
+    assert panel.weight_map.describe(0, 0).startswith("[the → the] = 0.3")
+
+
+def test_editing_x_changes_every_copy_and_the_result(panel):
+    panel.tokens_edit.setText("the cat the")
+    before = panel.weight_map.values.copy()
+    model = panel.x_view.model
+    assert model.setData(model.index(0, 0), "2,5")
+    assert panel.x_view.values[0, 0] == 2.5 and panel.x_view.values[2, 0] == 2.5
+    assert not np.allclose(before, panel.weight_map.values)
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "abc", ""])
+def test_bad_matrix_entries_are_refused_with_a_message(panel, text):
+    before = panel.x_view.values.copy()
+    model = panel.x_view.model
+    assert not model.setData(model.index(1, 2), text)
+    assert panel.message.isVisibleTo(panel) and panel.message.level == "error"
+    assert "X (embeddings)[cat, 2]" in panel.message.text()
+    np.testing.assert_array_equal(panel.x_view.values, before)
+
+
+@pytest.mark.parametrize(
+    "action, message",
+    [
+        (lambda p: p.tokens_edit.setText(""), "at least one token"),
+        (lambda p: p.tokens_edit.setText(" ".join(["x"] * 500)), "at most 64 tokens"),
+        (lambda p: p.d_k_spin.setValue(0), "d_k must be at least 1"),
+        (lambda p: p.d_model_spin.setValue(0), "d_model must be at least 1"),
+    ],
+)
+def test_bad_settings_keep_the_previous_state(panel, action, message):
+    before = panel.weight_map.values.copy()
+    action(panel)
+    assert message in panel.message.text()
+    np.testing.assert_array_equal(panel.weight_map.values, before)
+    assert np.all(np.isfinite(panel.weight_map.values))
+    panel.seed_spin.setValue(3)  # a valid change clears the message
+    assert not panel.message.isVisibleTo(panel)
+
+
+def test_reset_restores_the_article_example(panel):
+    panel.tokens_edit.setText("one two three")
+    panel.seed_spin.setValue(9)
+    panel.reset()
+    trace, _ = article_weights()
+    np.testing.assert_allclose(panel.weight_map.values, trace.weights)
+    assert panel.tokens_edit.text() == "the cat sat down" and panel.seed_spin.value() == 0
+
+
+def test_64_tokens_and_big_dims_stay_finite(panel):
+    panel.tokens_edit.setText(" ".join(f"w{i}" for i in range(64)))
+    panel.d_k_spin.setValue(256)
+    assert panel.weight_map.values.shape == (64, 64)
+    assert panel.weight_map.cells.texts == []  # too many cells to write numbers in
+    assert np.all(np.isfinite(panel.blend.c.values))

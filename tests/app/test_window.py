@@ -1,0 +1,123 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.about import versions
+from app.panels import PANELS
+from app.panels.base import Panel
+from app.settings import settings
+from resources import lesson_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_panels_registry_is_well_formed():
+    keys = [cls.key for cls in PANELS]
+    assert len(keys) == len(set(keys))
+    for cls in PANELS:
+        assert issubclass(cls, Panel) and cls.title and cls.steps
+        text = lesson_text(cls.lesson_file())
+        headings = [line for line in text.splitlines() if line.startswith("## ")]
+        assert len(headings) >= len(cls.steps) or len(cls.steps) == 1, cls.key
+
+
+def test_navigation_switches_every_panel(window, qtbot):
+    for row, cls in enumerate(PANELS):
+        window.nav.setCurrentRow(row)
+        assert isinstance(window.current(), cls)
+        assert window.lesson.toPlainText().strip()
+        assert cls.title in window.step_label.text()
+
+
+def test_page_down_steps_through_the_panel_then_on(window, qtbot):
+    panel = window.show_panel(PANELS[0].key)
+    panel.set_step(0)
+    for expected in range(1, len(panel.steps)):
+        qtbot.keyClick(window, Qt.Key.Key_PageDown)
+        assert panel.step == expected
+    assert f"step {len(panel.steps)} of {len(panel.steps)}" in window.step_label.text()
+    qtbot.keyClick(window, Qt.Key.Key_PageDown)
+    if len(PANELS) > 1:
+        assert window.current() is not panel and window.current().step == 0
+        qtbot.keyClick(window, Qt.Key.Key_PageUp)
+    assert window.current() is panel and panel.step == len(panel.steps) - 1
+    qtbot.keyClick(window, Qt.Key.Key_PageUp)
+    assert panel.step == len(panel.steps) - 2
+
+
+def test_lesson_pane_follows_the_step(window):
+    panel = window.show_panel("qkv")
+    panel.set_step(0)
+    top = window.lesson.verticalScrollBar().value()
+    panel.set_step(5)
+    assert window.lesson.verticalScrollBar().value() >= top
+    window.lesson_action.trigger()
+    assert not window.lesson.isVisible()
+
+
+def test_font_scale_reaches_widgets_and_plot_labels(window, qtbot):
+    panel = window.show_panel("qkv")
+    base = window.base_point_size
+    window.set_font_scale(2.0)
+    qtbot.wait(1)
+    assert panel.font().pointSizeF() == pytest.approx(2 * base)
+    axis = panel.score_map.plot.getAxis("left")
+    assert axis.style["tickFont"].pointSizeF() == pytest.approx(2 * base)
+    window.set_font_scale(100)
+    assert window.font_scale == 3.0
+
+
+def test_settings_are_remembered(window, qtbot):
+    from app.window import MainWindow
+
+    window.set_font_scale(1.5)
+    window.set_theme("dark")
+    window.lesson_action.setChecked(False)
+    window.close()
+    s = settings()
+    assert float(s.value("view/font_scale")) == pytest.approx(1.5)
+    again = MainWindow()
+    qtbot.addWidget(again)
+    assert again.font_scale == pytest.approx(1.5)
+    assert again.theme == "dark" and not again.lesson_action.isChecked()
+    again.set_theme("light")
+
+
+def test_dark_theme_restyles_plots(window):
+    panel = window.show_panel("qkv")
+    window.set_theme("dark")
+    assert panel.score_map.view.backgroundBrush().color().lightness() < 80
+    window.set_theme("light")
+    assert panel.score_map.view.backgroundBrush().color().lightness() > 200
+
+
+def test_about_lists_versions():
+    v = versions()
+    assert v["Attention Lab"] and v["NumPy"] and v["Qt"]
+    assert "PyTorch" in v
+
+
+def test_unknown_panel_is_a_clear_error(window):
+    with pytest.raises(ValueError, match="No panel called 'nope'"):
+        window.show_panel("nope")
+
+
+def test_window_opens_without_importing_torch(tmp_path):
+    code = (
+        "import sys\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "from app import settings\n"
+        f"settings.use_folder({str(tmp_path)!r})\n"
+        "app = QApplication([])\n"
+        "from app.window import MainWindow\n"
+        "w = MainWindow(); w.show(); app.processEvents()\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    env = {"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.split() == ["False", "False"]

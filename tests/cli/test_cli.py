@@ -1,0 +1,51 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import core
+from app.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"attention-lab {core.__version__}"
+
+
+def test_smoke_renders_every_panel(tmp_path):
+    out = run_cli("smoke", "--screenshots", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    from app.panels import PANELS
+
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert len(pngs) == len(PANELS)
+    for path in tmp_path.glob("*.png"):
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+    assert "Traceback" not in out.stderr
+
+
+def test_smoke_unknown_panel_is_one_line_error():
+    out = run_cli("smoke", "--panel", "nope")
+    assert out.returncode == 2
+    assert (
+        out.stderr.strip().splitlines() == [out.stderr.strip().splitlines()[0]]
+        and "unknown panel nope" in out.stderr
+    )
+
+
+def test_bad_flag_exits_2_without_traceback():
+    out = run_cli("--no-such-flag")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
