@@ -165,8 +165,8 @@ def same_word(result: ModelAttention) -> np.ndarray:
             "No word occurs twice in this text; type a sentence that repeats a word, "
             "e.g. 'the cat saw the dog'."
         )
-    per_row = (result.attentions * same).sum(axis=-1, dtype=np.float64)  # (L, H, T)
-    return per_row[..., rows].mean(axis=-1)
+    per_row = np.einsum("lhij,ij->lhi", result.attentions[..., rows, :], same[rows].astype(np.float32))
+    return per_row.astype(np.float64).mean(axis=-1)  # (L, H)
 
 
 PATTERNS: dict[str, tuple[str, Callable[[ModelAttention], np.ndarray]]] = {
@@ -249,3 +249,9 @@ def pair_mask(result: ModelAttention, part: str) -> np.ndarray:
         raise ValueError("This is a single sentence; give a second sentence (B) to compare A and B.")
     src, dst = ("AB".index(part[0]), "AB".index(part[-1]))
     return (result.segment == src)[:, None] & (result.segment == dst)[None, :]
+
+
+def only_part(result: ModelAttention, part: str) -> ModelAttention:
+    """Keep the weights of one sentence-pair block (e.g. "A→B"); every other weight becomes 0."""
+    keep = pair_mask(result, part)
+    return replace(result, attentions=np.where(keep, result.attentions, np.float32(0.0)))

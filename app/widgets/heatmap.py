@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtGui import QColor, QFontMetrics, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
 from app.widgets.colors import colormap, default_levels
@@ -77,6 +77,7 @@ class Heatmap(QWidget):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.readout)
         self.view.scene().sigMouseMoved.connect(self._on_move)
+        self.plot.vb.sigResized.connect(self._set_ticks)
         self.view.scene().sigMouseClicked.connect(self._on_click)
 
     def set_data(
@@ -148,12 +149,24 @@ class Heatmap(QWidget):
             self.clicked.emit(*cell)
 
     def _set_ticks(self) -> None:
-        def ticks(labels):
+        def ticks(labels, stagger=False):
             stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
-            return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
+            shown = range(0, len(labels), stride)
+            # a staggered label gets an empty second line, which lifts it one line up
+            return [[(k + 0.5, labels[k] + ("\n" if stagger and n % 2 else "")) for n, k in enumerate(shown)]]
 
         self.plot.getAxis("left").setTicks(ticks(self.row_labels))
-        self.plot.getAxis("top").setTicks(ticks(self.col_labels))
+        self.plot.getAxis("top").setTicks(ticks(self.col_labels, self._crowded()))
+
+    def _crowded(self) -> bool:
+        """True when the column labels are wider than their cells; they then alternate in two rows."""
+        (x0, x1), _ = self.plot.vb.viewRange()
+        if len(self.col_labels) < 2 or x1 <= x0:
+            return False
+        stride = max(1, int(np.ceil(len(self.col_labels) / MAX_TICK_LABELS)))
+        cell = stride * self.plot.vb.width() / (x1 - x0)
+        metrics = QFontMetrics(self.plot.getAxis("top").style.get("tickFont") or QApplication.font())
+        return max(metrics.horizontalAdvance(label) for label in self.col_labels) > 0.9 * cell
 
     def _update_texts(self) -> None:
         """Write the numbers into the cells (small matrices only), in black or white for contrast."""

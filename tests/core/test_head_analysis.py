@@ -8,6 +8,7 @@ from core.head_analysis import (
     drop_special,
     find_head,
     find_pattern,
+    only_part,
     pair_mask,
     to_words,
     token_index,
@@ -128,3 +129,11 @@ def test_pair_mask_selects_one_block():
         pair_mask(make(heads(np.random.default_rng(6))), "A→A")
     with pytest.raises(ValueError, match="Choose one of"):
         pair_mask(r, "A→C")
+
+
+def test_only_part_zeroes_everything_outside_the_block():
+    a = heads(np.random.default_rng(7))
+    r = only_part(make(a, segment=[0, 0, 0, 0, 1, 1, 1]), "A→B")
+    np.testing.assert_allclose(r.attentions[..., :4, 4:], a[..., :4, 4:], rtol=1e-6)
+    assert not r.attentions[..., 4:, :].any() and not r.attentions[..., :, :4].any()
+    assert find_head(r, "[CLS]", "saw").best.score == pytest.approx(a[..., 0, 4].max(), rel=1e-6)
