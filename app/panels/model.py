@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -87,6 +88,7 @@ class ModelPanel(Panel):
         self.ranking: HeadRanking | None = None  # the last "find a head" ranking
         self.find_pair: tuple[str, str] = (DEFAULT_FROM, DEFAULT_TO)
         self.load_task: worker.Task | None = None
+        self.load_generation = 0
         self.run_task: worker.Task | None = None
         self.run_pending = False
         self._build()
@@ -220,8 +222,8 @@ class ModelPanel(Panel):
         until the new one is ready."""
         from core import models
 
-        if self.load_task is not None:
-            self.load_task.cancel()
+        self._stop_loading()
+        self.load_generation += 1  # results of earlier loads are ignored from now on
         if source in _loaded:
             _loaded.move_to_end(source)
             self._on_loaded(_loaded[source])
@@ -230,20 +232,26 @@ class ModelPanel(Panel):
         self.progress.show()
         self.cancel_button.show()
         self.model_info.setText(f"Loading {BUNDLED_NAME if source == BUNDLED else Path(source).name}…")
-        task = worker.run_task(
+        self.load_task = worker.run_task(
             models.load_model,
             source,
-            on_result=self._on_loaded,
-            on_error=self._on_load_error,
+            on_result=partial(self._on_loaded, generation=self.load_generation),
+            on_error=partial(self._on_load_error, generation=self.load_generation),
             on_progress=self._on_load_progress,
         )
-        task.finished.connect(lambda: self._load_finished(task))
-        self.load_task = task
+
+    def _stop_loading(self) -> None:
+        """Forget the load in progress, if any; a late result of it is ignored by its generation."""
+        if self.load_task is not None:
+            self.load_task.cancel()
+            self.load_task = None
+        self.progress.hide()
+        self.cancel_button.hide()
 
     def cancel_load(self) -> None:
         if self.load_task is not None:
-            self.load_task.cancel()
-            self._load_finished(self.load_task)
+            self._stop_loading()
+            self.load_generation += 1
             self._show_model_info()
             self.show_message("Loading was cancelled; the previous model stays.", "info")
 
@@ -251,18 +259,18 @@ class ModelPanel(Panel):
         self.progress.setRange(0, total)
         self.progress.setValue(done)
 
-    def _load_finished(self, task: worker.Task) -> None:
-        if task is self.load_task:
-            self.load_task = None
-            self.progress.hide()
-            self.cancel_button.hide()
-
-    def _on_load_error(self, message: str) -> None:
+    def _on_load_error(self, message: str, generation: int) -> None:
+        if generation != self.load_generation:
+            return
+        self._stop_loading()
         self.show_message(message)
         self._show_model_info()
         self._fill_model_combo()
 
-    def _on_loaded(self, model) -> None:
+    def _on_loaded(self, model, generation: int | None = None) -> None:
+        if generation is not None and generation != self.load_generation:
+            return  # cancelled or replaced by a newer load
+        self._stop_loading()
         _loaded[model.source] = model
         _loaded.move_to_end(model.source)
         while len(_loaded) > KEEP_LOADED:
@@ -322,25 +330,29 @@ class ModelPanel(Panel):
             return
         from core import models
 
-        task = worker.run_task(
+        self.run_task = worker.run_task(
             models.run,
             self.model,
             self.text_edit.text(),
             self.text_b_edit.text(),
-            on_result=self._on_run,
-            on_error=self.show_message,
+            on_result=partial(self._on_run, self.model),
+            on_error=self._on_run_error,
         )
-        task.finished.connect(self._run_finished)
-        self.run_task = task
 
-    def _run_finished(self) -> None:
+    def _run_done(self) -> None:
+        """A run ends in exactly one result or error; then the newest waiting text runs."""
         self.run_task = None
         if self.run_pending:
             self.run_pending = False
             self.request_run()
 
-    def _on_run(self, raw: ModelAttention) -> None:
-        if self.model is None or raw.shape[:2] != (self.model.n_layers, self.model.n_heads):
+    def _on_run_error(self, message: str) -> None:
+        self._run_done()
+        self.show_message(message)
+
+    def _on_run(self, model, raw: ModelAttention) -> None:
+        self._run_done()
+        if model is not self.model:
             return  # the result of a model that has since been replaced
         self.raw = raw
         is_pair = raw.is_pair
