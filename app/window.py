@@ -7,8 +7,11 @@ theme and the lesson pane are remembered between sessions.
 
 from __future__ import annotations
 
+import logging
+from importlib.resources import files
+
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -28,6 +31,8 @@ from app.settings import settings
 from app.theme import THEMES, apply_theme, style_plots
 from resources import lesson_text
 
+log = logging.getLogger(__name__)
+
 MIN_SCALE, MAX_SCALE, SCALE_STEP = 0.6, 3.0, 1.15
 
 
@@ -35,6 +40,7 @@ class MainWindow(QMainWindow):
     def __init__(self, panels: list[type[Panel]] = PANELS):
         super().__init__()
         self.setWindowTitle("Attention Lab")
+        self.setWindowIcon(QIcon(str(files("resources").joinpath("icons", "attention-lab.svg"))))
         self.classes = list(panels)
         self.panels: dict[str, Panel] = {}
         app = QApplication.instance()
@@ -46,7 +52,7 @@ class MainWindow(QMainWindow):
 
         self.nav = QListWidget()
         self.nav.addItems([cls.title for cls in self.classes])
-        self.nav.setMaximumWidth(230)
+        self.nav.setMaximumWidth(220)
         self.stack = QStackedWidget()
         self.lesson = QTextBrowser()
         self.lesson.setOpenExternalLinks(True)
@@ -54,7 +60,7 @@ class MainWindow(QMainWindow):
         for widget, stretch in ((self.nav, 0), (self.stack, 3), (self.lesson, 1)):
             self.splitter.addWidget(widget)
             self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
-        self.splitter.setSizes([200, 900, 360])
+        self.splitter.setSizes([170, 920, 330])
         self.setCentralWidget(self.splitter)
         self.step_label = QLabel()
         self.statusBar().addPermanentWidget(self.step_label)
@@ -166,6 +172,11 @@ class MainWindow(QMainWindow):
 
     def toggle_full_screen(self, on: bool) -> None:
         self.showFullScreen() if on else self.showNormal()
+
+    def report_exception(self, kind, value, tb) -> None:
+        """Unexpected errors: full traceback to the log, one line in the status bar; the app goes on."""
+        log.error("Unexpected error", exc_info=(kind, value, tb))
+        self.statusBar().showMessage(f"Unexpected error ({kind.__name__}): {value}. Details are in the log.")
 
     def about(self) -> None:
         rows = "".join(f"<tr><td>{k}</td><td><b>{v}</b></td></tr>" for k, v in versions().items())

@@ -14,7 +14,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
 
 log = logging.getLogger(__name__)
 
@@ -68,15 +68,6 @@ class Task(QObject):
             self.finished.emit()
 
 
-class _Runnable(QRunnable):
-    def __init__(self, task: Task):
-        super().__init__()
-        self.task = task
-
-    def run(self) -> None:
-        self.task._execute()
-
-
 def run_task(
     fn: Callable,
     *args,
@@ -95,7 +86,7 @@ def run_task(
         task.progressed.connect(on_progress)
     _active.add(task)
     task.finished.connect(lambda: _active.discard(task))
-    QThreadPool.globalInstance().start(_Runnable(task))
+    QThreadPool.globalInstance().start(task._execute)  # a plain callable: Qt owns no Python object
     return task
 
 

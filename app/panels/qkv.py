@@ -62,6 +62,7 @@ class QKVPanel(Panel):
         self.settings = Settings()
         self.example: Example = random_example(tokenize(self.settings.text), 8, 4, 0)
         self.projection = "Q"
+        self.stale: set[int] = set()
         self._build()
         self._recompute()
         self.set_step(0)
@@ -88,7 +89,7 @@ class QKVPanel(Panel):
         left.addWidget(self.diagram, 1)
         left_box = QWidget()
         left_box.setLayout(left)
-        left_box.setMaximumWidth(330)
+        left_box.setMaximumWidth(270)
 
         self.x_view = MatrixView("X (embeddings)", editable=True)
         self.x_view.set_describer(self._describe_x)
@@ -204,7 +205,8 @@ class QKVPanel(Panel):
 
     def _set_projection(self, name: str) -> None:
         self.projection = name
-        self._show_projection()
+        self.stale.add(1)
+        self._refresh(self.step)
 
     def reset(self) -> None:
         """Back to the seeded example of the first article (the cat sat down, 8 → 4, seed 0)."""
@@ -221,38 +223,65 @@ class QKVPanel(Panel):
 
     # --- one recompute, then update the existing views ----------------------------------------
     def _recompute(self) -> None:
+        """One core computation; only the visible step's view is redrawn now, the others when shown."""
         self.Q, self.K, self.V = self.example.projections()
         self.trace: AttentionTrace = attend(self.Q, self.K, self.V)
         self.clear_message()
-        tokens, ex, t = self.example.tokens, self.example, self.trace
         n, d_k = self.Q.shape
-        dims = [str(k) for k in range(ex.table.shape[1])]
-        self.x_view.set_data(ex.X, tokens, dims)
-        self._show_projection()
-        self.score_map.set_data(t.scores, tokens, tokens)
-        self.scaled_map.set_data(t.scaled, tokens, tokens)
+        self.diagram.set_shapes(n, n, d_k, d_k)
+        self.stale = set(range(len(self.steps)))
+        self._refresh(self.step)
+
+    def _refresh(self, step: int) -> None:
+        if step in self.stale:
+            self.stale.discard(step)
+            (
+                self._show_embeddings,
+                self._show_projection,
+                self._show_scores,
+                self._show_scaled,
+                self._show_weights,
+                self._show_blend,
+            )[step]()
+
+    def _show_embeddings(self) -> None:
+        ex = self.example
+        self.x_view.set_data(ex.X, ex.tokens, [str(k) for k in range(ex.table.shape[1])])
+
+    def _show_scores(self) -> None:
+        tokens = self.example.tokens
+        self.score_map.set_data(self.trace.scores, tokens, tokens)
+
+    def _show_scaled(self) -> None:
+        tokens, d_k = self.example.tokens, self.Q.shape[1]
+        self.scaled_map.set_data(self.trace.scaled, tokens, tokens)
+        self.scale_note.setText(
+            f"Step 2: divide by √d_k = √{d_k} = {explain.num(np.sqrt(d_k), 3)}. Longer vectors give "
+            "bigger dot products; the division keeps the scores in a range where softmax stays soft."
+        )
+
+    def _show_weights(self) -> None:
+        tokens, t = self.example.tokens, self.trace
         self.weight_map.set_data(t.weights, tokens, tokens, levels=(0.0, 1.0))
         sums = " ".join(explain.num(v) for v in t.weights.sum(axis=1))
         self.sum_note.setText(
             "Step 3: softmax turns each row into weights between 0 and 1 that add up to 1: how much "
             f"each token takes from every other. Row sums: {sums}."
         )
-        self.scale_note.setText(
-            f"Step 2: divide by √d_k = √{d_k} = {explain.num(np.sqrt(d_k), 3)}. Longer vectors give "
-            "bigger dot products; the division keeps the scores in a range where softmax stays soft."
-        )
-        cols = [str(k) for k in range(d_k)]
+
+    def _show_blend(self) -> None:
+        tokens, t = self.example.tokens, self.trace
+        cols = [str(k) for k in range(self.V.shape[1])]
         self.blend.a.set_data(t.weights, tokens, tokens, levels=(0.0, 1.0))
         self.blend.b.set_data(self.V, tokens, cols)
         self.blend.c.set_data(t.output, tokens, cols)
         self.blend.refresh()
-        focus = 1 if n > 1 else 0
+        focus = 1 if len(tokens) > 1 else 0
         vector = ", ".join(explain.num(v) for v in t.output[focus])
         self.output_note.setText(
             "Step 4: each token's new vector is a blend of every value, mixed by its weights. "
             f"New vector for “{tokens[focus]}”: [{vector}]. Click a cell of the output."
         )
-        self.diagram.set_shapes(n, n, d_k, d_k)
 
     def _show_projection(self) -> None:
         name, ex = self.projection, self.example
@@ -284,6 +313,7 @@ class QKVPanel(Panel):
 
     # --- lecture steps, smoke, export -------------------------------------------------------------
     def show_step(self, i: int) -> None:
+        self._refresh(i)
         self.pages.setCurrentIndex(i)
         self.diagram.set_active(DIAGRAM_BOX[i])
 

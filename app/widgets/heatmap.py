@@ -19,10 +19,15 @@ from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
+TICK_FILL = 0.7  # the share of an axis that tick labels may cover (pyqtgraph drops them above 0.8)
 
 
 class Heatmap(QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
+
+    Tick labels are thinned out to what fits the view, and to at most max_ticks per axis (the
+    hover readout still names every cell). labels=False drops the tick labels and the readout
+    line, for small multiples.
 
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
     """
@@ -36,23 +41,26 @@ class Heatmap(QWidget):
         signed: bool = False,
         colorbar: bool = True,
         cell_text: bool = True,
+        max_ticks: int = MAX_TICK_LABELS,
+        labels: bool = True,
         parent=None,
     ):
         super().__init__(parent)
-        self.signed, self.cell_text = signed, cell_text
+        self.signed, self.cell_text, self.max_ticks = signed, cell_text, max_ticks
         self.values = np.zeros((0, 0))
         self.levels = (0.0, 1.0)
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
         self.describer: Callable[[int, int], str] | None = None
+        self.ticks_key: tuple = ()  # labels and strides the axes show now
         self.view = pg.GraphicsLayoutWidget()
         self.plot = self.view.addPlot(title=title or None)
         self.plot.invertY(True)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        self.plot.setAspectLocked(True)
-        self.plot.showAxis("top")
+        self.plot.showAxis("top", labels)
+        self.plot.showAxis("left", labels)
         self.plot.hideAxis("bottom")
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(colormap(signed))
@@ -76,9 +84,10 @@ class Heatmap(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.readout)
+        self.readout.setVisible(labels)
         self.view.scene().sigMouseMoved.connect(self._on_move)
-        self.plot.vb.sigResized.connect(self._set_ticks)
         self.view.scene().sigMouseClicked.connect(self._on_click)
+        self.plot.vb.sigResized.connect(self._set_ticks)
 
     def set_data(
         self,
@@ -92,6 +101,7 @@ class Heatmap(QWidget):
         if values.ndim != 2:
             raise ValueError(f"A heatmap needs a 2-D matrix, got shape {values.shape}.")
         reshaped = values.shape != self.values.shape
+        old_levels = self.levels
         self.values = values
         n, m = values.shape
         self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
@@ -100,27 +110,29 @@ class Heatmap(QWidget):
         shown = np.where(np.isfinite(values), values, np.nan)
         self.image.setImage(shown, autoLevels=False, levels=self.levels)
         self.image.setRect(QRectF(0, 0, m, n))
-        if self.colorbar is not None:
-            self.colorbar.setLevels(self.levels)
+        if self.colorbar is not None and (reshaped or tuple(self.levels) != tuple(old_levels)):
+            self.colorbar.setLevels(self.levels)  # a new range makes its axis lay out again
         self._set_ticks()
         if reshaped:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
         self._update_texts()
 
     def set_title(self, title: str) -> None:
-        self.plot.setTitle(title)
+        if title != self.plot.titleLabel.text:  # laying out the rich-text title is slow
+            self.plot.setTitle(title)
 
     def set_describer(self, describer: Callable[[int, int], str] | None) -> None:
         """``describer(i, j)`` returns the hover text for a cell (e.g. its formula with numbers)."""
         self.describer = describer
 
-    def mark(self, i: int | None, j: int | None = None) -> None:
-        """Outline cell (i, j), or the whole row i when j is None; None hides the outline."""
+    def mark(self, i: int | None, j: int | None = None, rows: int = 1, cols: int = 1) -> None:
+        """Outline the block of ``rows`` × ``cols`` cells from (i, j), or whole rows from i when j is
+        None; None hides the outline."""
         if i is None:
             self.marker.hide()
             return
         m = self.values.shape[1]
-        rect = QRectF(0, i, m, 1) if j is None else QRectF(j, i, 1, 1)
+        rect = QRectF(0, i, m, rows) if j is None else QRectF(j, i, cols, rows)
         self.marker.setRect(rect)
         self.marker.show()
 
@@ -149,24 +161,30 @@ class Heatmap(QWidget):
             self.clicked.emit(*cell)
 
     def _set_ticks(self) -> None:
-        def ticks(labels, stagger=False):
-            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
-            shown = range(0, len(labels), stride)
-            # a staggered label gets an empty second line, which lifts it one line up
-            return [[(k + 0.5, labels[k] + ("\n" if stagger and n % 2 else "")) for n, k in enumerate(shown)]]
+        """Label rows and columns evenly: as many as have room at the current size and font,
+        and at most max_ticks.
 
-        self.plot.getAxis("left").setTicks(ticks(self.row_labels))
-        self.plot.getAxis("top").setTicks(ticks(self.col_labels, self._crowded()))
+        The axes are only given new ticks when the labels or the thinning change, since new
+        ticks make them lay out again.
+        """
+        font = self.plot.getAxis("top").style.get("tickFont") or self.font()
+        metrics = QFontMetrics(font)
+        size = self.plot.vb.size()
+        widest = max(map(metrics.horizontalAdvance, self.col_labels), default=0)
+        n, m = len(self.row_labels), len(self.col_labels)
+        cap = (max(1, int(np.ceil(n / self.max_ticks))), max(1, int(np.ceil(m / self.max_ticks))))
+        row_stride = max(cap[0], _stride(n, size.height(), metrics.height()))
+        col_stride = max(cap[1], _stride(m, size.width(), widest + metrics.averageCharWidth()))
+        key = (self.row_labels, self.col_labels, row_stride, col_stride)
+        if key == self.ticks_key:
+            return
+        self.ticks_key = key
 
-    def _crowded(self) -> bool:
-        """True when the column labels are wider than their cells; they then alternate in two rows."""
-        (x0, x1), _ = self.plot.vb.viewRange()
-        if len(self.col_labels) < 2 or x1 <= x0:
-            return False
-        stride = max(1, int(np.ceil(len(self.col_labels) / MAX_TICK_LABELS)))
-        cell = stride * self.plot.vb.width() / (x1 - x0)
-        metrics = QFontMetrics(self.plot.getAxis("top").style.get("tickFont") or QApplication.font())
-        return max(metrics.horizontalAdvance(label) for label in self.col_labels) > 0.9 * cell
+        def ticks(labels, stride):
+            return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
+
+        self.plot.getAxis("left").setTicks(ticks(self.row_labels, row_stride))
+        self.plot.getAxis("top").setTicks(ticks(self.col_labels, col_stride))
 
     def _update_texts(self) -> None:
         """Write the numbers into the cells (small matrices only), in black or white for contrast."""
@@ -184,6 +202,13 @@ class Heatmap(QWidget):
             for d, f in zip(dark, finite, strict=True)
         ]
         self.cells.set_cells([num(v) for v in self.values.ravel()], colors, (n, m))
+
+
+def _stride(count: int, pixels: float, needed: float) -> int:
+    """Label every stride-th of ``count`` cells spread over ``pixels`` so labels need ``needed`` each."""
+    if count == 0 or pixels <= 0:
+        return 1
+    return max(1, int(np.ceil(needed * count / pixels)))
 
 
 class CellTexts(pg.GraphicsObject):
@@ -213,6 +238,9 @@ class CellTexts(pg.GraphicsObject):
         corner = to_screen.map(QPointF(0, 0))
         step = to_screen.map(QPointF(1, 1)) - corner
         w, h = abs(step.x()), abs(step.y())
+        metrics = painter.fontMetrics()
+        if max(metrics.horizontalAdvance(t) for t in self.texts) > w or metrics.height() > h:
+            return  # cells too small for their numbers: colours only (the hover readout still tells)
         for k, (text, color) in enumerate(zip(self.texts, self.colors, strict=True)):
             centre = to_screen.map(QPointF(k % m + 0.5, k // m + 0.5))
             painter.setPen(color)

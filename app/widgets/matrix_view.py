@@ -8,16 +8,15 @@ is not a finite number is refused with ``invalidEdit(message)`` and the matrix k
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QAbstractScrollArea,
     QHeaderView,
     QLabel,
-    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -26,9 +25,45 @@ from PySide6.QtWidgets import (
 from app.widgets.colors import colormap, default_levels
 from core.explain import num
 
-HIGHLIGHT = QColor("#ff8c00")
+HIGHLIGHT_BRUSH = QBrush(QColor("#ff8c00"))
+DARK_TEXT, LIGHT_TEXT = QBrush(QColor("#000000")), QBrush(QColor("#ffffff"))
+MASKED_BRUSH = QBrush(QColor("#dddddd"))
+MAX_TABLE_SIZE = (720, 560)  # pixels; a bigger matrix scrolls inside its table
+SHADES = 256  # colour steps per colormap; cell colours are cached brushes, one per step
 ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-MASKED = (221, 221, 221, 255)
+READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+EDITABLE = READ_ONLY | Qt.ItemFlag.ItemIsEditable
+DISPLAY, EDIT, FONT, ALIGNMENT, BACKGROUND, FOREGROUND = (
+    int(r)
+    for r in (
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.EditRole,
+        Qt.ItemDataRole.FontRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.BackgroundRole,
+        Qt.ItemDataRole.ForegroundRole,
+    )
+)
+
+
+@lru_cache(maxsize=4)
+def shade_table(signed: bool) -> tuple[list[QBrush], np.ndarray]:
+    """Brushes for SHADES steps of the colormap (plus one for masked cells), and which need dark text."""
+    rgb = colormap(signed).map(np.linspace(0, 1, SHADES), mode="byte")[:, :3].astype(float)
+    if signed:  # paler, so black text stays readable
+        rgb = 255 - (255 - rgb) * 0.6
+    brushes = [QBrush(QColor(*map(int, c))) for c in rgb] + [MASKED_BRUSH]
+    dark = np.append(rgb @ np.array([0.2126, 0.7152, 0.0722]) > 127, True)
+    return brushes, dark
+
+
+def number_texts(values: np.ndarray, decimals: int) -> list[list[str]]:
+    """Each cell's text, as core.explain.num writes it, formatted in one vectorised pass."""
+    texts = np.char.mod(f"%.{decimals}f", values)
+    texts = np.char.replace(texts, "-", "−")
+    texts[texts == "−" + "0." + "0" * decimals] = "0." + "0" * decimals
+    texts[np.isneginf(values)], texts[np.isposinf(values)], texts[np.isnan(values)] = "−∞", "∞", "–"
+    return texts.tolist()
 
 
 def parse_number(text: str) -> float:
@@ -54,21 +89,22 @@ class MatrixModel(QAbstractTableModel):
     def columnCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else self.view.values.shape[1]
 
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        i, j, view = index.row(), index.column(), self.view
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
-            return view.texts[i][j]
-        if role == Qt.ItemDataRole.TextAlignmentRole:
+    def data(self, index, role=DISPLAY):
+        # Called several times per visible cell on every repaint: plain ints and cached brushes only.
+        if role in (DISPLAY, EDIT):
+            return self.view.texts[index.row()][index.column()]
+        if role == BACKGROUND:
+            view, i, j = self.view, index.row(), index.column()
+            if view.is_highlighted(i, j):
+                return HIGHLIGHT_BRUSH
+            return view.brushes[view.shade[i, j]]
+        if role == FOREGROUND:
+            view, i, j = self.view, index.row(), index.column()
+            return DARK_TEXT if view.is_highlighted(i, j) or view.dark_text[i, j] else LIGHT_TEXT
+        if role == ALIGNMENT:
             return ALIGN_RIGHT
-        if role == Qt.ItemDataRole.BackgroundRole:
-            return QBrush(HIGHLIGHT if view.is_highlighted(i, j) else QColor(*view.rgba[i, j]))
-        if role == Qt.ItemDataRole.ForegroundRole:
-            dark = view.is_highlighted(i, j) or view.dark_text[i, j]
-            return QBrush(QColor("#000000" if dark else "#ffffff"))
-        if role == Qt.ItemDataRole.FontRole and view.is_highlighted(i, j):
-            font = QFont(view.font())
-            font.setBold(True)
-            return font
+        if role == FONT and self.view.is_highlighted(index.row(), index.column()):
+            return self.view.bold_font
         return None
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
@@ -78,8 +114,7 @@ class MatrixModel(QAbstractTableModel):
         return labels[section] if section < len(labels) else str(section)
 
     def flags(self, index):
-        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        return base | Qt.ItemFlag.ItemIsEditable if self.view.editable else base
+        return EDITABLE if self.view.editable else READ_ONLY
 
     def setData(self, index, value, role=Qt.ItemDataRole.EditRole):
         if role != Qt.ItemDataRole.EditRole:
@@ -133,8 +168,6 @@ class MatrixView(QWidget):
         self.model = MatrixModel(self)
         self.table.setModel(self.model)
         self.table.setMouseTracking(True)
-        self.table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
-        self.table.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Maximum)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         triggers = QAbstractItemView.EditTrigger
         self.table.setEditTriggers(
@@ -145,8 +178,11 @@ class MatrixView(QWidget):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.texts: list[list[str]] = []
-        self.rgba = np.zeros((0, 0, 4), dtype=np.uint8)
+        self.brushes, _ = shade_table(signed)
+        self.shade = np.zeros((0, 0), dtype=int)
         self.dark_text = np.zeros((0, 0), dtype=bool)
+        self.bold_font = QFont(self.font())
+        self.bold_font.setBold(True)
         self.readout = QLabel(" ")
         self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -179,21 +215,35 @@ class MatrixView(QWidget):
             self.rows, self.cols, self.cells = set(), set(), set()
         self._recolor()
         self.model.refresh(reshaped)
-        if reshaped:
-            self._size_columns()
+        self._size_columns()
 
     def _size_columns(self) -> None:
         """Size cells from the font and the widest number, not by measuring every cell."""
         metrics = self.table.fontMetrics()
-        widest = max((len(t) for row in self.texts for t in row), default=1)
-        labels = max((len(c) for c in self.col_labels), default=1)
-        self.table.horizontalHeader().setDefaultSectionSize(
-            metrics.horizontalAdvance("0" * max(widest, labels)) + 12
-        )
+        longest = max((t for row in self.texts for t in row), key=len, default="0")
+        label = max(self.col_labels, key=len, default="0")
+        widest = max(metrics.horizontalAdvance(longest), metrics.horizontalAdvance(label))
+        self.table.horizontalHeader().setDefaultSectionSize(widest + 10)
         self.table.verticalHeader().setDefaultSectionSize(metrics.height() + 6)
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """Make the table exactly as big as its cells, up to MAX_TABLE_SIZE (then it scrolls)."""
+        table, frame = self.table, 2 * self.table.frameWidth()
+        width = table.verticalHeader().sizeHint().width() + table.horizontalHeader().length() + frame
+        height = table.horizontalHeader().sizeHint().height() + table.verticalHeader().length() + frame
+        bar = table.style().pixelMetric(table.style().PixelMetric.PM_ScrollBarExtent)
+        max_w, max_h = MAX_TABLE_SIZE
+        if width > max_w:
+            height += bar
+        if height > max_h:
+            width += bar
+        table.setFixedSize(min(width, max_w), min(height, max_h))
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.FontChange:
+            self.bold_font = QFont(self.font())
+            self.bold_font.setBold(True)
             self._size_columns()
         super().changeEvent(event)
 
@@ -212,18 +262,14 @@ class MatrixView(QWidget):
         return i in self.rows or j in self.cols or (i, j) in self.cells
 
     def _recolor(self) -> None:
-        """Cache every cell's text, colour and text colour (the table asks for them very often)."""
+        """Cache every cell's text and colour step (the table asks for them very often)."""
         v, (lo, hi) = self.values, self.levels
         finite = np.isfinite(v)
         frac = np.clip((np.where(finite, v, lo) - lo) / (hi - lo), 0.0, 1.0) if hi > lo else v * 0
-        rgba = colormap(self.signed).map(frac.ravel(), mode="byte").reshape(*v.shape, 4).astype(float)
-        if self.signed:  # paler, so black text stays readable
-            rgba[..., :3] = 255 - (255 - rgba[..., :3]) * 0.6
-        rgba[~finite] = MASKED
-        self.rgba = rgba.astype(np.uint8)
-        luminance = self.rgba[..., :3] @ np.array([0.2126, 0.7152, 0.0722]) / 255
-        self.dark_text = luminance > 0.5
-        self.texts = [[num(x, self.decimals) for x in row] for row in v]
+        self.brushes, dark = shade_table(self.signed)
+        self.shade = np.where(finite, np.rint(frac * (SHADES - 1)).astype(int), SHADES)
+        self.dark_text = dark[self.shade]
+        self.texts = number_texts(v, self.decimals)
 
     def describe(self, i: int, j: int) -> str:
         head = f"{self.name}[{self.row_labels[i]}, {self.col_labels[j]}] = "

@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.widgets.matrix_view import MatrixView
 
 
 def _operator(symbol: str) -> QLabel:
     label = QLabel(symbol)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+    label.setContentsMargins(4, label.fontMetrics().height() * 2, 4, 0)
     font = label.font()
     font.setPointSizeF(font.pointSizeF() * 1.6)
     label.setFont(font)
@@ -31,14 +32,20 @@ class ProductView(QWidget):
         self.selected: tuple[int, int] | None = None
         row = QHBoxLayout()
         for widget in (a, _operator("·"), b, _operator("="), c):
-            row.addWidget(widget)
+            row.addWidget(widget, 0, Qt.AlignmentFlag.AlignTop)
         row.addStretch(1)
         self.explanation = QLabel("Click a cell of the result to see how it is made.")
         self.explanation.setWordWrap(True)
         self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(row, 1)
+        strip = QWidget()
+        strip.setLayout(row)
+        scroller = QScrollArea()
+        scroller.setWidget(strip)
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QFrame.Shape.NoFrame)
+        layout.addWidget(scroller, 1)
         layout.addWidget(self.explanation)
         c.clicked.connect(self.select)
 

@@ -1,8 +1,10 @@
-"""A slider with a name and a live value readout, on a linear or logarithmic scale."""
+"""A slider with a name and a live value readout, on a linear or logarithmic scale,
+or stepping through a fixed list of values (``choices``, e.g. the powers of two)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
@@ -14,6 +16,7 @@ class LabelledSlider(QWidget):
     """``valueChanged(float)`` fires with the value on the chosen scale.
 
     integer=True gives whole numbers (one slider step each on a linear scale).
+    choices: the only values the slider can take, one slider step each, in increasing order.
     """
 
     valueChanged = Signal(float)
@@ -27,6 +30,7 @@ class LabelledSlider(QWidget):
         log: bool = False,
         integer: bool = False,
         decimals: int = 2,
+        choices: Sequence[float] | None = None,
         parent=None,
     ):
         super().__init__(parent)
@@ -34,9 +38,19 @@ class LabelledSlider(QWidget):
             raise ValueError(f"Bad slider range {minimum} … {maximum}.")
         self.minimum, self.maximum, self.log = minimum, maximum, log
         self.integer, self.decimals = integer, decimals
+        self.choices = None if choices is None else [float(c) for c in choices]
+        if self.choices is not None and (
+            not self.choices
+            or self.choices != sorted(set(self.choices))
+            or not minimum <= self.choices[0] <= self.choices[-1] <= maximum
+        ):
+            raise ValueError(f"Slider choices must increase within {minimum} … {maximum}.")
         self.name = QLabel(label)
         self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setRange(0, int(maximum - minimum) if integer and not log else STEPS)
+        if self.choices is not None:
+            self.slider.setRange(0, len(self.choices) - 1)
+        else:
+            self.slider.setRange(0, int(maximum - minimum) if integer and not log else STEPS)
         self.readout = QLabel()
         self.readout.setMinimumWidth(self.readout.fontMetrics().horizontalAdvance("0000000"))
         self.readout.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -49,6 +63,8 @@ class LabelledSlider(QWidget):
         self.setValue(value)
 
     def _to_value(self, position: int) -> float:
+        if self.choices is not None:
+            return self.choices[position]
         frac = position / self.slider.maximum()
         if self.log:
             v = self.minimum * (self.maximum / self.minimum) ** frac
@@ -58,6 +74,8 @@ class LabelledSlider(QWidget):
 
     def _to_position(self, value: float) -> int:
         value = min(max(value, self.minimum), self.maximum)
+        if self.choices is not None:
+            return self.choices.index(self._snap(value))
         if self.log:
             frac = math.log(value / self.minimum) / math.log(self.maximum / self.minimum)
         else:
@@ -69,13 +87,21 @@ class LabelledSlider(QWidget):
 
     def setValue(self, value: float) -> None:
         """Move to ``value`` (clamped to the range); emits valueChanged when it changes."""
-        value = min(max(float(value), self.minimum), self.maximum)
+        value = self._snap(min(max(float(value), self.minimum), self.maximum))
         self._value = float(round(value)) if self.integer else value
         self._show_value()
         self.slider.blockSignals(True)
         self.slider.setValue(self._to_position(self._value))
         self.slider.blockSignals(False)
         self.valueChanged.emit(self._value)
+
+    def _snap(self, value: float) -> float:
+        """The nearest choice to ``value`` (nearest in ratio on a log scale); ``value`` without choices."""
+        if self.choices is None:
+            return value
+        if self.log:
+            return min(self.choices, key=lambda c: abs(math.log(c / value)))
+        return min(self.choices, key=lambda c: abs(c - value))
 
     def _on_slider(self, position: int) -> None:
         self._value = self._to_value(position)

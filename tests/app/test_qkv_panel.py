@@ -20,8 +20,14 @@ def article_weights():
     return attend(X @ W_Q, X @ W_K, X @ W_V), X @ W_V
 
 
+def visit_all_steps(panel):
+    for i in range(len(panel.steps)):
+        panel.set_step(i)
+
+
 def test_default_view_shows_the_articles_numbers(panel):
     trace, V = article_weights()
+    visit_all_steps(panel)
     np.testing.assert_allclose(panel.weight_map.values, trace.weights)
     np.testing.assert_allclose(panel.blend.c.values, trace.output)
     np.testing.assert_allclose(panel.blend.b.values, V)
@@ -45,6 +51,7 @@ def test_steps_switch_views_and_diagram(panel):
 def test_every_step_view_matches_core(panel):
     panel.tokens_edit.setText("a b c a d")
     panel.d_k_spin.setValue(3)
+    visit_all_steps(panel)
     Q, K, V = panel.example.projections()
     t = attend(Q, K, V)
     np.testing.assert_allclose(panel.score_map.values, t.scores)
@@ -66,7 +73,18 @@ def test_clicking_a_projection_cell_highlights_its_row_and_column(panel):
     assert panel.proj.c.name == "V" and panel.proj.a.rows == {1}
 
 
+def test_hidden_steps_catch_up_when_shown(panel):
+    visit_all_steps(panel)
+    panel.set_step(0)
+    panel.seed_spin.setValue(5)
+    assert panel.stale == {1, 2, 3, 4, 5}
+    panel.set_step(4)
+    Q, K, V = panel.example.projections()
+    np.testing.assert_allclose(panel.weight_map.values, attend(Q, K, V).weights)
+
+
 def test_hover_text_explains_the_cell(panel):
+    visit_all_steps(panel)
     assert panel.scaled_map.describe(1, 3).startswith("[cat → down] = ")
     assert "÷ 2.000" in panel.scaled_map.describe(1, 3)
     assert panel.weight_map.describe(0, 0).startswith("[the → the] = 0.3")
@@ -74,10 +92,13 @@ def test_hover_text_explains_the_cell(panel):
 
 def test_editing_x_changes_every_copy_and_the_result(panel):
     panel.tokens_edit.setText("the cat the")
+    visit_all_steps(panel)
     before = panel.weight_map.values.copy()
+    panel.set_step(0)
     model = panel.x_view.model
     assert model.setData(model.index(0, 0), "2,5")
     assert panel.x_view.values[0, 0] == 2.5 and panel.x_view.values[2, 0] == 2.5
+    panel.set_step(4)
     assert not np.allclose(before, panel.weight_map.values)
 
 
@@ -101,6 +122,7 @@ def test_bad_matrix_entries_are_refused_with_a_message(panel, text):
     ],
 )
 def test_bad_settings_keep_the_previous_state(panel, action, message):
+    panel.set_step(4)
     before = panel.weight_map.values.copy()
     action(panel)
     assert message in panel.message.text()
@@ -114,6 +136,7 @@ def test_reset_restores_the_article_example(panel):
     panel.tokens_edit.setText("one two three")
     panel.seed_spin.setValue(9)
     panel.reset()
+    panel.set_step(4)
     trace, _ = article_weights()
     np.testing.assert_allclose(panel.weight_map.values, trace.weights)
     assert panel.tokens_edit.text() == "the cat sat down" and panel.seed_spin.value() == 0
@@ -122,6 +145,7 @@ def test_reset_restores_the_article_example(panel):
 def test_64_tokens_and_big_dims_stay_finite(panel):
     panel.tokens_edit.setText(" ".join(f"w{i}" for i in range(64)))
     panel.d_k_spin.setValue(256)
+    visit_all_steps(panel)
     assert panel.weight_map.values.shape == (64, 64)
     assert panel.weight_map.cells.texts == []  # too many cells to write numbers in
     assert np.all(np.isfinite(panel.blend.c.values))

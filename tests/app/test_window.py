@@ -121,3 +121,12 @@ def test_window_opens_without_importing_torch(tmp_path):
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, check=True
     )
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_unexpected_errors_reach_the_status_bar(window, caplog):
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError as exc:
+        window.report_exception(RuntimeError, exc, exc.__traceback__)
+    assert "Unexpected error (RuntimeError): boom" in window.statusBar().currentMessage()
+    assert "boom" in caplog.text

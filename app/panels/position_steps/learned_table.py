@@ -1,0 +1,96 @@
+"""Step 3: a learned position table and the first position it has no row for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
+
+from app.panels.position_steps.page import HEATMAP_ROWS, Notice, Page, plot, spin
+from app.widgets import Heatmap
+from core import positional as pos
+
+TABLE_WIDTH = 16
+MAX_TABLE_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class TableState:
+    rows: int = 1024
+    length: int = 1024
+
+
+@dataclass(frozen=True)
+class TableResult:
+    table: pos.LearnedTable
+    vectors: np.ndarray  # (covered, TABLE_WIDTH) the rows the sequence gets
+    missing: pos.PositionOutOfRange | None
+    length: int
+
+
+class TablePage(Page):
+    def __init__(self, report):
+        super().__init__(TableState(), report)
+        s = self.state
+        self.rows_spin = spin(s.rows, 0, MAX_TABLE_ROWS)
+        self.length_spin = spin(s.length, 0, 10_000_000)
+        controls = QFormLayout()
+        controls.addRow("Table rows", self.rows_spin)
+        controls.addRow("Sequence length", self.length_spin)
+        self.heatmap = Heatmap("Vectors the sequence gets", signed=True, cell_text=False, max_ticks=8)
+        self.coverage = plot("Positions with a vector", "position (counting from 1)", "")
+        self.coverage.hideAxis("left")
+        self.coverage.setYRange(0, 1.2, padding=0)
+        self.covered = self.coverage.plot(fillLevel=0, brush="#2ca02c88", pen=None)
+        self.uncovered = self.coverage.plot(fillLevel=0, brush="#d6272888", pen=None)
+        self.end_line = pg.InfiniteLine(
+            angle=90,
+            pen=pg.mkPen("#d62728", width=2),
+            label="",
+            labelOpts={
+                "position": 0.85,
+                "color": "#ffffff",
+                "fill": "#d62728",
+                "anchors": [(1, 0.5), (1, 0.5)],
+            },
+        )
+        self.coverage.addItem(self.end_line)
+        views = QVBoxLayout()
+        views.addWidget(self.heatmap, 3)
+        views.addWidget(self.coverage, 1)
+        holder = QWidget()
+        holder.setLayout(views)
+        self.layout_with(
+            "A learned table stores one vector per position (GPT-2: 1,024 rows). The vectors here "
+            "are random, as before training; what matters is that the table has an end.",
+            controls,
+            holder,
+        )
+        self.rows_spin.valueChanged.connect(lambda v: self.apply(rows=v))
+        self.length_spin.valueChanged.connect(lambda v: self.apply(length=v))
+
+    def compute(self, s: TableState) -> TableResult:
+        table = pos.learned_table(s.rows, TABLE_WIDTH, np.random.default_rng(0))
+        try:
+            return TableResult(table, table.embed(s.length), None, s.length)
+        except pos.PositionOutOfRange as missing:
+            return TableResult(table, table.embed(table.rows), missing, s.length)
+
+    def draw(self, r: TableResult) -> Notice:
+        self.result = r
+        shown = pos.sample_positions(len(r.vectors), HEATMAP_ROWS)
+        dims = [str(j) for j in range(TABLE_WIDTH)]
+        top = float(np.abs(r.table.vectors).max())
+        self.heatmap.set_data(r.vectors[shown], [f"{p + 1:,}" for p in shown], dims, levels=(-top, top))
+        covered = min(r.length, r.table.rows)
+        self.covered.setData([0.5, covered + 0.5], [1.0, 1.0])
+        if r.missing is None:
+            self.uncovered.setData([], [])
+        else:
+            self.uncovered.setData([covered + 0.5, r.length + 0.5], [1.0, 1.0])
+        self.end_line.setPos(r.table.rows + 0.5)
+        self.end_line.label.setFormat(f"last row: {r.table.rows:,}")
+        self.coverage.setXRange(0.5, max(r.length, r.table.rows) * 1.05 + 0.5, padding=0)
+        return None if r.missing is None else (str(r.missing), "warning")

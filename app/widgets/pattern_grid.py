@@ -1,0 +1,108 @@
+"""PatternGrid: a row (or rows) of small pictures, one per pattern vector, each with a caption.
+
+A pattern of h·w numbers is drawn as an h × w picture in greys (+1 dark ink, −1 white paper), so
+stored memories, corrupted queries and retrieved states can be compared at a glance. All the
+pictures live in one image item; captions are reused text items; one picture can be outlined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
+
+GAP = 1  # empty pixels between pictures in a row
+CAPTION_ROWS = 3  # picture-pixels of room under each picture for its caption
+OUTLINE = QColor("#ff8c00")
+
+
+class PatternGrid(QWidget):
+    """``set_patterns(patterns (k, h·w), captions, levels, outline)`` draws k pictures of ``shape``."""
+
+    def __init__(self, title: str = "", shape: tuple[int, int] = (8, 8), columns: int = 10, parent=None):
+        super().__init__(parent)
+        self.shape, self.columns = shape, columns
+        self.patterns = np.zeros((0, shape[0] * shape[1]))
+        self.captions: list[str] = []
+        self.outlined: int | None = None
+        self.title = QLabel(title)  # a label, not a plot title, so a long title wraps instead of widening
+        self.title.setWordWrap(True)
+        self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.view = pg.GraphicsLayoutWidget()
+        self.plot = self.view.addViewBox(lockAspect=True, invertY=True, enableMenu=False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.setDefaultPadding(0.02)
+        self.plot.enableAutoRange()  # refit whenever the pictures or the widget's size change
+        self.image = pg.ImageItem(axisOrder="row-major")
+        greys = pg.colormap.get("CET-L1")  # black → white
+        greys.reverse()  # so +1 is dark ink and −1 white paper
+        self.image.setColorMap(greys)
+        self.plot.addItem(self.image)
+        self.labels: list[pg.TextItem] = []
+        self.outline = QGraphicsRectItem()
+        self.outline.setPen(QPen(OUTLINE, 0.35))
+        self.outline.setZValue(10)
+        self.outline.hide()
+        self.plot.addItem(self.outline, ignoreBounds=True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.view, 1)
+
+    def set_title(self, title: str) -> None:
+        self.title.setText(title)
+
+    def _origin(self, k: int) -> tuple[int, int]:
+        """Top-left pixel (x, y) of picture k."""
+        h, w = self.shape
+        return (k % self.columns) * (w + GAP), (k // self.columns) * (h + CAPTION_ROWS)
+
+    def set_patterns(
+        self,
+        patterns: np.ndarray,
+        captions: Sequence[str] | None = None,
+        levels: tuple[float, float] = (-1.0, 1.0),
+        outline: int | None = None,
+    ) -> None:
+        """Draw each row of ``patterns`` (k, h·w) as a picture; ``outline`` marks one of them."""
+        h, w = self.shape
+        patterns = np.atleast_2d(np.asarray(patterns, dtype=np.float64))
+        if patterns.shape[1] != h * w:
+            raise ValueError(f"Each pattern needs {h * w} numbers for a {h} × {w} picture.")
+        k = patterns.shape[0]
+        self.patterns, self.outlined = patterns, outline
+        self.captions = list(captions) if captions is not None else [str(i) for i in range(k)]
+        cols, rows = min(k, self.columns), -(-k // self.columns)
+        mosaic = np.full((rows * (h + CAPTION_ROWS), cols * (w + GAP) - GAP), np.nan)
+        for i, p in enumerate(patterns):
+            x, y = self._origin(i)
+            mosaic[y : y + h, x : x + w] = p.reshape(h, w)
+        self.image.setImage(mosaic, autoLevels=False, levels=levels)
+        self.image.setRect(QRectF(0, 0, mosaic.shape[1], mosaic.shape[0]))
+        self._set_captions()
+        if outline is None or not 0 <= outline < k:
+            self.outline.hide()
+        else:
+            x, y = self._origin(outline)
+            self.outline.setRect(QRectF(x - 0.3, y - 0.3, w + 0.6, h + 0.6))
+            self.outline.show()
+
+    def _set_captions(self) -> None:
+        h, w = self.shape
+        color = QApplication.palette().color(QPalette.ColorRole.Text)
+        while len(self.labels) < len(self.captions):
+            label = pg.TextItem(anchor=(0.5, 0.0))
+            self.plot.addItem(label, ignoreBounds=True)
+            self.labels.append(label)
+        for i, label in enumerate(self.labels):
+            if i < len(self.captions):
+                x, y = self._origin(i)
+                label.setText(self.captions[i], color=color)
+                label.setPos(x + w / 2, y + h)
+                label.show()
+            else:
+                label.hide()

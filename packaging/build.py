@@ -1,0 +1,164 @@
+"""Build Attention Lab as a standalone one-folder app, a .tar.xz and a .deb, in a clean venv.
+
+    python packaging/build.py --flavour full   # torch + transformers + the bundled model
+    python packaging/build.py --flavour lite   # NumPy + Qt only
+
+Everything goes under build/: venv-<flavour>/ (the clean build environment), dist-<flavour>/
+(the app folder) and the archives. ``--torch`` names the torch requirement for the full flavour
+(use a CPU build: see packaging/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build"
+NAME = "attention-lab"
+BIN = "Scripts" if sys.platform == "win32" else "bin"  # where a venv keeps its programs
+
+
+def run(*command, env=None) -> None:
+    print("+", " ".join(map(str, command)), flush=True)
+    subprocess.run([str(c) for c in command], check=True, cwd=ROOT, env=env)
+
+
+def version() -> str:
+    text = (ROOT / "core" / "__init__.py").read_text(encoding="utf-8")
+    return next(line.split('"')[1] for line in text.splitlines() if line.startswith("__version__"))
+
+
+def make_venv(flavour: str, torch: str, fresh: bool) -> Path:
+    """A clean environment with only what the flavour needs, and PyInstaller."""
+    path = BUILD / f"venv-{flavour}"
+    if fresh and path.exists():
+        shutil.rmtree(path)
+    if not path.exists():
+        venv.create(path, with_pip=True)
+    pip = [path / BIN / "pip", "install", "--quiet"]
+    run(*pip, "pyinstaller>=6.10", "pyinstaller-hooks-contrib")
+    if flavour == "full":
+        run(*pip, torch)
+        run(*pip, ".[models]")
+    else:
+        run(*pip, ".")
+    return path
+
+
+def render_icons(env_python: Path) -> Path:
+    """The SVG icon rendered to a 256 px PNG (Linux menus) and a .ico (Windows), with Qt."""
+    out = BUILD / "icons"
+    out.mkdir(parents=True, exist_ok=True)
+    code = (
+        "import sys\n"
+        "from PySide6.QtGui import QGuiApplication, QIcon\n"
+        "app = QGuiApplication(['x', '-platform', 'offscreen'])\n"
+        "icon = QIcon(sys.argv[1])\n"
+        "icon.pixmap(256, 256).save(sys.argv[2] + '.png')\n"
+        "icon.pixmap(256, 256).save(sys.argv[2] + '.ico')\n"
+    )
+    run(env_python, "-c", code, ROOT / "resources" / "icons" / f"{NAME}.svg", out / NAME)
+    return out
+
+
+def freeze(env: Path, flavour: str, icons: Path) -> Path:
+    dist = BUILD / f"dist-{flavour}"
+    extra = {"ATTENTION_LAB_FLAVOUR": flavour}
+    if sys.platform == "win32":  # on macOS, build_dmg.sh sets ATTENTION_LAB_ICON to the .icns
+        extra["ATTENTION_LAB_ICON"] = str(icons / f"{NAME}.ico")
+    run(
+        env / BIN / "pyinstaller",
+        "--noconfirm",
+        "--clean",
+        "--distpath",
+        dist,
+        "--workpath",
+        BUILD / f"work-{flavour}",
+        ROOT / "packaging" / f"{NAME}.spec",
+        env=dict(os.environ, **extra),
+    )
+    return dist / NAME
+
+
+def archive(folder: Path, flavour: str) -> Path:
+    target = BUILD / f"{NAME}-{version()}-{flavour}-linux-x86_64.tar.xz"
+    with tarfile.open(target, "w:xz", preset=6) as tar:
+        tar.add(folder, arcname=f"{NAME}-{flavour}")
+    return target
+
+
+def deb(folder: Path, flavour: str, icons: Path) -> Path:
+    """A .deb: the app under /opt/attention-lab, a command on PATH, a menu entry and an icon."""
+    package = NAME if flavour == "full" else f"{NAME}-lite"
+    other = f"{NAME}-lite" if flavour == "full" else NAME
+    stage = BUILD / f"deb-{flavour}"
+    if stage.exists():
+        shutil.rmtree(stage)
+    shutil.copytree(folder, stage / "opt" / NAME, symlinks=True)
+    (stage / "usr" / "bin").mkdir(parents=True)
+    (stage / "usr" / "bin" / NAME).symlink_to(f"/opt/{NAME}/{NAME}")
+    apps = stage / "usr" / "share" / "applications"
+    apps.mkdir(parents=True)
+    shutil.copy(ROOT / "packaging" / f"{NAME}.desktop", apps)
+    icon_dir = stage / "usr" / "share" / "icons" / "hicolor" / "256x256" / "apps"
+    icon_dir.mkdir(parents=True)
+    shutil.copy(icons / f"{NAME}.png", icon_dir)
+    size_kb = sum(p.stat().st_size for p in stage.rglob("*") if p.is_file()) // 1024
+    (stage / "DEBIAN").mkdir()
+    (stage / "DEBIAN" / "control").write_text(
+        f"Package: {package}\nVersion: {version()}\nArchitecture: amd64\n"
+        f"Maintainer: Attention Lab developers <attention-lab@users.noreply.github.com>\n"
+        f"Installed-Size: {size_kb}\nConflicts: {other}\nSection: education\nPriority: optional\n"
+        "Depends: libc6, libgl1, libegl1, libfontconfig1, libxkbcommon0, libdbus-1-3\n"
+        "Description: learn how transformer attention works by touching it\n"
+        " Attention Lab steps through softmax(QK^T/sqrt(d_k))V one operation at a time,\n"
+        " with live sliders, masks, positional encodings, cost and memory views"
+        + (", and the heads of a real model, offline.\n" if flavour == "full" else ".\n"),
+        encoding="utf-8",
+    )
+    target = BUILD / f"{package}_{version()}_amd64.deb"
+    run("dpkg-deb", "--root-owner-group", "-Zxz", "--build", stage, target)
+    return target
+
+
+def size(path: Path) -> str:
+    total = (
+        path.stat().st_size
+        if path.is_file()
+        else sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+    )
+    return f"{total / 2**20:.0f} MB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flavour", choices=("full", "lite"), required=True)
+    parser.add_argument(
+        "--torch", default="torch", help="torch requirement for the full flavour (default: torch)"
+    )
+    parser.add_argument(
+        "--reuse-venv",
+        action="store_true",
+        help="keep an existing build/venv-<flavour> instead of starting clean",
+    )
+    parser.add_argument("--no-deb", action="store_true", help="skip the .deb")
+    args = parser.parse_args()
+    env = make_venv(args.flavour, args.torch, fresh=not args.reuse_venv)
+    icons = render_icons(env / BIN / "python")
+    folder = freeze(env, args.flavour, icons)
+    outputs = [folder, archive(folder, args.flavour)]
+    if sys.platform.startswith("linux") and not args.no_deb:
+        outputs.append(deb(folder, args.flavour, icons))
+    for path in outputs:
+        print(f"{size(path):>8}  {path.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

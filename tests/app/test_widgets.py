@@ -1,0 +1,105 @@
+import numpy as np
+import pytest
+
+from app.widgets import Heatmap, LabelledSlider, MatrixView
+from app.widgets.matrix_view import number_texts, parse_number
+from core.explain import num
+
+
+def test_number_texts_match_core_formatting():
+    values = np.array([[-0.001, 1.234, -np.inf, np.nan, np.inf, -2.5, 0.0, 12345.678]])
+    assert number_texts(values, 2)[0] == [num(v) for v in values[0]]
+
+
+@pytest.mark.parametrize("text, value", [("1.5", 1.5), ("−2", -2.0), ("3,25", 3.25), (" 4 ", 4.0)])
+def test_parse_number_accepts_ordinary_numbers(text, value):
+    assert parse_number(text) == value
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "x", ""])
+def test_parse_number_refuses_the_rest(text):
+    with pytest.raises(ValueError):
+        parse_number(text)
+
+
+def test_heatmap_keeps_fixed_levels_and_masks_cells(qtbot):
+    h = Heatmap(signed=False)
+    qtbot.addWidget(h)
+    values = np.array([[0.2, -np.inf], [0.5, 0.5]])
+    h.set_data(values, ["a", "b"], ["c", "d"], levels=(0.0, 1.0))
+    assert h.image.levels.tolist() == [0.0, 1.0]
+    assert np.isnan(h.image.image[0, 1]) and h.image.image[1, 0] == 0.5
+    assert h.cells.texts == ["0.20", "−∞", "0.50", "0.50"]
+    assert h.describe(0, 1).startswith("[a → d] = −∞")
+    ticks = h.plot.getAxis("left")._tickLevels[0]
+    assert [label for _, label in ticks] == ["a", "b"]
+
+
+def test_heatmap_ticks_follow_labels_and_thin_out_to_fit(qtbot):
+    h = Heatmap()
+    qtbot.addWidget(h)
+    h.resize(400, 400)
+    h.show()
+    h.set_data(np.eye(2), ["a", "b"], ["c", "d"])
+    axis = h.plot.getAxis("top")
+    ticks = axis._tickLevels
+    h.set_data(np.ones((2, 2)), ["a", "b"], ["c", "d"])
+    assert axis._tickLevels is ticks  # same labels: the axis is not laid out again
+    h.set_data(np.ones((2, 3)), ["a", "b"], ["x", "y", "z"])
+    assert [label for _, label in axis._tickLevels[0]] == ["x", "y", "z"]
+    words = [f"word{i}" for i in range(64)]
+    h.set_data(np.zeros((64, 64)), words, words)
+    shown = [label for _, label in axis._tickLevels[0]]
+    assert 1 < len(shown) < 64 and shown[0] == "word0"
+    h.resize(4000, 4000)
+    qtbot.waitUntil(lambda: len(axis._tickLevels[0]) > len(shown))
+
+
+def test_matrix_view_edits_and_highlights(qtbot):
+    m = MatrixView("M", editable=True)
+    qtbot.addWidget(m)
+    m.set_data(np.eye(2), ["r0", "r1"], ["c0", "c1"])
+    with qtbot.waitSignal(m.edited) as edited:
+        assert m.model.setData(m.model.index(1, 0), "7")
+    assert edited.args == [1, 0, 7.0]
+    with qtbot.waitSignal(m.invalidEdit) as refused:
+        assert not m.model.setData(m.model.index(0, 1), "nan")
+    assert "M[r0, 1]" in refused.args[0]
+    m.highlight(rows=[1])
+    assert m.is_highlighted(1, 0) and not m.is_highlighted(0, 0)
+
+
+def test_log_slider_maps_both_ways(qtbot):
+    s = LabelledSlider("T", 0.05, 20, 1.0, log=True)
+    qtbot.addWidget(s)
+    assert s.value() == pytest.approx(1.0)
+    s.slider.setValue(s.slider.maximum())
+    assert s.value() == pytest.approx(20)
+    s.setValue(1000)
+    assert s.value() == 20
+    i = LabelledSlider("n", 1, 10, 3, integer=True)
+    qtbot.addWidget(i)
+    i.slider.setValue(4)
+    assert i.value() == 5.0 and i.readout.text() == "5"
+
+
+def test_heatmap_thins_tick_labels_to_the_space_it_has(qtbot):
+    h = Heatmap()
+    qtbot.addWidget(h)
+    h.resize(300, 300)
+    h.show()
+    labels = [f"token{k}" for k in range(60)]
+    h.set_data(np.zeros((60, 60)), labels, labels)
+    qtbot.wait(1)
+    shown = [label for _, label in h.plot.getAxis("top")._tickLevels[0]]
+    assert 1 < len(shown) < 60 and shown[0] == "token0"
+    h.resize(3000, 3000)
+    qtbot.waitUntil(lambda: len(h.plot.getAxis("top")._tickLevels[0]) > len(shown))
+
+
+def test_heatmap_without_labels_for_small_multiples(qtbot):
+    h = Heatmap(labels=False)
+    qtbot.addWidget(h)
+    h.set_data(np.eye(3))
+    assert not h.plot.getAxis("left").isVisible() and not h.plot.getAxis("top").isVisible()
+    assert not h.readout.isVisibleTo(h)
