@@ -1,6 +1,6 @@
 """Speed of the "Real model" panel (opt-in; run it directly, prints medians).
 
-    python tests/perf/model_perf.py
+    python -m tests.perf.model_perf
 
 Measures, in this order in one fresh process:
   1. the longest UI event-loop stall while the panel loads the bundled model in the background,
@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QElapsedTimer, QTimer
