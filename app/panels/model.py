@@ -89,6 +89,7 @@ class ModelPanel(Panel):
         self.find_pair: tuple[str, str] = (DEFAULT_FROM, DEFAULT_TO)
         self.load_task: worker.Task | None = None
         self.load_generation = 0
+        self.fallback_note = ""  # why the bundled model was loaded instead of the last one
         self.run_task: worker.Task | None = None
         self.run_pending = False
         self._build()
@@ -236,7 +237,7 @@ class ModelPanel(Panel):
             models.load_model,
             source,
             on_result=partial(self._on_loaded, generation=self.load_generation),
-            on_error=partial(self._on_load_error, generation=self.load_generation),
+            on_error=partial(self._on_load_error, source=source, generation=self.load_generation),
             on_progress=self._on_load_progress,
         )
 
@@ -259,10 +260,14 @@ class ModelPanel(Panel):
         self.progress.setRange(0, total)
         self.progress.setValue(done)
 
-    def _on_load_error(self, message: str, generation: int) -> None:
+    def _on_load_error(self, message: str, source: str, generation: int) -> None:
         if generation != self.load_generation:
             return
         self._stop_loading()
+        if self.model is None and source != BUNDLED:  # e.g. the last folder has gone: fall back
+            self.fallback_note = f"{message} Showing the bundled model instead."
+            self.load(BUNDLED)
+            return
         self.show_message(message)
         self._show_model_info()
         self._fill_model_combo()
@@ -359,12 +364,17 @@ class ModelPanel(Panel):
         self.part_combo.setEnabled(is_pair)
         if not is_pair and self.options.part != ALL_PARTS:
             self.part_combo.setCurrentText(ALL_PARTS)  # re-derives through _set_options
-        if self._derive(self.options) and raw.dropped:
-            self.show_message(
+        if not self._derive(self.options):
+            return
+        notes = [self.fallback_note] if self.fallback_note else []
+        self.fallback_note = ""
+        if raw.dropped:
+            notes.append(
                 f"The text is longer than this model reads: it was cut to {raw.shape[-1]} tokens "
-                f"and the last {raw.dropped} tokens were dropped.",
-                "warning",
+                f"and the last {raw.dropped} tokens were dropped."
             )
+        if notes:
+            self.show_message(" ".join(notes), "warning")
 
     # --- options: re-express the last result, then update the views ---------------------------
     def _set_options(self, **change) -> None:

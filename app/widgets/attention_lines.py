@@ -139,8 +139,9 @@ class AttentionLines(QWidget):
             for level in range(LEVELS):
                 line = QColor(color)
                 line.setAlphaF((level + 1) / LEVELS)
-                # 1-pixel pens: Qt strokes thicker antialiased lines hundreds of times slower
-                curve = pg.PlotCurveItem(pen=pg.mkPen(line, width=1), connect="pairs", antialias=True)
+                # 1-pixel pens without antialiasing: Qt strokes thicker or smoothed lines of many
+                # crossing segments several times slower, and the head view must redraw per keystroke
+                curve = pg.PlotCurveItem(pen=pg.mkPen(line, width=1), connect="pairs", antialias=False)
                 self.plot.addItem(curve)
                 curves.append(curve)
             self.curves.append(curves)

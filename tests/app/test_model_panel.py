@@ -219,3 +219,18 @@ def test_missing_libraries_name_the_extra(panel, gpt2_folder, monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)
     settle(panel.load, str(gpt2_folder))
     assert "attention-lab[models]" in panel.message.text()
+
+
+def test_a_vanished_last_folder_falls_back_to_the_bundled_model(qtbot, tmp_path):
+    from app.settings import settings
+
+    broken = tmp_path / "was-a-model"
+    broken.mkdir()
+    settings().setValue("model/last", str(broken))
+    p = ModelPanel()
+    qtbot.addWidget(p)
+    p.show()
+    worker.wait_idle()
+    assert p.model.name == "all-MiniLM-L6-v2" and p.result is not None
+    assert p.message.level == "warning" and "no config.json" in p.message.text()
+    assert "bundled model instead" in p.message.text()

@@ -97,7 +97,7 @@ def main() -> None:
                 t = time.perf_counter()
                 panel.text_edit.setText(text)
                 worker.wait_idle()
-                tab.grab()  # paint every head of the view now
+                app.processEvents()  # delivers the pending update requests: the view repaints
                 times.append(time.perf_counter() - t)
                 sizes.append(panel.result.shape[-1])
         name = "head view, 12 heads" if tab is panel.lines else "model view, 72 heads"
