@@ -74,9 +74,14 @@ def run_task(
     on_result: Callable | None = None,
     on_error: Callable[[str], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    on_finished: Callable[[], None] | None = None,
     **kwargs,
 ) -> Task:
-    """Start ``fn(*args, **kwargs)`` in the global thread pool and return its Task."""
+    """Start ``fn(*args, **kwargs)`` in the global thread pool and return its Task.
+
+    ``on_finished`` runs once the task ends in any way (result, error or cancel). Pass it here
+    rather than connecting ``task.finished`` afterwards: a short task may end before that line.
+    """
     task = Task(fn, args, kwargs, with_progress=on_progress is not None)
     if on_result:
         task.succeeded.connect(on_result)
@@ -84,6 +89,8 @@ def run_task(
         task.failed.connect(on_error)
     if on_progress:
         task.progressed.connect(on_progress)
+    if on_finished:
+        task.finished.connect(on_finished)
     _active.add(task)
     task.finished.connect(lambda: _active.discard(task))
     QThreadPool.globalInstance().start(task._execute)  # a plain callable: Qt owns no Python object

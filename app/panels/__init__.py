@@ -1,6 +1,7 @@
 """PANELS: every panel class, in teaching order. The window, the smoke command and the tests
 iterate over this one list; a panel never imports another panel."""
 
+from app.panels.bench import BenchPanel
 from app.panels.cost import CostPanel
 from app.panels.masks import MasksPanel
 from app.panels.memory import MemoryPanel
@@ -10,4 +11,14 @@ from app.panels.position import PositionPanel
 from app.panels.qkv import QKVPanel
 from app.panels.scale import ScalePanel
 
-PANELS = [QKVPanel, ScalePanel, MasksPanel, MultiHeadPanel, ModelPanel, PositionPanel, CostPanel, MemoryPanel]
+PANELS = [
+    QKVPanel,
+    ScalePanel,
+    MasksPanel,
+    MultiHeadPanel,
+    ModelPanel,
+    PositionPanel,
+    CostPanel,
+    BenchPanel,
+    MemoryPanel,
+]

@@ -515,8 +515,8 @@ class MemoryPanel(Panel):
             on_result=self._show_sweep,
             on_error=self.show_message,
             on_progress=self._on_progress,
+            on_finished=self._sweep_finished,
         )
-        self.task.finished.connect(self._sweep_finished)
 
     def cancel_sweep(self) -> None:
         if self.task is not None:

@@ -1,0 +1,122 @@
+"""``attention-lab bench``: time attention implementations on this computer and print a table.
+
+The numbers come from ``core.bench.run_benchmark``, the same code the Benchmark panel runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NAME = "bench"
+HELP = "measure attention time, TFLOP/s, memory and error per implementation on the CPU or GPU"
+HEADER = (
+    f"{'implementation':15} {'n':>6} {'median ms':>10} {'TFLOP/s':>8} {'peak MB':>9} {'max error':>9}  status"
+)
+
+
+def _lengths(text: str) -> tuple[int, ...]:
+    from core.bench import parse_lengths
+
+    try:
+        return parse_lengths(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument(
+        "--impl",
+        nargs="+",
+        metavar="IMPL",
+        help="numpy-naive, numpy-tiled, torch-naive, sdpa-math, sdpa-flash, sdpa-efficient, sdpa-cudnn, "
+        "flex-window; default: every one the device has",
+    )
+    parser.add_argument(
+        "--lengths",
+        nargs="+",
+        type=_lengths,
+        metavar="N",
+        help="sequence lengths, e.g. 256 512 1024 or 128:65536 (doubling); default 256:2048",
+    )
+    parser.add_argument("--dtype", help="fp32, fp16, bf16 or fp64; default fp32 on the CPU, bf16 on CUDA")
+    parser.add_argument("--causal", action="store_true", help="causal attention (half the work)")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--window", type=int, default=256, help="FlexAttention sliding-window width")
+    parser.add_argument("--repeats", type=int, default=10, help="timed calls per point (at most)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random Q, K, V")
+    parser.add_argument("--json", metavar="PATH", help="also write {device, results} as JSON")
+    parser.add_argument("--csv", metavar="PATH", help="also write the results as CSV")
+
+
+def format_row(r) -> str:
+    """One table line for a BenchResult."""
+    if not r.ok:
+        return f"{r.impl:15} {r.n:>6} {'':>10} {'':>8} {'':>9} {'':>9}  {r.status}"
+    peak = f"{r.peak_bytes / 1e6:9.1f}" if r.peak_bytes is not None else f"{'?':>9}"
+    share = f" ({r.tflops_pct:.0f}% of peak)" if r.tflops_pct is not None else ""
+    compiled = f" (first call {r.compile_s:.1f} s)" if r.compile_s is not None else ""
+    return (
+        f"{r.impl:15} {r.n:>6} {r.median_s * 1e3:10.3f} {r.tflops:8.3g} {peak} {r.max_abs_error:9.1e}"
+        f"  ok{share}{compiled}"
+    )
+
+
+def run(args) -> int:
+    import numpy as np
+
+    from core.bench import BenchConfig, fastest_summary, fit_slopes, run_benchmark
+
+    lengths = tuple(n for group in args.lengths for n in group) if args.lengths else (256, 512, 1024, 2048)
+    dtype = args.dtype or ("bf16" if args.device == "cuda" else "fp32")
+    config = BenchConfig(
+        lengths=lengths,
+        impls=tuple(args.impl) if args.impl else None,
+        batch=args.batch,
+        heads=args.heads,
+        head_dim=args.head_dim,
+        dtype=dtype,
+        causal=args.causal,
+        device=args.device,
+        window=args.window,
+        repeats=args.repeats,
+    )
+    targets = [Path(p) for p in (args.json, args.csv) if p]
+    for path in targets:
+        if not path.parent.is_dir():
+            raise OSError(f"cannot write {path}: the folder {path.parent} does not exist")
+
+    lengths_text = ", ".join(map(str, config.lengths))
+    print(
+        f"{len(config.points())} points: {', '.join(config.impls)} × n = {lengths_text}; "
+        f"batch {config.batch}, {config.heads} heads, head_dim {config.head_dim}, {dtype}"
+        f"{', causal' if config.causal else ''}"
+    )
+    print(HEADER, flush=True)
+    try:
+        report = run_benchmark(
+            config, np.random.default_rng(args.seed), on_point=lambda r: print(format_row(r), flush=True)
+        )
+    except KeyboardInterrupt:
+        print("cancelled", file=sys.stderr)
+        return 130
+    d = report.device
+    memory = f", {d.memory_bytes / 2**30:.0f} GiB" if d.memory_bytes else ""
+    peak = f", peak {d.peak_tflops:g} TFLOP/s for {d.dtype}" if d.peak_tflops else ""
+    print(f"device: {d.kind} · {d.name}{memory}{peak} · torch {d.torch_version or 'not installed'}")
+    for what, label in (("median_s", "time"), ("peak_bytes", "memory")):
+        slopes = fit_slopes(report.results, what)
+        if slopes:
+            print(f"log-log slope of {label} vs n: " + ", ".join(f"{k} {v:.2f}" for k, v in slopes.items()))
+    print(fastest_summary(report.results))
+    if args.json:
+        Path(args.json).write_text(report.to_json(), encoding="utf-8")
+        print(f"wrote {args.json}")
+    if args.csv:
+        Path(args.csv).write_text(report.to_csv(), encoding="utf-8")
+        print(f"wrote {args.csv}")
+    return 0

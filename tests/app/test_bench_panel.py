@@ -1,0 +1,173 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from app import worker
+from app.panels.bench import COLUMNS, BenchPanel, row_texts
+from core.bench import fastest_summary, fit_slopes
+from core.bench_device import cuda_available
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = BenchPanel()
+    qtbot.addWidget(p)
+    p.show()
+    qtbot.waitUntil(lambda: p.choices is not None, timeout=60_000)
+    p.heads_spin.setValue(2)
+    p.head_dim_spin.setValue(16)
+    p.repeats_spin.setValue(3)
+    yield p
+    worker.cancel_all()
+
+
+def run_sweep(panel, qtbot, lengths, impls):
+    panel.lengths_edit.setText(lengths)
+    panel.select_impls(impls)
+    panel.run()
+    assert panel.task is not None
+    qtbot.waitUntil(lambda: panel.task is None, timeout=60_000)
+
+
+def table_rows(panel):
+    t = panel.table
+    return [[t.item(r, c).text() for c in range(t.columnCount())] for r in range(t.rowCount())]
+
+
+def test_importing_or_building_the_panel_does_not_import_torch():
+    code = (
+        "import sys; from PySide6.QtWidgets import QApplication; app = QApplication([]);"
+        "from app.panels import PANELS; from app.panels.bench import BenchPanel; p = BenchPanel();"
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"QT_QPA_PLATFORM": "offscreen", "PATH": ""},
+    )
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_only_the_devices_backends_can_be_chosen(panel):
+    devices = [panel.device_combo.itemText(i) for i in range(panel.device_combo.count())]
+    assert devices == (["cpu", "cuda"] if cuda_available() else ["cpu"])
+    items = {
+        panel.impl_list.item(i).data(Qt.ItemDataRole.UserRole): panel.impl_list.item(i) for i in range(8)
+    }
+    assert not items["sdpa-efficient"].flags() & Qt.ItemFlag.ItemIsEnabled
+    assert items["sdpa-efficient"].toolTip() == "Not available: SDPA EFFICIENT_ATTENTION has no CPU kernel"
+    assert items["sdpa-flash"].flags() & Qt.ItemFlag.ItemIsEnabled
+    assert panel.selected_impls() == ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash")
+    assert panel.run_button.isEnabled()
+
+
+def test_a_sweep_fills_the_table_and_the_plots_from_core(panel, qtbot):
+    run_sweep(panel, qtbot, "64 128", ("numpy-naive", "numpy-tiled", "sdpa-flash"))
+    results = panel.report.results
+    assert list(results) == panel.results
+    assert [(r.n, r.impl) for r in results] == panel.config.points()
+    assert table_rows(panel) == [row_texts(r) for r in results]
+    assert table_rows(panel)[1][-1] == "not available: core.flash computes in float64 only; choose fp64"
+    for impl in ("numpy-naive", "sdpa-flash"):
+        ran = [r for r in results if r.impl == impl]
+        x, y = panel.curves["median_s"][impl].xData, panel.curves["median_s"][impl].yData
+        np.testing.assert_array_equal(x, [64, 128])
+        np.testing.assert_array_equal(y, [r.median_s for r in ran])
+        y = panel.curves["tflops"][impl].yData
+        np.testing.assert_array_equal(y, [r.tflops for r in ran])
+        slope = fit_slopes(results, "median_s")[impl]
+        label = panel.legends["median_s"].getLabel(panel.curves["median_s"][impl])
+        assert label.text == f"{impl}  slope {slope:.2f}"
+    assert panel.curves["median_s"]["numpy-tiled"].xData is None
+    assert panel.summary.text() == fastest_summary(results)
+    assert panel.progress.value() == 6 and panel.progress.format() == "6 points done"
+    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
+    assert all(r.max_abs_error < 1e-5 for r in results if r.ok)
+
+
+def test_cancel_stops_within_a_point_and_keeps_what_ran(panel, qtbot, tmp_path):
+    panel.repeats_spin.setValue(100)
+    panel.resultArrived.connect(lambda r: panel.cancel())  # cancel as soon as the first point lands
+    run_sweep(panel, qtbot, "64:4096", ("numpy-naive",))
+    assert len(panel.results) == 1 and panel.table.rowCount() == 1
+    assert panel.report is None
+    assert panel.message.text() == "Cancelled after 1 of 7 points."
+    assert panel.run_button.isEnabled()
+    panel.save_results(tmp_path / "partial.json")
+    data = json.loads((tmp_path / "partial.json").read_text())
+    assert [r["n"] for r in data["results"]] == [64]
+
+
+@pytest.mark.parametrize(
+    ("lengths", "impls", "message"),
+    [
+        ("0, abc", ("numpy-naive",), "Sequence lengths must be positive whole numbers"),
+        ("128 -4", ("numpy-naive",), "got '-4'"),
+        ("128", (), "Choose at least one implementation."),
+    ],
+)
+def test_bad_input_keeps_the_previous_results(panel, qtbot, lengths, impls, message):
+    run_sweep(panel, qtbot, "64", ("numpy-naive",))
+    before = table_rows(panel)
+    panel.lengths_edit.setText(lengths)
+    panel.select_impls(impls)
+    panel.run()
+    assert panel.task is None
+    assert message in panel.message.text() and panel.message.level == "error"
+    assert table_rows(panel) == before
+    assert len(panel.curves["median_s"]["numpy-naive"].yData) == 1
+
+
+def test_export_writes_csv_and_json_of_the_report(panel, qtbot, tmp_path):
+    with pytest.raises(ValueError, match="Run a sweep first"):
+        panel.save_results(tmp_path / "early.csv")
+    run_sweep(panel, qtbot, "64", ("numpy-naive", "torch-naive"))
+    panel.save_results(tmp_path / "r.csv")
+    panel.save_results(tmp_path / "r.json")
+    assert (tmp_path / "r.csv").read_text() == panel.report.to_csv()
+    assert json.loads((tmp_path / "r.json").read_text()) == panel.report.as_dict()
+    with pytest.raises(ValueError, match=r"\.csv or \.json"):
+        panel.save_results(tmp_path / "r.txt")
+
+
+def test_steps_show_the_matching_plot(panel):
+    assert panel.table.columnCount() == len(COLUMNS)
+    for step, tab in ((0, 0), (1, 0), (2, 1), (3, 2)):
+        panel.set_step(step)
+        assert panel.tabs.currentIndex() == tab
+    panel.tabs.setCurrentIndex(1)
+    assert panel.step == 2
+
+
+def test_worker_reports_the_end_of_a_task_that_ends_at_once(qtbot):
+    ended = []
+    for _ in range(20):  # a task this short often ends before run_task returns
+        worker.run_task(int, on_finished=lambda: ended.append(True))
+    assert worker.wait_idle(10)
+    assert len(ended) == 20
+
+
+def test_without_torch_the_numpy_implementations_still_run(qtbot, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
+    p = BenchPanel()
+    qtbot.addWidget(p)
+    p.show()
+    qtbot.waitUntil(lambda: p.choices is not None, timeout=60_000)
+    assert "torch is not installed" in p.message.text() and p.message.level == "info"
+    assert p.selected_impls() == ("numpy-naive",)
+    p.repeats_spin.setValue(3)
+    run_sweep(p, qtbot, "64", ("numpy-naive", "numpy-tiled"))
+    assert [r.status for r in p.results] == [
+        "ok",
+        "not available: core.flash computes in float64 only; choose fp64",
+    ]
