@@ -87,6 +87,18 @@ def freeze(env: Path, flavour: str, icons: Path) -> Path:
     return dist / NAME
 
 
+def strip_binaries(folder: Path) -> None:
+    """Drop debugging symbols from the shared libraries, except those that wheel repair tools
+    bundled in ``<name>.libs`` folders (stripping numpy's OpenBLAS breaks its ELF layout)."""
+    libraries = [
+        p
+        for p in (folder / "_internal").rglob("*.so*")
+        if not p.is_symlink() and not any(part.endswith(".libs") for part in p.parts)
+    ]
+    print(f"+ strip --strip-unneeded ({len(libraries)} libraries)", flush=True)
+    subprocess.run(["strip", "--strip-unneeded", *map(str, libraries)], check=True)
+
+
 def archive(folder: Path, flavour: str) -> Path:
     target = BUILD / f"{NAME}-{version()}-{flavour}-linux-x86_64.tar.xz"
     with tarfile.open(target, "w:xz", preset=6) as tar:
@@ -116,7 +128,8 @@ def deb(folder: Path, flavour: str, icons: Path) -> Path:
         f"Package: {package}\nVersion: {version()}\nArchitecture: amd64\n"
         f"Maintainer: Attention Lab developers <attention-lab@users.noreply.github.com>\n"
         f"Installed-Size: {size_kb}\nConflicts: {other}\nSection: education\nPriority: optional\n"
-        "Depends: libc6, libgl1, libegl1, libfontconfig1, libxkbcommon0, libdbus-1-3\n"
+        "Depends: libc6, libgl1, libegl1, libfontconfig1, libxkbcommon0, libxkbcommon-x11-0, libxcb-cursor0, "
+        "libdbus-1-3\n"
         "Description: learn how transformer attention works by touching it\n"
         " Attention Lab steps through softmax(QK^T/sqrt(d_k))V one operation at a time,\n"
         " with live sliders, masks, positional encodings, cost and memory views"
@@ -153,6 +166,8 @@ def main() -> None:
     env = make_venv(args.flavour, args.torch, fresh=not args.reuse_venv)
     icons = render_icons(env / BIN / "python")
     folder = freeze(env, args.flavour, icons)
+    if sys.platform.startswith("linux"):
+        strip_binaries(folder)
     outputs = [folder, archive(folder, args.flavour)]
     if sys.platform.startswith("linux") and not args.no_deb:
         outputs.append(deb(folder, args.flavour, icons))

@@ -58,8 +58,9 @@ def main() -> None:
     parser.add_argument("--model", action="store_true", help="also load the bundled model (full build)")
     parser.add_argument("--deb", help="a .deb to install, check and remove")
     args = parser.parse_args()
-    print(f"== unpacked folder: {args.executable}")
-    check(args.executable, args.model)
+    executable = str(Path(args.executable).resolve())
+    print(f"== unpacked folder: {executable}")
+    check(executable, args.model)
     if args.deb:
         print(f"== installed from {args.deb}")
         subprocess.run(["dpkg", "-i", args.deb], check=True, capture_output=True)
