@@ -348,6 +348,7 @@ def save(path: str | Path, lesson: Lesson) -> None:
             out.write(to_json(lesson))
             out.flush()
             os.fsync(out.fileno())
+        os.chmod(temporary, path.stat().st_mode if path.exists() else 0o644)  # not the temp file's 0600
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
