@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app import lesson_files, tour
+from app import lesson_files, tour, worker
 from app.lesson_files import Lesson, LessonError
 from app.settings import settings
 from app.widgets.export import ask_save_path, render_png, report
@@ -37,10 +37,19 @@ class Classroom(QObject):
         super().__init__(window)
         self.window = window
         self.tour = tour.Tour(self.apply_lesson, window.keys(), self)
+        self.pending = None  # (panel, lesson, report) to finish once the panel's background work is done
+        self.settle_timer = QTimer(self)
+        self.settle_timer.setInterval(100)
+        self.settle_timer.timeout.connect(self._settle)
 
     # --- lessons -----------------------------------------------------------------------------
-    def apply_lesson(self, lesson: Lesson) -> list[str]:
-        """Open ``lesson`` in its panel; LessonError (and nothing changed) if it does not fit."""
+    def apply_lesson(self, lesson: Lesson, report=None) -> None:
+        """Open ``lesson`` in its panel; LessonError (and nothing changed) if it does not fit.
+
+        ``report(warnings)`` is called once the panel is in the lesson's state: at once, or, when
+        the panel started background work (loading a model, a run), after that work, with the
+        lesson applied again so that choices that depend on its result (e.g. tokens) are set too.
+        """
         known = self.window.keys()
         if lesson.panel not in known:
             raise LessonError(
@@ -49,26 +58,43 @@ class Classroom(QObject):
         panel = self.window.panel(lesson.panel)
         lesson_files.plan(panel, lesson)  # raises before anything changes
         self.window.show_panel(lesson.panel)
-        return lesson_files.apply(panel, lesson)
+        warnings = lesson_files.apply(panel, lesson)
+        if worker.busy():
+            self.pending = (panel, lesson, report)
+            self.settle_timer.start()
+        elif report is not None:
+            report(warnings)
 
-    def open_path(self, path: str | Path) -> list[str]:
-        """Open a lesson file (or start a tour file); returns warnings, LessonError if unreadable."""
+    def _settle(self) -> None:
+        if worker.busy() or self.pending is None:
+            return
+        self.settle_timer.stop()
+        (panel, lesson, report), self.pending = self.pending, None
+        warnings = lesson_files.apply(panel, lesson)
+        if report is not None:
+            report(warnings)
+
+    def open_path(self, path: str | Path, report=None) -> None:
+        """Open a lesson file (or start a tour file); LessonError if it cannot be opened.
+        ``report(warnings)`` as for apply_lesson."""
         if tour.is_tour(path):
             self.tour.start(path)
-            return []
+            if report is not None:
+                report([])
+            return
         lesson, warnings = lesson_files.load(path)
-        warnings = warnings + self.apply_lesson(lesson)
+        self.apply_lesson(lesson, None if report is None else lambda more: report(warnings + more))
         self.remember(path)
-        return warnings
 
     def open_lesson(self, path: str | Path) -> None:
         """Open ``path``, telling the user about problems."""
+        name = Path(path).name
         try:
-            warnings = self.open_path(path)
+            self.open_path(path, lambda warnings: self._opened(name, warnings))
         except LessonError as exc:
             QMessageBox.warning(self.window, "Cannot open the lesson", str(exc))
-            return
-        name = Path(path).name
+
+    def _opened(self, name: str, warnings: list[str]) -> None:
         for warning in warnings:
             log.warning("Lesson %s: %s", name, warning)
         text = f"Opened {name}" + (f" with warnings: {'; '.join(warnings)}" if warnings else "")

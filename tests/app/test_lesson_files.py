@@ -20,13 +20,26 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
-from app import lesson_files
+from app import lesson_files, worker
 from app.lesson_files import LessonError
 from app.panels import PANELS
 from app.widgets.sliders import LabelledSlider
 from resources import lesson_text
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def open_and_wait(window, qtbot, path) -> list[str]:
+    """Open a lesson and wait until the panel has settled; the warnings."""
+    got = []
+    window.classroom.open_path(path, got.append)
+    qtbot.waitUntil(lambda: bool(got), timeout=60_000)
+    return got[0]
+
+
+def settled(panel):
+    worker.wait_idle()
+    return panel
 
 
 def change_everything(panel, rng) -> None:
@@ -37,7 +50,7 @@ def change_everything(panel, rng) -> None:
             widget.setValue(value + widget.singleStep() if value < widget.maximum() else widget.minimum())
         elif isinstance(widget, LabelledSlider):
             widget.setValue(rng.uniform(widget.minimum, widget.maximum))
-        elif isinstance(widget, QComboBox):
+        elif isinstance(widget, QComboBox) and widget.count():
             widget.setCurrentIndex((widget.currentIndex() + 1) % widget.count())
         elif isinstance(widget, QLineEdit):
             widget.setText(widget.text() + " 4")
@@ -50,11 +63,12 @@ def change_everything(panel, rng) -> None:
         elif isinstance(widget, QAbstractButton):
             widget.click()
     panel.set_step((panel.step + 1) % len(panel.steps))
+    worker.wait_idle()
 
 
 @pytest.mark.parametrize("cls", PANELS, ids=lambda c: c.key)
-def test_round_trip_restores_every_control(window, cls, tmp_path):
-    panel = window.show_panel(cls.key)
+def test_round_trip_restores_every_control(window, qtbot, cls, tmp_path):
+    panel = settled(window.show_panel(cls.key))
     rng = np.random.default_rng(0)
     change_everything(panel, rng)
     saved = lesson_files.capture(panel, "mine")
@@ -64,7 +78,7 @@ def test_round_trip_restores_every_control(window, cls, tmp_path):
     change_everything(panel, rng)
     assert lesson_files.capture(panel) != saved
     window.show_panel(PANELS[-1].key if cls is PANELS[0] else PANELS[0].key)
-    assert window.classroom.open_path(path) == []
+    assert open_and_wait(window, qtbot, path) == []
     assert window.current() is panel
     again = lesson_files.capture(panel, "mine")
     assert (again.step, again.controls, again.hidden) == (saved.step, saved.controls, saved.hidden)
@@ -168,14 +182,14 @@ def test_the_menu_shows_the_error_instead_of_raising(window, tmp_path, monkeypat
     assert shown and "broken JSON" in shown[0]
 
 
-def test_unknown_keys_and_controls_are_skipped_with_warnings(window, tmp_path):
+def test_unknown_keys_and_controls_are_skipped_with_warnings(window, qtbot, tmp_path):
     data = good_lesson(window, tmp_path)
     data["comment"] = "from a later version"
     data["controls"]["NoSuchWidget0"] = 3
     first = next(iter(data["controls"]))
     data["controls"][first] = 12.5  # the tokens box wants text
     (tmp_path / "odd.json").write_text(json.dumps(data))
-    warnings = window.classroom.open_path(tmp_path / "odd.json")
+    warnings = open_and_wait(window, qtbot, tmp_path / "odd.json")
     assert any("'comment'" in w for w in warnings)
     assert any("NoSuchWidget0" in w for w in warnings)
     assert any(first in w and "needs text" in w for w in warnings)
@@ -207,7 +221,7 @@ def test_recent_lessons_are_remembered(window, tmp_path):
     assert [a.text() for a in submenu.actions()][:2] == ["a.json", "b.json"]
 
 
-def test_builtin_lessons_cover_every_panel_and_open_cleanly(window):
+def test_builtin_lessons_cover_every_panel_and_open_cleanly(window, qtbot):
     builtin = lesson_files.builtin_lessons()
     lessons = {name: lesson_files.load(path) for name, path in builtin.items()}
     assert {lesson.panel for lesson, _ in lessons.values()} >= {cls.key for cls in PANELS}
@@ -216,7 +230,7 @@ def test_builtin_lessons_cover_every_panel_and_open_cleanly(window):
         lesson, warnings = lessons[name]
         assert lesson.title and warnings == []
         if lesson.panel in known:
-            assert window.classroom.open_path(path) == [], name
+            assert open_and_wait(window, qtbot, path) == [], name
 
 
 # Every concept of the two articles (see the seeds' README) and words that show a lesson teaches it.
