@@ -106,3 +106,17 @@ def test_every_panel_names_a_result_for_each_step():
             covered += bool(views)
         assert covered, f"{cls.key} names no result view at any step"
         panel.deleteLater()
+
+
+def test_every_stop_names_a_step_its_panel_has():
+    steps = {cls.key: len(cls.steps) for cls in PANELS}
+    _, stops = tour.load(tour.article_tour())
+    for number, stop in enumerate(stops, 1):
+        assert 0 <= stop.lesson.step < steps[stop.lesson.panel], f"stop {number}"
+        assert stop.say, f"stop {number} says nothing"
+
+
+def test_ctrl_t_starts_the_tour(light_window, qtbot):
+    qtbot.keyClick(light_window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    assert light_window.classroom.tour.index == 0
+    assert light_window.current().key == light_window.classroom.tour.stops[0].lesson.panel
