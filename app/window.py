@@ -25,10 +25,14 @@ from PySide6.QtWidgets import (
 
 from app import worker
 from app.about import versions
+from app.classroom import Classroom
 from app.panels import PANELS
 from app.panels.base import Panel
+from app.reveal import Reveal
 from app.settings import settings
 from app.theme import THEMES, apply_theme, style_plots
+from app.tour import article_tour as tour_file
+from app.widgets.export import attach_exports
 from resources import lesson_text
 
 log = logging.getLogger(__name__)
@@ -64,6 +68,12 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
         self.step_label = QLabel()
         self.statusBar().addPermanentWidget(self.step_label)
+        self.classroom = Classroom(self)
+        self.reveal = Reveal(self)
+        self.tour_label = QLabel()
+        self.tour_label.hide()
+        self.statusBar().addWidget(self.tour_label, 1)
+        self.classroom.tour.changed.connect(self._on_tour)
 
         self._build_menus()
         self.nav.currentRowChanged.connect(self._on_row)
@@ -101,6 +111,7 @@ class MainWindow(QMainWindow):
             return
         panel = self.panel(self.classes[row].key)
         self.stack.setCurrentWidget(panel)
+        attach_exports(panel, panel.export(), prefix=f"{panel.key}-")
         try:
             self.lesson.setMarkdown(lesson_text(panel.lesson_file()))
         except FileNotFoundError:
@@ -116,6 +127,7 @@ class MainWindow(QMainWindow):
             f"{panel.steps[step]}   (PgDn next, PgUp back)"
         )
         self._scroll_lesson_to(step)
+        self.reveal.cover(panel)
 
     def _scroll_lesson_to(self, step: int) -> None:
         """Bring the lesson's section for ``step`` (its (step+1)-th level-2 heading) to the top."""
@@ -133,6 +145,9 @@ class MainWindow(QMainWindow):
             self.lesson.verticalScrollBar().setValue(0)
 
     def next_step(self) -> None:
+        if self.classroom.tour.active:
+            self.classroom.tour.next()
+            return
         panel, row = self.current(), self.nav.currentRow()
         if panel.step + 1 < len(panel.steps):
             panel.set_step(panel.step + 1)
@@ -140,6 +155,9 @@ class MainWindow(QMainWindow):
             self.show_panel(self.classes[row + 1].key).set_step(0)
 
     def previous_step(self) -> None:
+        if self.classroom.tour.active:
+            self.classroom.tour.previous()
+            return
         panel, row = self.current(), self.nav.currentRow()
         if panel.step > 0:
             panel.set_step(panel.step - 1)
@@ -170,6 +188,11 @@ class MainWindow(QMainWindow):
         for panel in self.panels.values():
             style_plots(panel)
 
+    def _on_tour(self, line: str) -> None:
+        self.tour_label.setText(line)
+        self.tour_label.setVisible(bool(line))
+        self.end_tour_action.setEnabled(bool(line))
+
     def toggle_full_screen(self, on: bool) -> None:
         self.showFullScreen() if on else self.showNormal()
 
@@ -198,6 +221,17 @@ class MainWindow(QMainWindow):
 
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
+        room = self.classroom
+        action(file_menu, "&Open lesson…", room.open_dialog, QKeySequence.StandardKey.Open)
+        action(file_menu, "&Save lesson…", room.save_dialog, QKeySequence.StandardKey.Save)
+        recent = file_menu.addMenu("&Recent lessons")
+        recent.aboutToShow.connect(lambda: room.fill_recent_menu(recent))
+        builtin = file_menu.addMenu("&Built-in lessons")
+        builtin.aboutToShow.connect(lambda: room.fill_builtin_menu(builtin))
+        action(file_menu, "&Hide controls for this lesson…", room.hide_controls_dialog)
+        file_menu.addSeparator()
+        action(file_menu, "&Export panel as PNG…", room.export_panel_dialog, "Ctrl+E")
+        file_menu.addSeparator()
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         view = bar.addMenu("&View")
         self.lesson_action = action(view, "&Lesson pane", self.lesson.setVisible, "Ctrl+L", checkable=True)
@@ -212,6 +246,15 @@ class MainWindow(QMainWindow):
         )
         action(view, "&Smaller text", lambda: self.set_font_scale(self.font_scale / SCALE_STEP), "Ctrl+-")
         action(view, "&Normal text size", lambda: self.set_font_scale(1.0), "Ctrl+0")
+        view.addSeparator()
+        self.predict_action = action(
+            view,
+            "&Predict, then reveal",
+            lambda on: self.reveal.set_enabled(on, self.current()),
+            "Ctrl+Shift+R",
+            checkable=True,
+        )
+        action(view, "&Reveal the result", self.reveal.reveal, "Ctrl+R")
         theme_menu = view.addMenu("&Theme")
         self.theme_actions = QActionGroup(self)
         for name in THEMES:
@@ -226,6 +269,9 @@ class MainWindow(QMainWindow):
         action(go, "Next &panel", lambda: self.move_panel(1), "Ctrl+PgDown")
         action(go, "Previous p&anel", lambda: self.move_panel(-1), "Ctrl+PgUp")
         help_menu = bar.addMenu("&Help")
+        action(help_menu, "&Tour: the article in 20 minutes", lambda: room.open_lesson(tour_file()), "Ctrl+T")
+        self.end_tour_action = action(help_menu, "&End the tour", room.tour.stop, "Esc")
+        self.end_tour_action.setEnabled(False)
         action(help_menu, "&About Attention Lab", self.about)
 
     # --- remembered state -------------------------------------------------------------------

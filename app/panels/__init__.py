@@ -5,9 +5,20 @@ from app.panels.bench import BenchPanel
 from app.panels.cost import CostPanel
 from app.panels.masks import MasksPanel
 from app.panels.memory import MemoryPanel
+from app.panels.model import ModelPanel
 from app.panels.multihead import MultiHeadPanel
 from app.panels.position import PositionPanel
 from app.panels.qkv import QKVPanel
 from app.panels.scale import ScalePanel
 
-PANELS = [QKVPanel, ScalePanel, MasksPanel, MultiHeadPanel, PositionPanel, CostPanel, BenchPanel, MemoryPanel]
+PANELS = [
+    QKVPanel,
+    ScalePanel,
+    MasksPanel,
+    MultiHeadPanel,
+    ModelPanel,
+    PositionPanel,
+    CostPanel,
+    BenchPanel,
+    MemoryPanel,
+]

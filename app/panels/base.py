@@ -10,6 +10,7 @@ A subclass sets the class attributes and builds its view into ``self.body``:
         def show_step(self, i): ...  # show step i (called by set_step)
         def exercise(self): ...      # drive every control once (smoke command and tests)
         def export(self): ...        # {name: widget} of the views that can be exported
+        def result_views(self, i): ... # the views "predict, then reveal" covers at step i
 
 Bad input goes to ``show_message`` and the previous valid state stays on screen.
 """
@@ -80,3 +81,11 @@ class Panel(QWidget):
     def export(self) -> dict[str, QWidget]:
         """The named views of this panel that can be exported as images or numbers."""
         return {}
+
+    def result_views(self, step: int) -> list[QWidget]:
+        """The views showing step ``step``'s result, covered in "predict, then reveal" mode.
+
+        By default the last exportable view visible at that step; override to name others.
+        """
+        shown = [view for view in self.export().values() if view.isVisibleTo(self)]
+        return shown[-1:]

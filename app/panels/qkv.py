@@ -334,6 +334,12 @@ class QKVPanel(Panel):
         super().exercise()
         self.blend.select(1, 0)
 
+    def result_views(self, step: int) -> list[QWidget]:
+        """What a class predicts at each step: Q, K or V, then the scores, ... (not the embeddings)."""
+        return [[], [self.proj.c], [self.score_map], [self.scaled_map], [self.weight_map], [self.blend.c]][
+            step
+        ]
+
     def export(self) -> dict[str, QWidget]:
         return {
             "embeddings": self.x_view,

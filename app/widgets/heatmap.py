@@ -234,7 +234,10 @@ class CellTexts(pg.GraphicsObject):
             return
         to_screen = painter.transform()
         painter.resetTransform()
-        painter.setFont(QApplication.font())
+        font = QApplication.font()
+        if self._exportOpts:  # an image export at another resolution: the numbers grow with it
+            font.setPointSizeF(font.pointSizeF() * self._exportOpts.get("resolutionScale", 1.0))
+        painter.setFont(font)
         corner = to_screen.map(QPointF(0, 0))
         step = to_screen.map(QPointF(1, 1)) - corner
         w, h = abs(step.x()), abs(step.y())

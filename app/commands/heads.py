@@ -1,0 +1,107 @@
+"""``attention-lab heads``: what a real model's heads attend to, printed or as JSON.
+
+    attention-lab heads --text "The trophy didn't fit in the suitcase because it was too big." \\
+        --find it trophy
+    tokens (17): [CLS] the trophy didn ' t fit in the suitcase because it was too big . [SEP]
+    it → trophy: layer 4, head 2: 0.58
+
+Layers and heads are numbered from 1, as people count them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+NAME = "heads"
+HELP = (
+    "run a real model on a text and print its tokens, one head's weights, or the head that links two tokens"
+)
+TOP = 5  # heads listed after the best one in the plain-text ranking
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--text", required=True, help="the sentence to read")
+    parser.add_argument("--text-b", metavar="TEXT", help="a second sentence, read as a pair with [SEP]")
+    parser.add_argument(
+        "--model", default="minilm", metavar="minilm|PATH", help="'minilm' (bundled) or a local model folder"
+    )
+    parser.add_argument("--layer", type=int, metavar="L", help="print the weights of this layer (from 1)")
+    parser.add_argument("--head", type=int, metavar="H", help="… and this head (from 1)")
+    parser.add_argument(
+        "--find", nargs=2, metavar=("FROM", "TO"), help="rank every head by the weight FROM puts on TO"
+    )
+    parser.add_argument("--words", action="store_true", help="join sub-word pieces into words first")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+
+
+def run(args) -> int:
+    from core import models
+    from core.head_analysis import to_words
+
+    if (args.layer is None) != (args.head is None):
+        raise ValueError("give --layer and --head together")
+    try:
+        model = models.load_model(args.model)
+    except models.ModelsExtraMissing as exc:
+        raise ValueError(str(exc)) from exc
+    result = models.run(model, args.text, args.text_b)
+    if args.words:
+        result = to_words(result)
+    n_layers, n_heads, t, _ = result.shape
+    weights = None
+    if args.layer is not None:
+        if not (1 <= args.layer <= n_layers and 1 <= args.head <= n_heads):
+            raise ValueError(f"{model.name} has layers 1…{n_layers} and heads 1…{n_heads}")
+        weights = result.attentions[args.layer - 1, args.head - 1].astype(float)
+    ranking = models.find_head(result, *args.find) if args.find else None
+
+    if args.json:
+        doc = {
+            "model": model.name,
+            "tokens": list(result.labels),
+            "shape": [n_layers, n_heads, t, t],
+            "is_causal": result.is_causal,
+            "dropped_tokens": result.dropped,
+        }
+        if weights is not None:
+            doc.update(layer=args.layer, head=args.head, weights=weights.round(6).tolist())
+        if ranking is not None:
+            best = ranking.best
+            doc["find"] = {
+                "from": args.find[0],
+                "to": args.find[1],
+                "layer": best.layer + 1,
+                "head": best.head + 1,
+                "weight": round(best.score, 6),
+                "ranking": [
+                    {"layer": s.layer + 1, "head": s.head + 1, "weight": round(s.score, 6)}
+                    for s in ranking.ranked()
+                ],
+            }
+        json.dump(doc, sys.stdout, ensure_ascii=False)
+        print()
+        return 0
+
+    kind = "decoder, causal" if result.is_causal else "encoder"
+    print(f"model: {model.name} ({n_layers} layers × {n_heads} heads, {kind})")
+    print(f"tokens ({t}): {' '.join(result.labels)}")
+    if result.dropped:
+        print(f"note: the text was cut to {t} tokens; {result.dropped} tokens were dropped")
+    if weights is not None:
+        print(f"\nlayer {args.layer}, head {args.head} (rows look at columns; each row sums to 1)")
+        print(format_matrix(weights, result.labels))
+    if ranking is not None:
+        print(f"\n{ranking.what}: {ranking.best}")
+        for score in ranking.ranked(TOP + 1)[1:]:
+            print(f"  then {score}")
+    return 0
+
+
+def format_matrix(weights, labels) -> str:
+    """The T × T weights as a text table with token labels, two decimals."""
+    width = max(5, *(len(label) for label in labels))
+    lines = [" " * width + " " + " ".join(f"{label[:5]:>5}" for label in labels)]
+    for label, row in zip(labels, weights, strict=True):
+        lines.append(f"{label:>{width}} " + " ".join(f"{v:5.2f}" for v in row))
+    return "\n".join(lines)

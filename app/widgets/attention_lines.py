@@ -1,0 +1,213 @@
+"""AttentionLines: the head view made popular by bertviz, for any stack of weight matrices.
+
+The looking tokens are listed on the left, the tokens looked at on the right, and every weight
+is a line between them whose opacity is the weight. Each head has its own colour; the chips
+above the lines show or hide heads. Pointing at a token keeps only its lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+LEVELS = 8  # opacity steps; all the lines of one head and one step share one plot item
+MIN_WEIGHT = 0.02  # lighter lines would be invisible; they are not drawn
+MAX_TICK_LABELS = 80
+EDGE = 0.12  # pointer within this distance of a column (in 0…1 view units) selects its token
+
+
+def head_colors(n: int) -> list[QColor]:
+    """n distinct, evenly spaced hues."""
+    return [pg.intColor(h, hues=max(n, 1), values=1, minValue=150, maxValue=230) for h in range(n)]
+
+
+class AttentionLines(QWidget):
+    """``set_data(weights (heads, n_q, n_k), row_labels, col_labels)``.
+
+    Signals: headsChanged(set of visible heads), focused(side, index) with side "left"/"right"
+    and index −1 when the pointer leaves the tokens.
+    """
+
+    headsChanged = Signal(object)
+    focused = Signal(str, int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.weights = np.zeros((0, 0, 0))
+        self.row_labels: list[str] = []
+        self.col_labels: list[str] = []
+        self.visible: set[int] = set()
+        self.focus: tuple[str, int] | None = None
+        self.colors: list[QColor] = []
+        self.chips: list[QToolButton] = []
+        self.curves: list[list[pg.PlotCurveItem]] = []  # [head][level]
+
+        self.chip_row = QHBoxLayout()
+        self.chip_row.setContentsMargins(0, 0, 0, 0)
+        self.chip_row.addWidget(QLabel("Heads:"))
+        self.chip_row.addStretch(1)
+        self.view = pg.GraphicsLayoutWidget()
+        self.plot = self.view.addPlot()
+        self.plot.invertY(True)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.hideAxis("bottom")
+        self.plot.showAxis("right")
+        for side in ("left", "right"):
+            axis = self.plot.getAxis(side)
+            axis.setTickPen(pg.mkPen(None))
+        self.plot.setXRange(0, 1, padding=0.01)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self.chip_row)
+        layout.addWidget(self.view, 1)
+        self.view.scene().sigMouseMoved.connect(self._on_move)
+
+    # --- data --------------------------------------------------------------------------------
+    def set_data(
+        self, weights: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str] | None = None
+    ) -> None:
+        """Show ``weights`` (heads, n_q, n_k) in [0, 1]; rows are the looking tokens."""
+        weights = np.asarray(weights)
+        if weights.ndim != 3:
+            raise ValueError(f"AttentionLines needs (heads, n_q, n_k) weights, got shape {weights.shape}.")
+        n_heads, n_q, n_k = weights.shape
+        col_labels = row_labels if col_labels is None else col_labels
+        if len(row_labels) != n_q or len(col_labels) != n_k:
+            raise ValueError("AttentionLines needs one label per row and per column.")
+        if n_heads != len(self.curves):
+            self._make_heads(n_heads)
+        resized = weights.shape[1:] != self.weights.shape[1:]
+        self.weights = weights
+        self.row_labels, self.col_labels = list(row_labels), list(col_labels)
+        if self.focus is not None and self.focus[1] >= (n_q if self.focus[0] == "left" else n_k):
+            self.focus = None
+        self._set_ticks()
+        if resized:
+            top = max(n_q, n_k)
+            self.plot.setYRange(-0.5, top - 0.5, padding=0.01)
+        self._draw()
+
+    def set_visible_heads(self, heads: Iterable[int]) -> None:
+        """Show only ``heads`` (0-based); the chips follow."""
+        self.visible = {h for h in heads if 0 <= h < len(self.curves)}
+        for h, chip in enumerate(self.chips):
+            chip.blockSignals(True)
+            chip.setChecked(h in self.visible)
+            chip.blockSignals(False)
+        self._draw()
+        self.headsChanged.emit(set(self.visible))
+
+    def set_focus(self, side: str | None, index: int = -1) -> None:
+        """Keep only the lines of one token: ("left", i) its outgoing lines, ("right", j) the
+        lines into it; None shows every line."""
+        focus = (side, index) if side in ("left", "right") and index >= 0 else None
+        if focus != self.focus:
+            self.focus = focus
+            self._draw()
+            self.focused.emit(*(focus or ("", -1)))
+
+    def drawn(self, head: int) -> dict[tuple[int, int], int]:
+        """{(row, column): opacity step} of every line drawn for ``head`` (for tests and export)."""
+        lines = {}
+        for level, curve in enumerate(self.curves[head]):
+            x, y = curve.getData()
+            if x is None or not curve.isVisible():
+                continue
+            for i, j in zip(y[0::2], y[1::2], strict=True):
+                lines[(int(i), int(j))] = level
+        return lines
+
+    # --- drawing -----------------------------------------------------------------------------
+    def _make_heads(self, n: int) -> None:
+        for curves in self.curves:
+            for curve in curves:
+                self.plot.removeItem(curve)
+        for chip in self.chips:
+            self.chip_row.removeWidget(chip)
+            chip.deleteLater()
+        self.colors = head_colors(n)
+        self.curves, self.chips = [], []
+        for h, color in enumerate(self.colors):
+            curves = []
+            for level in range(LEVELS):
+                line = QColor(color)
+                line.setAlphaF((level + 1) / LEVELS)
+                # 1-pixel pens without antialiasing: Qt strokes thicker or smoothed lines of many
+                # crossing segments several times slower, and the head view must redraw per keystroke
+                curve = pg.PlotCurveItem(pen=pg.mkPen(line, width=1), connect="pairs", antialias=False)
+                self.plot.addItem(curve)
+                curves.append(curve)
+            self.curves.append(curves)
+            chip = QToolButton()
+            chip.setText(str(h + 1))
+            chip.setCheckable(True)
+            chip.setChecked(True)
+            chip.setToolTip(f"head {h + 1}: click to show or hide its lines")
+            chip.setStyleSheet(
+                f"QToolButton {{ border: 2px solid {color.name()}; border-radius: 3px; padding: 1px 4px; }}"
+                f"QToolButton:checked {{ background: {color.name()}; color: black; }}"
+            )
+            chip.toggled.connect(lambda on, h=h: self._toggle(h, on))
+            self.chip_row.insertWidget(self.chip_row.count() - 1, chip)
+            self.chips.append(chip)
+        self.visible = set(range(n))
+
+    def _toggle(self, head: int, on: bool) -> None:
+        self.visible = (self.visible | {head}) if on else (self.visible - {head})
+        self._draw()
+        self.headsChanged.emit(set(self.visible))
+
+    def _draw(self) -> None:
+        for h, curves in enumerate(self.curves):
+            if h not in self.visible:
+                for curve in curves:
+                    curve.setVisible(False)
+                continue
+            w = self.weights[h]
+            keep = w >= MIN_WEIGHT
+            if self.focus is not None:
+                side, k = self.focus
+                only = np.zeros_like(keep)
+                if side == "left":
+                    only[k, :] = True
+                else:
+                    only[:, k] = True
+                keep &= only
+            rows, cols = np.nonzero(keep)
+            level = np.minimum((w[rows, cols] * LEVELS).astype(int), LEVELS - 1)
+            for k, curve in enumerate(curves):
+                sel = level == k
+                n = int(sel.sum())
+                curve.setData(np.tile([0.0, 1.0], n), np.column_stack([rows[sel], cols[sel]]).ravel())
+                curve.setVisible(n > 0)
+
+    def _set_ticks(self) -> None:
+        def ticks(labels):
+            stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
+            return [[(float(k), labels[k]) for k in range(0, len(labels), stride)]]
+
+        self.plot.getAxis("left").setTicks(ticks(self.row_labels))
+        self.plot.getAxis("right").setTicks(ticks(self.col_labels))
+
+    def _on_move(self, scene_pos) -> None:
+        if not self.view.sceneBoundingRect().contains(scene_pos) or not self.row_labels:
+            return
+        p = self.plot.vb.mapSceneToView(scene_pos)
+        index = round(p.y())
+        if p.x() < EDGE and 0 <= index < len(self.row_labels):
+            self.set_focus("left", index)
+        elif p.x() > 1 - EDGE and 0 <= index < len(self.col_labels):
+            self.set_focus("right", index)
+        else:
+            self.set_focus(None)
+
+    def leaveEvent(self, event) -> None:
+        self.set_focus(None)
+        super().leaveEvent(event)

@@ -1,0 +1,86 @@
+"""``attention-lab heads``: text and JSON output, 1-based numbering, one-line errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from app.main import main
+from core import models
+from tests.tiny_models import save_tiny_gpt2
+
+pytestmark = pytest.mark.models
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+TROPHY = "The trophy didn't fit in the suitcase because it was too big."
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return models.load_model("minilm")
+
+
+@pytest.fixture(autouse=True)
+def load_minilm_once(minilm, monkeypatch):
+    """Each command loads its model; here the bundled one is loaded once for the whole module."""
+    real = models.load_model
+    monkeypatch.setattr(models, "load_model", lambda source: minilm if source == "minilm" else real(source))
+
+
+def heads(capsys, *args):
+    code = main(["heads", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_find_prints_the_articles_head(capsys):
+    code, out, _ = heads(capsys, "--text", TROPHY, "--find", "it", "trophy")
+    assert code == 0
+    assert "tokens (17): [CLS] the trophy didn ' t fit" in out
+    assert "it → trophy: layer 4, head 2: 0.58" in out
+    assert "then layer 5, head 4: 0.41" in out
+
+
+def test_json_document(capsys):
+    code, out, _ = heads(
+        capsys, "--text", TROPHY, "--layer", "4", "--head", "2", "--find", "it", "trophy", "--json"
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["shape"] == [6, 12, 17, 17] and doc["tokens"][11] == "it"
+    weights = np.array(doc["weights"])
+    assert weights.shape == (17, 17) and doc["layer"] == 4 and doc["head"] == 2
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
+    find = doc["find"]
+    assert (find["layer"], find["head"]) == (4, 2) and find["weight"] == pytest.approx(0.58, abs=0.005)
+    assert find["weight"] == pytest.approx(weights[11, 2], abs=1e-6)
+    assert len(find["ranking"]) == 72 and find["ranking"][0]["weight"] == find["weight"]
+
+
+def test_sentence_pair_and_words(capsys):
+    code, out, _ = heads(capsys, "--text", "unbelievably good", "--text-b", "yes", "--words", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["tokens"] == ["[CLS]", "unbelievably", "good", "[SEP]", "yes", "[SEP]"]
+
+
+def test_local_decoder_folder(capsys, tmp_path):
+    folder = save_tiny_gpt2(tmp_path / "gpt2")
+    code, out, _ = heads(capsys, "--text", "the cat sat", "--model", str(folder), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["is_causal"] and doc["shape"][:2] == [2, 3]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--text", ""], "Type some text"),
+        (["--text", "the cat", "--find", "cat", "dog"], "'dog' is not one of the tokens"),
+        (["--text", "the cat", "--layer", "7", "--head", "1"], "layers 1…6 and heads 1…12"),
+        (["--text", "the cat", "--layer", "2"], "--layer and --head together"),
+        (["--text", "the cat", "--model", "/nonexistent/model"], "is not a folder"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
+    code, out, err = heads(capsys, *args)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err

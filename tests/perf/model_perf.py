@@ -1,0 +1,112 @@
+"""Speed of the "Real model" panel (opt-in; run it directly, prints medians).
+
+    python -m tests.perf.model_perf
+
+Measures, in this order in one fresh process:
+  1. the longest UI event-loop stall while the panel loads the bundled model in the background,
+     first cold (torch and transformers imported during the load), then warm;
+  2. model load time, warm (core.models.load_model, libraries already imported);
+  3. time from a text change to every head drawn, for ~20-token sentences: the model run in the
+     worker, the views updated, and the head view (12 heads) and the model view (72 heads) painted.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtWidgets import QApplication
+
+from app import settings, worker
+
+SENTENCES = [
+    "The trophy didn't fit in the suitcase because it was too big for the old car.",
+    "A small dog chased the red ball across the wet garden until it finally stopped.",
+    "She put the heavy book on the table because it was too tired to hold it.",
+    "Every student in the room read the same chapter before the teacher asked questions.",
+    "The river flooded the village after three days of rain, and nobody could leave.",
+    "He said the new phone was cheaper than the old one, but the battery was worse.",
+    "When the lights went out, the children laughed and the adults looked for candles.",
+    "Our neighbour planted tomatoes near the fence, where the sun shines all afternoon.",
+]
+REPEATS = 3
+
+
+def max_stall_during(action, poll) -> float:
+    """Longest gap in ms between ticks of a 5 ms UI timer while ``action`` runs until ``poll()``."""
+    clock, gaps = QElapsedTimer(), []
+    clock.start()
+    last = [clock.elapsed()]
+
+    def tick():
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    timer.start()
+    action()
+    app = QApplication.instance()
+    while not poll():
+        app.processEvents()
+        time.sleep(0.001)
+    timer.stop()
+    tick()
+    return max(gaps)
+
+
+def main() -> None:
+    settings.use_folder(tempfile.mkdtemp())
+    app = QApplication.instance() or QApplication([])
+    from app.panels import model as model_panel
+    from app.panels.model import ModelPanel
+
+    panel = ModelPanel()
+    panel.resize(1200, 800)
+    t0 = time.perf_counter()
+    cold = max_stall_during(panel.show, lambda: panel.result is not None and not worker.busy())
+    print(f"cold load in the panel (imports torch): {time.perf_counter() - t0:.2f} s")
+    print(f"  longest UI stall during the cold load: {cold:.0f} ms")
+    model_panel._loaded.clear()
+    warm = max_stall_during(
+        lambda: panel.load("minilm"), lambda: panel.load_task is None and not worker.busy()
+    )
+    print(f"  longest UI stall during a warm load:   {warm:.0f} ms")
+
+    from core import models
+
+    loads = []
+    for _ in range(5):
+        t = time.perf_counter()
+        models.load_model("minilm")
+        loads.append(time.perf_counter() - t)
+    print(f"model load, warm (median of 5): {statistics.median(loads) * 1000:.0f} ms")
+
+    for tab in (panel.lines, panel.grid):
+        panel.tabs.setCurrentWidget(tab)
+        times, sizes = [], []
+        for _ in range(REPEATS):
+            for text in SENTENCES:
+                t = time.perf_counter()
+                panel.text_edit.setText(text)
+                worker.wait_idle()
+                app.processEvents()  # delivers the pending update requests: the view repaints
+                times.append(time.perf_counter() - t)
+                sizes.append(panel.result.shape[-1])
+        name = "head view, 12 heads" if tab is panel.lines else "model view, 72 heads"
+        print(
+            f"text change -> all heads drawn ({name}, {min(sizes)}-{max(sizes)} tokens): "
+            f"median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
+        )
+    app.processEvents()
+
+
+if __name__ == "__main__":
+    main()
