@@ -197,7 +197,7 @@ class AttentionLines(QWidget):
         self.plot.getAxis("right").setTicks(ticks(self.col_labels))
 
     def _on_move(self, scene_pos) -> None:
-        if not self.view.sceneBoundingRect().contains(scene_pos) or not self.row_labels:
+        if not self.plot.sceneBoundingRect().contains(scene_pos) or not self.row_labels:
             return
         p = self.plot.vb.mapSceneToView(scene_pos)
         index = round(p.y())

@@ -58,6 +58,7 @@ from PySide6.QtWidgets import (
 
 from app import worker
 from app.panels import PANELS
+from app.widgets.head_grid import HeadGrid
 from app.widgets.heatmap import Heatmap
 from app.widgets.matrix_view import MatrixView
 from app.widgets.message_bar import MessageBar
@@ -152,8 +153,15 @@ def view_problems(root: QWidget) -> list[str]:
         problems += finite_data(f"MatrixView {matrix.name}", matrix.values, True)
     for grid in root.findChildren(PatternGrid):
         problems += finite_data(f"PatternGrid {grid.title.text()!r}", grid.patterns)
-    # Their images show masked cells and the paper between pictures as NaN (drawn empty) on purpose.
-    own_images = {id(w.image) for w in root.findChildren(Heatmap) + root.findChildren(PatternGrid)}
+    for grid in root.findChildren(HeadGrid):
+        _, _, n, m = grid.shape
+        if grid.image.image is not None and n and m:  # the tiles, without the gaps between them
+            rows = np.arange(grid.image.image.shape[0]) % (n + grid.gap) < n
+            cols = np.arange(grid.image.image.shape[1]) % (m + grid.gap) < m
+            problems += finite_data("HeadGrid tiles", grid.image.image[np.ix_(rows, cols)])
+    # Their images show masked cells and the gaps between pictures as NaN (drawn empty) on purpose.
+    owners = root.findChildren(Heatmap) + root.findChildren(PatternGrid) + root.findChildren(HeadGrid)
+    own_images = {id(w.image) for w in owners}
     for view in root.findChildren(pg.GraphicsView):
         for item in view.scene().items():
             name = type(item).__name__
@@ -384,7 +392,8 @@ class Monkey:
 
 @pytest.fixture
 def no_dialogs(monkeypatch, tmp_path):
-    """Every dialog answers at once: cancelled, or with a scratch file the app may read or write."""
+    """Every dialog answers at once: cancelled, or with a scratch file or folder the app may read or
+    write, including broken lesson files and folders that are not models."""
     junk = tmp_path / "junk"
     junk.mkdir()
     files = {
@@ -396,6 +405,16 @@ def no_dialogs(monkeypatch, tmp_path):
     }
     for name, data in files.items():
         (junk / name).write_bytes(data)
+    folders = {
+        "empty": {},
+        "not-a-model": files,
+        "pickled": {"config.json": b"{}", "pytorch_model.bin": b"x"},
+    }
+    folders["truncated"] = {"config.json": b'{"model_type": "bert"}', "model.safetensors": b"\x08\x00"}
+    for name, content in folders.items():
+        (tmp_path / name).mkdir()
+        for file, data in content.items():
+            (tmp_path / name / file).write_bytes(data)
     answers = random.Random(SEED)
 
     def open_name(*_a, **_k):
@@ -406,11 +425,21 @@ def no_dialogs(monkeypatch, tmp_path):
         choice = answers.choice(["", "out.png", "out.json", "out.csv", "out.md", "out.svg"])
         return (str(tmp_path / choice) if choice else "", "")
 
+    def folder(*_a, **_k):
+        choice = answers.choice(["", *folders])
+        return str(tmp_path / choice) if choice else ""
+
+    def number(_parent, _title, _label, value=0, *_a, **_k):
+        return value, answers.random() < 0.5
+
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(open_name))
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(save_name))
-    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: ""))
-    monkeypatch.setattr(QDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
-    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("", False)))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(folder))
+    monkeypatch.setattr(QDialog, "exec", lambda self: answers.choice(list(QDialog.DialogCode)))
+    for name in ("getDouble", "getInt"):
+        monkeypatch.setattr(QInputDialog, name, staticmethod(number))
+    for name in ("getText", "getItem", "getMultiLineText"):
+        monkeypatch.setattr(QInputDialog, name, staticmethod(lambda *a, **k: ("", False)))
     for name in ("about", "aboutQt"):
         monkeypatch.setattr(QMessageBox, name, staticmethod(lambda *a, **k: None))
     for name in ("information", "warning", "critical", "question"):
@@ -430,6 +459,7 @@ def test_monkey(window, qtbot, qtlog, no_dialogs, capsys):
     window.resize(1400, 860)
     for cls in PANELS:  # build every panel once, so the monkey's panel switches are cheap
         window.show_panel(cls.key)
+    worker.wait_idle(120)  # what panels load when first shown (the real model) is there before the monkey
     window.show_panel(PANELS[0].key)
     found: dict[str, str] = {}  # each distinct problem, with the actions that led to it
 

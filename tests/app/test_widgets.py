@@ -1,10 +1,13 @@
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from app.widgets import Heatmap, LabelledSlider, MatrixView
+from app.widgets.attention_lines import AttentionLines
 from app.widgets.matrix_view import number_texts, parse_number
 from core.explain import num
 
@@ -54,6 +57,30 @@ def test_clicking_a_heatmap_cell_reports_it(qtbot):
             window.windowHandle(), Qt.MouseButton.LeftButton, pos=h.view.viewport().mapTo(window, at)
         )
     assert clicked.args == [0, 1]
+
+
+def test_hovering_attention_lines_focuses_the_token_under_the_pointer(qtbot):
+    lines = AttentionLines()
+    qtbot.addWidget(lines)
+    lines.resize(500, 400)
+    lines.show()
+    lines.set_data(np.full((2, 3, 3), 1 / 3), ["a", "b", "c"], ["d", "e", "f"])
+    qtbot.waitExposed(lines)
+    port = lines.view.viewport()
+    for side, x in (("left", 0.0), ("right", 1.0)):
+        at = QPointF(lines.view.mapFromScene(lines.plot.vb.mapViewToScene(pg.Point(x, 1))))
+        qtbot.wait(50)  # pyqtgraph drops mouse moves that come faster than its frame rate
+        with qtbot.waitSignal(lines.focused) as focused:
+            move = QMouseEvent(
+                QEvent.Type.MouseMove,
+                at,
+                port.mapToGlobal(at),
+                Qt.MouseButton.NoButton,
+                Qt.MouseButton.NoButton,
+                Qt.KeyboardModifier.NoModifier,
+            )
+            QApplication.sendEvent(port, move)
+        assert focused.args == [side, 1] and lines.focus == (side, 1)
 
 
 def test_heatmap_ticks_follow_labels_and_thin_out_to_fit(qtbot):
