@@ -65,7 +65,7 @@ from app.widgets.message_bar import MessageBar
 from app.widgets.pattern_grid import PatternGrid
 
 SEED = int(os.environ.get("MONKEY_SEED", "20261129"))
-ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1500"))
+ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1000"))
 BACKGROUND_S, CANCEL_S = 3.0, 20.0  # background work runs this long, then must stop this soon after cancel
 PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
 NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
