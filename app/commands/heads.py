@@ -41,6 +41,8 @@ def run(args) -> int:
 
     if (args.layer is None) != (args.head is None):
         raise ValueError("give --layer and --head together")
+    if args.text_b is not None and not args.text_b.strip():
+        raise ValueError("--text-b is empty; leave it out to read one sentence")
     try:
         model = models.load_model(args.model)
     except models.ModelsExtraMissing as exc:

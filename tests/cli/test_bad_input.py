@@ -2,15 +2,20 @@
 
 The table is checked against the parser, so a new flag without a bad-input case fails here.
 Bench cases run on a tiny sweep, so a value that is wrongly accepted costs a moment, not minutes.
+Model folders that are not models (empty, a file, pickled weights only, cut-off safetensors, a
+config that does not match its weights, a huge vocabulary) are refused before anything runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 
 import pytest
 
 from app.main import build_parser, main
+from core import models
 
 TINY_BENCH = {"--lengths": "8", "--impl": "numpy-naive", "--repeats": "1"}
 
@@ -43,6 +48,37 @@ CASES: dict[tuple[str | None, str], list[list[str]]] = {
     ("bench", "--json"): [["--json", "{missing}/out.json"], ["--json", "{folder}"], ["--json"]],
     ("bench", "--csv"): [["--csv", "{missing}/out.csv"], ["--csv", "{folder}"], ["--csv"]],
 }
+TEXT = ["--text", "the cat sat"]
+CASES.update(
+    {
+        ("heads", "--text"): [["--text", ""], ["--text", " \t "], ["--text"], []],
+        ("heads", "--text-b"): [["--text-b", ""], ["--text-b"]],
+        ("heads", "--model"): [
+            ["--model", "{missing}"],
+            ["--model", "{folder}"],
+            ["--model", "{file}"],
+            ["--model", ""],
+            ["--model", "{pickled}"],
+            ["--model", "{truncated}"],
+            ["--model", "{lying}"],
+            ["--model", "{huge_vocab}"],
+            ["--model"],
+        ],
+        ("heads", "--layer"): [
+            ["--layer", "0", "--head", "1"],
+            ["--layer", "99", "--head", "1"],
+            ["--layer", "x"],
+        ],
+        ("heads", "--head"): [
+            ["--layer", "1", "--head", "0"],
+            ["--head", "1"],
+            ["--layer", "1", "--head", "-1"],
+        ],
+        ("heads", "--find"): [["--find", "cat"], ["--find", "cat", "dog"], ["--find", "", "cat"]],
+        ("heads", "--words"): [["--words=yes"]],
+        ("heads", "--json"): [["--json=1"]],
+    }
+)
 NOT_USER_INPUT = {"-h", "--help", "--version", "--exit-after-paint"}
 
 
@@ -67,16 +103,60 @@ def test_every_flag_has_bad_input_cases():
 
 
 def cases():
-    for (command, _flag), argument_lists in CASES.items():
+    for (command, flag), argument_lists in CASES.items():
+        marks = [pytest.mark.models] if command == "heads" else []
         for arguments in argument_lists:
-            yield pytest.param(command, arguments, id=f"{command or 'app'} {' '.join(arguments)[:40]}")
+            if command == "heads" and flag != "--text":
+                arguments = TEXT + arguments
+            name = f"{command or 'app'} {' '.join(arguments)[:40]}"
+            yield pytest.param(command, arguments, id=name, marks=marks)
+
+
+@pytest.fixture(scope="module")
+def model_folders(tmp_path_factory):
+    """Folders that look like models and are not, made from a tiny random GPT-2."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.tiny_models import save_tiny_gpt2
+
+    root = tmp_path_factory.mktemp("not-models")
+    good = save_tiny_gpt2(root / "good")
+    folders = {}
+    for name in ("pickled", "truncated", "lying", "huge_vocab"):
+        folders[name] = root / name
+        shutil.copytree(good, folders[name])
+    (folders["pickled"] / "model.safetensors").unlink()
+    (folders["pickled"] / "pytorch_model.bin").write_bytes(b"not unpickled")
+    weights = folders["truncated"] / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:4000])
+    for name, change in (("lying", {"n_embd": 48}), ("huge_vocab", {"vocab_size": 1_000_000})):
+        config = json.loads((folders[name] / "config.json").read_text())
+        (folders[name] / "config.json").write_text(json.dumps(config | change))
+    return folders
+
+
+@pytest.fixture
+def minilm_once(monkeypatch):
+    """The bundled model is loaded once for the module; every other source really loads."""
+    pytest.importorskip("torch")
+    real = models.load_model
+    if "minilm" not in _MINILM:
+        _MINILM["minilm"] = real("minilm")
+    monkeypatch.setattr(models, "load_model", lambda s: _MINILM["minilm"] if s == "minilm" else real(s))
+
+
+_MINILM: dict = {}
 
 
 @pytest.mark.parametrize("command, arguments", list(cases()))
-def test_bad_value_is_one_line_and_exit_2(command, arguments, tmp_path, capsys):
+def test_bad_value_is_one_line_and_exit_2(command, arguments, tmp_path, capsys, request):
     (tmp_path / "file").write_text("not a folder")
     (tmp_path / "folder").mkdir()
     places = {"file": tmp_path / "file", "folder": tmp_path / "folder", "missing": tmp_path / "missing"}
+    if command == "heads":
+        request.getfixturevalue("minilm_once")
+        if any(a.startswith("{") and a.strip("{}") not in places for a in arguments):
+            places |= request.getfixturevalue("model_folders")
     arguments = [a.format(**places) for a in arguments]
     argv = [command, *arguments] if command else arguments
     if command == "bench":
