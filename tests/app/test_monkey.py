@@ -262,6 +262,7 @@ class Monkey:
                 return self.type_into(w.lineEdit(), f"combo {name}")
             index = rng.randrange(w.count()) if w.count() else -1
             w.setCurrentIndex(index)
+            w.activated.emit(index)  # as when a person picks the entry
             return f"combo {name} → {index}"
         if isinstance(w, QTabBar):
             index = rng.randrange(w.count()) if w.count() else -1
@@ -484,14 +485,16 @@ def test_monkey(window, qtbot, qtlog, no_dialogs, capsys):
             caught.clear()
         worker.wait_idle(60)
         elapsed = time.perf_counter() - start
+        window.resize(1400, 860)
+        window.set_font_scale(1.0)
         for cls in PANELS:  # every panel still renders, step by step
             panel = window.show_panel(cls.key)
             for step in range(len(cls.steps)):
                 panel.set_step(step)
                 worker.wait_idle(30)
                 QApplication.processEvents()
-                image = window.grab().toImage()
-                if image.isNull() or distinct_colours(image) < 3:
+                image = panel.grab().toImage()
+                if image.isNull() or distinct_colours(image) < 4:
                     note([f"{cls.key} step {step} renders blank"], "at the end")
             note([f"{cls.key}: {p}" for p in view_problems(panel)], "at the end")
         note([f"{t.__name__}: {v}" for t, v, _ in raised], "at the end")
