@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from importlib import metadata
-
 import core
 
 
 def versions() -> dict[str, str]:
     """Name → version; libraries that are not installed read "not installed" (none is imported)."""
+    from importlib import metadata  # only when asked: it costs start-up time
+
     found = {"Attention Lab": core.__version__}
     for label, dist in [
         ("Qt for Python (PySide6)", "PySide6-Essentials"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from importlib.resources import files
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -126,12 +126,14 @@ class MainWindow(QMainWindow):
             f"{panel.title} · step {step + 1} of {len(panel.steps)}: "
             f"{panel.steps[step]}   (PgDn next, PgUp back)"
         )
-        self._scroll_lesson_to(step)
+        # After the events in flight (a font change re-lays the text out), not before.
+        QTimer.singleShot(0, lambda: self._scroll_lesson_to(step))
         self.reveal.cover(panel)
 
     def _scroll_lesson_to(self, step: int) -> None:
         """Bring the lesson's section for ``step`` (its (step+1)-th level-2 heading) to the top."""
         doc, seen = self.lesson.document(), -1
+        doc.documentLayout().documentSize()  # lays the whole text out, so block positions are current
         block = doc.begin()
         while block.isValid():
             if block.blockFormat().headingLevel() == 2:
@@ -179,6 +181,8 @@ class MainWindow(QMainWindow):
         app.setFont(font)
         for panel in self.panels.values():
             style_plots(panel)
+        if self.current() is not None:  # the lesson text moved: keep the current section in view
+            QTimer.singleShot(0, lambda: self._scroll_lesson_to(self.current().step))
 
     def set_theme(self, name: str) -> None:
         apply_theme(QApplication.instance(), name)

@@ -48,12 +48,26 @@ def test_page_down_steps_through_the_panel_then_on(window, qtbot):
     assert panel.step == len(panel.steps) - 2
 
 
-def test_lesson_pane_follows_the_step(window):
+def heading_top(window, step):
+    """Where the lesson's (step+1)-th level-2 heading starts, in the pane's scroll coordinates."""
+    doc, seen, block = window.lesson.document(), -1, window.lesson.document().begin()
+    while block.isValid():
+        seen += block.blockFormat().headingLevel() == 2
+        if seen == step:
+            return doc.documentLayout().blockBoundingRect(block).top()
+        block = block.next()
+    raise AssertionError(f"no heading for step {step}")
+
+
+def test_lesson_pane_follows_the_step_at_any_text_size(window, qtbot):
     panel = window.show_panel("qkv")
-    panel.set_step(0)
-    top = window.lesson.verticalScrollBar().value()
-    panel.set_step(5)
-    assert window.lesson.verticalScrollBar().value() >= top
+    bar = window.lesson.verticalScrollBar()
+    window.resize(1400, 500)
+    for scale in (1.0, 1.6):
+        window.set_font_scale(scale)
+        for step in (1, 2):
+            panel.set_step(step)
+            qtbot.waitUntil(lambda s=step: bar.value() == min(int(heading_top(window, s)), bar.maximum()))
     window.lesson_action.trigger()
     assert not window.lesson.isVisible()
 
