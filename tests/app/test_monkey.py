@@ -68,7 +68,9 @@ SEED = int(os.environ.get("MONKEY_SEED", "20261129"))
 ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1000"))
 BACKGROUND_S, CANCEL_S = 3.0, 20.0  # background work runs this long, then must stop this soon after cancel
 PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
-NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
+# A number printed by Python or numpy that is not finite ("nan", "inf", "-inf"); prose that explains
+# NaN ("is not a number (NaN)") is written differently and is allowed.
+NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])[-−]?(nan|inf)(?![A-Za-z])")
 
 # Text a student might type: ordinary and hostile, in many scripts.
 SAMPLES = [
@@ -183,7 +185,7 @@ def view_problems(root: QWidget) -> list[str]:
                 problems += finite_data(name, [item.value()])
             elif isinstance(item, pg.ViewBox):
                 problems += finite_data("ViewBox range", item.viewRange())
-            elif isinstance(item, pg.TextItem) and NOT_A_NUMBER.search(item.toPlainText()):
+            elif isinstance(item, pg.TextItem) and _untyped_nan(item.toPlainText()):
                 problems.append(f"TextItem shows {item.toPlainText()!r}")
     # The message bar may name what was typed ("not inf or nan"); every other label shows results.
     texts = [
@@ -206,9 +208,14 @@ _TYPED: set[str] = set()
 
 
 def _untyped_nan(text: str) -> bool:
-    """True when ``text`` has nan/inf that is not an echo of what the monkey typed."""
+    """True when ``text`` shows a non-finite number that is not an echo of what the monkey typed
+    (a tokenizer may have lower-cased it)."""
+    if not NOT_A_NUMBER.search(text):
+        return False
     for sample in _TYPED:
-        text = text.replace(sample, "")
+        for word in sample.split() or [sample]:
+            if "nan" in word.lower() or "inf" in word.lower():
+                text = re.sub(re.escape(word), "", text, flags=re.IGNORECASE)
     return bool(NOT_A_NUMBER.search(text))
 
 
