@@ -68,9 +68,9 @@ SEED = int(os.environ.get("MONKEY_SEED", "20261129"))
 ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1000"))
 BACKGROUND_S, CANCEL_S = 3.0, 20.0  # background work runs this long, then must stop this soon after cancel
 PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
-# A number printed by Python or numpy that is not finite ("nan", "inf", "-inf"); prose that explains
-# NaN ("is not a number (NaN)") is written differently and is allowed.
-NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])[-−]?(nan|inf)(?![A-Za-z])")
+# A value printed by Python or numpy that is not finite ("= nan", ": -inf", "[nan, 1.0]"); prose
+# that explains NaN ("is not a number (NaN)") and tokens that happen to read "nan" are allowed.
+NOT_A_NUMBER = re.compile(r"(?:[=:\[,]\s*)[-−]?(nan|inf)(?![A-Za-z])")
 
 # Text a student might type: ordinary and hostile, in many scripts.
 SAMPLES = [
@@ -208,14 +208,11 @@ _TYPED: set[str] = set()
 
 
 def _untyped_nan(text: str) -> bool:
-    """True when ``text`` shows a non-finite number that is not an echo of what the monkey typed
-    (a tokenizer may have lower-cased it)."""
+    """True when ``text`` shows a non-finite value that is not an echo of what the monkey typed."""
     if not NOT_A_NUMBER.search(text):
         return False
     for sample in _TYPED:
-        for word in sample.split() or [sample]:
-            if "nan" in word.lower() or "inf" in word.lower():
-                text = re.sub(re.escape(word), "", text, flags=re.IGNORECASE)
+        text = text.replace(sample, "")
     return bool(NOT_A_NUMBER.search(text))
 
 
