@@ -1,11 +1,11 @@
 """The performance suite: every perf script, one after another, and their figures in one table.
 
-    python -m tests.perf.suite [--only startup qkv ...] [--list]
+    python -m tests.perf.suite [--only start-up qkv ...] [--list]
 
 Each script runs in its own process (so each starts cold, as a user's would), with the sizes its
-panel's issue names. The table lists every line of a script's output that holds a figure, under
-the area it measures; a script that fails shows its exit code and last error line instead. The
-figures are medians measured side by side where a ratio is printed. Nothing is asserted.
+panel's issue names. The table lists what each script printed, under the area it measures; a
+script that fails shows its exit code and last error line instead. The figures are medians,
+measured side by side where a ratio is printed. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
@@ -35,7 +34,6 @@ SCRIPTS = [
     ("bench fidelity", "tests.perf.bench_fidelity", []),
     ("memory (hopfield)", "tests.perf.hopfield_perf", []),
 ]
-FIGURE = re.compile(r"\d")
 
 
 def machine() -> str:
@@ -50,7 +48,7 @@ def machine() -> str:
 
 
 def run(module: str, arguments: list[str]) -> tuple[list[str], float]:
-    """The lines of output of one script that hold figures, and how long it ran."""
+    """The lines one script printed (its figures and their headings), and how long it ran."""
     env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
     start = time.perf_counter()
     try:
@@ -65,7 +63,7 @@ def run(module: str, arguments: list[str]) -> tuple[list[str], float]:
     except subprocess.TimeoutExpired:
         return [f"TIMED OUT after {TIMEOUT_S} s"], time.perf_counter() - start
     took = time.perf_counter() - start
-    lines = [line.rstrip() for line in done.stdout.splitlines() if FIGURE.search(line)]
+    lines = [line.rstrip() for line in done.stdout.splitlines() if line.strip()]
     if done.returncode:
         errors = [line for line in done.stderr.splitlines() if line.strip()]
         lines.append(f"FAILED (exit {done.returncode}): {errors[-1] if errors else 'no message'}")
