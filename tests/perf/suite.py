@@ -88,7 +88,7 @@ def main() -> int:
         lines, took = run(module, arguments)
         failed += any(line.startswith(("FAILED", "TIMED OUT")) for line in lines)
         rows.append((f"{area} ({took:.0f} s)", lines))
-    width = max(len(label) for label, _ in rows)
+    width = max(len("area (script time)"), *(len(label) for label, _ in rows))
     print(f"{'area (script time)':{width}} │ figures")
     print(f"{'─' * width}─┼─{'─' * 78}")
     for label, lines in rows:
