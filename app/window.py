@@ -234,6 +234,9 @@ class MainWindow(QMainWindow):
         builtin.aboutToShow.connect(lambda: room.fill_builtin_menu(builtin))
         action(file_menu, "&Hide controls for this lesson…", room.hide_controls_dialog)
         file_menu.addSeparator()
+        for cls in self.classes:
+            for text, method in cls.file_actions:
+                action(file_menu, text, lambda _=False, k=cls.key, m=method: getattr(self.show_panel(k), m)())
         action(file_menu, "&Export panel as PNG…", room.export_panel_dialog, "Ctrl+E")
         file_menu.addSeparator()
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)

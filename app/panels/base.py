@@ -29,6 +29,9 @@ class Panel(QWidget):
     key: ClassVar[str]
     title: ClassVar[str]
     steps: ClassVar[tuple[str, ...]] = ("Overview",)
+    # File-menu entries the main window adds for this panel: (menu text, name of a method to call
+    # once the panel is shown), e.g. ("Open model folder…", "choose_folder").
+    file_actions: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     stepChanged = Signal(int)
     openPanel = Signal(str)  # ask the main window to show the panel with this key

@@ -78,6 +78,7 @@ class ModelPanel(Panel):
     key = "model"
     title = "Real model"
     steps = ("Tokens", "Head view", "Model view", "Find a head", "Patterns")
+    file_actions = (("Open &model folder…", "choose_folder"),)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -197,7 +198,7 @@ class ModelPanel(Panel):
 
         self._fill_model_combo()
         self.model_combo.activated.connect(lambda i: self.load(self.model_combo.itemData(i)))
-        self.open_button.clicked.connect(self._choose_folder)
+        self.open_button.clicked.connect(self.choose_folder)
         self.cancel_button.clicked.connect(self.cancel_load)
         self.text_edit.textChanged.connect(self.request_run)
         self.text_b_edit.textChanged.connect(self.request_run)
@@ -320,7 +321,8 @@ class ModelPanel(Panel):
         combo.setCurrentIndex(max(current, 0))
         combo.blockSignals(False)
 
-    def _choose_folder(self) -> None:
+    def choose_folder(self) -> None:
+        """Ask for a local Hugging Face model folder and load it."""
         folder = QFileDialog.getExistingDirectory(self, "Open a Hugging Face model folder")
         if folder:
             self.load(folder)

@@ -144,3 +144,14 @@ def test_unexpected_errors_reach_the_status_bar(window, caplog):
         window.report_exception(RuntimeError, exc, exc.__traceback__)
     assert "Unexpected error (RuntimeError): boom" in window.statusBar().currentMessage()
     assert "boom" in caplog.text
+
+
+def test_panels_file_actions_reach_the_file_menu(window, monkeypatch):
+    from app.panels.model import ModelPanel
+
+    calls = []
+    monkeypatch.setattr(ModelPanel, "choose_folder", lambda self: calls.append(self))
+    file_menu = window.menuBar().actions()[0].menu()
+    entry = next(a for a in file_menu.actions() if a.text() == "Open &model folder…")
+    entry.trigger()
+    assert window.current().key == "model" and calls == [window.current()]
