@@ -62,6 +62,7 @@ class AttentionLines(QWidget):
         for side in ("left", "right"):
             axis = self.plot.getAxis(side)
             axis.setTickPen(pg.mkPen(None))
+            axis.setTicks([[]])  # token labels only: no numbers while nothing is shown
         self.plot.setXRange(0, 1, padding=0.01)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
