@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
+    QStyledItemDelegate,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -76,6 +77,23 @@ def parse_number(text: str) -> float:
     if not np.isfinite(value):
         raise ValueError(f"“{text}” is not a finite number; use an ordinary value like 0.5.")
     return value
+
+
+class CellPainter(QStyledItemDelegate):
+    """Paints a cell straight from the view's cached colours and text: one Python call per cell
+    instead of one per data role, which keeps a repaint of a tall matrix within a frame."""
+
+    def __init__(self, view: MatrixView):
+        super().__init__(view)
+        self.view = view
+
+    def paint(self, painter, option, index) -> None:
+        view, i, j = self.view, index.row(), index.column()
+        lit = view.is_highlighted(i, j)
+        painter.fillRect(option.rect, HIGHLIGHT_BRUSH if lit else view.brushes[view.shade[i, j]])
+        painter.setPen(DARK_TEXT.color() if lit or view.dark_text[i, j] else LIGHT_TEXT.color())
+        painter.setFont(view.bold_font if lit else option.font)
+        painter.drawText(option.rect.adjusted(2, 0, -4, 0), ALIGN_RIGHT, view.texts[i][j])
 
 
 class MatrixModel(QAbstractTableModel):
@@ -167,6 +185,7 @@ class MatrixView(QWidget):
         self.table = QTableView()
         self.model = MatrixModel(self)
         self.table.setModel(self.model)
+        self.table.setItemDelegate(CellPainter(self))
         self.table.setMouseTracking(True)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         triggers = QAbstractItemView.EditTrigger
