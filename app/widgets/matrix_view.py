@@ -27,23 +27,15 @@ from app.widgets.colors import colormap, default_levels
 from core.explain import num
 
 HIGHLIGHT_BRUSH = QBrush(QColor("#ff8c00"))
-DARK_TEXT, LIGHT_TEXT = QBrush(QColor("#000000")), QBrush(QColor("#ffffff"))
+DARK_TEXT, LIGHT_TEXT = QColor("#000000"), QColor("#ffffff")
 MASKED_BRUSH = QBrush(QColor("#dddddd"))
 MAX_TABLE_SIZE = (720, 560)  # pixels; a bigger matrix scrolls inside its table
 SHADES = 256  # colour steps per colormap; cell colours are cached brushes, one per step
 ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 EDITABLE = READ_ONLY | Qt.ItemFlag.ItemIsEditable
-DISPLAY, EDIT, FONT, ALIGNMENT, BACKGROUND, FOREGROUND = (
-    int(r)
-    for r in (
-        Qt.ItemDataRole.DisplayRole,
-        Qt.ItemDataRole.EditRole,
-        Qt.ItemDataRole.FontRole,
-        Qt.ItemDataRole.TextAlignmentRole,
-        Qt.ItemDataRole.BackgroundRole,
-        Qt.ItemDataRole.ForegroundRole,
-    )
+DISPLAY, EDIT, ALIGNMENT = (
+    int(r) for r in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDataRole.TextAlignmentRole)
 )
 
 
@@ -91,7 +83,7 @@ class CellPainter(QStyledItemDelegate):
         view, i, j = self.view, index.row(), index.column()
         lit = view.is_highlighted(i, j)
         painter.fillRect(option.rect, HIGHLIGHT_BRUSH if lit else view.brushes[view.shade[i, j]])
-        painter.setPen(DARK_TEXT.color() if lit or view.dark_text[i, j] else LIGHT_TEXT.color())
+        painter.setPen(DARK_TEXT if lit or view.dark_text[i, j] else LIGHT_TEXT)
         painter.setFont(view.bold_font if lit else option.font)
         painter.drawText(option.rect.adjusted(2, 0, -4, 0), ALIGN_RIGHT, view.texts[i][j])
 
@@ -108,21 +100,11 @@ class MatrixModel(QAbstractTableModel):
         return 0 if parent.isValid() else self.view.values.shape[1]
 
     def data(self, index, role=DISPLAY):
-        # Called several times per visible cell on every repaint: plain ints and cached brushes only.
+        # Colours and fonts come from CellPainter; the model only gives the text (shown and edited).
         if role in (DISPLAY, EDIT):
             return self.view.texts[index.row()][index.column()]
-        if role == BACKGROUND:
-            view, i, j = self.view, index.row(), index.column()
-            if view.is_highlighted(i, j):
-                return HIGHLIGHT_BRUSH
-            return view.brushes[view.shade[i, j]]
-        if role == FOREGROUND:
-            view, i, j = self.view, index.row(), index.column()
-            return DARK_TEXT if view.is_highlighted(i, j) or view.dark_text[i, j] else LIGHT_TEXT
         if role == ALIGNMENT:
             return ALIGN_RIGHT
-        if role == FONT and self.view.is_highlighted(index.row(), index.column()):
-            return self.view.bold_font
         return None
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
