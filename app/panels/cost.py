@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     QSlider,
     QSpinBox,
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.panels.base import Panel
 from app.widgets import Heatmap, LabelledSlider, MatrixView
 from app.widgets.colors import default_levels
+from app.widgets.controls import note
 from core.attention import attend
 from core.complexity import (
     DTYPE_BYTES,
@@ -77,13 +77,6 @@ def mib_text(n_bytes: int) -> str:
 def percent(part: int, whole: int) -> str:
     """part / whole as a percentage with three significant digits: "0.391 %"."""
     return f"{100 * part / whole:.3g} %"
-
-
-def _note(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
 
 
 def _spin(value: int, minimum: int, maximum: int) -> QSpinBox:
@@ -165,7 +158,7 @@ class CalculatorPage(QWidget):
         form.addRow("dtype", self.dtype_box)
         form.addRow(self.causal_box)
         form.addRow(self.article_button)
-        self.readout = _note()
+        self.readout = note()
         controls = QVBoxLayout()
         controls.addLayout(form)
         controls.addWidget(self.readout)
@@ -208,7 +201,7 @@ class CalculatorPage(QWidget):
         self.flops_plot.addItem(self.n_lines[0])
         self.memory_plot.addItem(self.n_lines[1])
 
-        self.table_title = _note()
+        self.table_title = note()
         self.table = QTableWidget(len(ARTICLE_LENGTHS), 4)
         self.table.setHorizontalHeaderLabels(["n", "article FLOPs", "benchmark FLOPs", "MiB per head"])
         self.table.verticalHeader().hide()
@@ -388,7 +381,7 @@ class HandshakePage(QWidget):
     def __init__(self):
         super().__init__()
         self.people = LabelledSlider("people n", 2, 40, 10, integer=True)
-        self.note = _note()
+        self.note = note()
         self.room = pg.PlotWidget(title="Everyone greets everyone once")
         self.room.setAspectLocked(True)
         self.room.hideAxis("left")
@@ -475,9 +468,9 @@ class FlashPage(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.prev_button)
         buttons.addWidget(self.next_button)
-        self.step_note = _note()
-        self.memory_note = _note()
-        self.check_note = _note()
+        self.step_note = note()
+        self.memory_note = note()
+        self.check_note = note()
         controls = QVBoxLayout()
         controls.addLayout(form)
         controls.addLayout(buttons)
@@ -638,7 +631,7 @@ class SparsePage(QWidget):
         form.addRow(self.window_slider)
         form.addRow("global tokens", self.global_spin)
         form.addRow(self.causal_box)
-        self.note = _note()
+        self.note = note()
         self.picture = Heatmap(
             f"The pattern at {PATTERN_PICTURE_N} tokens", colorbar=False, cell_text=False, max_ticks=12
         )

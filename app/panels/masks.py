@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.panels.base import Panel
 from app.widgets import Heatmap, LabelledSlider
 from app.widgets.colors import default_levels
+from app.widgets.controls import note
 from core import explain, masks
 from core.attention import AttentionTrace, attend
 from core.qkv import MAX_TOKENS, Example, random_example, tokenize
@@ -132,12 +133,6 @@ def parse_positions(text: str) -> tuple[int, ...]:
         ) from None
 
 
-def _note(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    return label
-
-
 def _table(columns: list[str]) -> QTableWidget:
     table = QTableWidget(0, len(columns))
     table.setHorizontalHeaderLabels(columns)
@@ -200,7 +195,7 @@ class MasksPanel(Panel):
         self.seed_spin = QSpinBox()
         self.seed_spin.setRange(0, 2**31 - 1)
         self.reset_button = QPushButton("Reset")
-        self.family_note = _note()
+        self.family_note = note()
         self.window_slider.setMinimumWidth(220)
         controls = QGridLayout()
         placed = (
@@ -250,7 +245,7 @@ class MasksPanel(Panel):
         self.score_map.set_describer(self._describe_score)
         self.weight_map = Heatmap("Weights")
         self.weight_map.set_describer(lambda i, j: explain.weight(self.result.trace, i, j))
-        self.cost_note = _note()
+        self.cost_note = note()
         self.row_table = _table(["keys computed", "weight on hidden keys"])
         grid = QGridLayout()
         grid.addWidget(self.mask_map, 0, 0)
@@ -271,7 +266,7 @@ class MasksPanel(Panel):
         for k, heatmap in enumerate(self.add_maps):
             heatmap.set_describer(lambda i, j, k=k: self._describe_additive(k, i, j))
         self.add_table = _table([f"leak, {name}" for name in FILL_NAMES])
-        self.empty_note = _note()
+        self.empty_note = note()
         self.empty_button = QPushButton("Hide every key from the first query")
         self.empty_button.clicked.connect(self.hide_first_row)
         grid = QGridLayout()
@@ -299,7 +294,7 @@ class MasksPanel(Panel):
         form.addRow("Keys and values from (encoder)", self.keys_edit)
         self.cross_map = Heatmap("Cross-attention weights")
         self.cross_map.set_describer(lambda i, j: explain.weight(self.result.cross, i, j))
-        self.cross_note = _note()
+        self.cross_note = note()
         layout = QVBoxLayout()
         layout.addLayout(form)
         layout.addWidget(self.cross_note)
@@ -324,7 +319,7 @@ class MasksPanel(Panel):
         self.copy_plot.setLabel("left", "weight on the next token")
         self.copy_bars = pg.BarGraphItem(x=[0], height=[0], width=0.6, brush="#d9822b")
         self.copy_plot.addItem(self.copy_bars)
-        self.copy_note = _note()
+        self.copy_note = note()
         grid = QGridLayout()
         grid.addWidget(self.copy_box, 0, 0)
         grid.addWidget(self.copy_note, 0, 1)
@@ -343,7 +338,7 @@ class MasksPanel(Panel):
     def _page(text: str, content) -> QWidget:
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_note(text))
+        layout.addWidget(note(text))
         if isinstance(content, QWidget):
             layout.addWidget(content, 1)
         else:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from app import worker
 from app.panels.base import Panel
 from app.widgets import LabelledSlider
+from app.widgets.controls import note, set_quietly
 from app.widgets.matrix_view import parse_number
 from app.widgets.pattern_grid import PatternGrid
 from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR, WeightBars
@@ -71,13 +72,6 @@ class Settings:
     noise: float = 0.0
     beta: float = 1.0
     seed: int = 0
-
-
-def _note(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.RichText)
-    return label
 
 
 def _spin(value: int, maximum: int) -> QSpinBox:
@@ -171,11 +165,11 @@ class MemoryPanel(Panel):
     def _retrieve_page(self) -> QWidget:
         self.classical_stored = PatternGrid("Stored (Hebbian weights)")
         self.classical_path = PatternGrid("Query, then the state after each update")
-        self.classical_verdict = _note()
+        self.classical_verdict = note(rich=True)
         self.modern_stored = PatternGrid("Stored (keys = values)")
         self.modern_path = PatternGrid("Query → one step → target")
         self.modern_bars = WeightBars("weights softmax(β·X·q)", "stored pattern")
-        self.modern_verdict = _note()
+        self.modern_verdict = note(rich=True)
         columns = QHBoxLayout()
         for heading, stored, path, extra, verdict in (
             (
@@ -194,7 +188,7 @@ class MemoryPanel(Panel):
             ),
         ):
             column = QVBoxLayout()
-            column.addWidget(_note(heading))
+            column.addWidget(note(heading, rich=True))
             stored.setMaximumHeight(160)
             path.setMaximumHeight(150)
             column.addWidget(stored, 2)
@@ -205,7 +199,7 @@ class MemoryPanel(Panel):
             else:
                 column.addStretch(3)
             columns.addLayout(column, 1)
-        self.retrieve_note = _note()
+        self.retrieve_note = note(rich=True)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(self.retrieve_note)
@@ -213,7 +207,7 @@ class MemoryPanel(Panel):
         return page
 
     def _beta_page(self) -> QWidget:
-        self.formula_note = _note()
+        self.formula_note = note(rich=True)
         self.beta_plot = pg.PlotWidget(title="How the weights sharpen with β")
         self.beta_plot.setLogMode(x=True, y=False)
         self.beta_plot.setMouseEnabled(x=False, y=False)
@@ -295,10 +289,11 @@ class MemoryPanel(Panel):
             labelOpts={"position": 0.3, "color": "#555555"},
         )
         self.capacity_plot.addItem(self.limit_line)
-        self.capacity_note = _note(
+        self.capacity_note = note(
             "Press <b>Run the sweep</b>: for each load M, the network stores M fresh random ±1 "
             "patterns, every one of them is queried with the chosen number of flipped pixels, "
-            "and the plot shows the share that comes back exactly. β and flips come from the left."
+            "and the plot shows the share that comes back exactly. β and flips come from the left.",
+            rich=True,
         )
         page = QWidget()
         layout = QVBoxLayout(page)
@@ -313,7 +308,7 @@ class MemoryPanel(Panel):
     def _on_source(self, index: int) -> None:
         source = self.source_box.itemData(index)
         if source == "digits" and self.settings.stored > len(self.digits):
-            self._set_quietly(self.stored_spin, len(self.digits))
+            set_quietly(self.stored_spin, len(self.digits))
         self._change(source=source, stored=self.stored_spin.value())
 
     def _on_beta_text(self) -> None:
@@ -368,12 +363,6 @@ class MemoryPanel(Panel):
         """The second article's experiment: seed 0, β = 1, its patterns and its queries."""
         self._apply(Settings(source="article", stored=9, target=0, flips=6, noise=0.3, beta=1.0, seed=0))
 
-    @staticmethod
-    def _set_quietly(widget, value) -> None:
-        widget.blockSignals(True)
-        widget.setValue(value)
-        widget.blockSignals(False)
-
     def _sync_controls(self) -> None:
         """Make every control show the current (valid) settings."""
         s = self.settings
@@ -388,7 +377,7 @@ class MemoryPanel(Panel):
             (self.beta_slider, s.beta),
             (self.seed_spin, s.seed),
         ):
-            self._set_quietly(widget, value)
+            set_quietly(widget, value)
         self.beta_edit.setText(f"{s.beta:.4g}")
         fixed = s.source == "article"
         for widget in (self.stored_spin, self.target_spin, self.flips_spin, self.noise_slider):

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from app.panels.base import Panel
 from app.theme import style_plots
 from app.widgets import Heatmap, LabelledSlider
+from app.widgets.controls import note
 from core import explain, masks
 from core.multihead import (
     MultiHeadTrace,
@@ -99,12 +100,6 @@ def head_color(i: int, heads: int):
     return pg.intColor(i, hues=max(heads, 1), sat=200)
 
 
-def _note(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    return label
-
-
 class MultiHeadPanel(Panel):
     key = "multihead"
     title = "Multi-head"
@@ -169,7 +164,7 @@ class MultiHeadPanel(Panel):
         form.addRow("Temperature", self.temperature_slider)
         form.addRow("Mask", self.mask_box)
         form.addRow(self.reset_button)
-        self.random_note = _note(
+        self.random_note = note(
             "Random weights: no head here has learned anything, so their patterns carry no meaning."
         )
         self.model_button = QPushButton("See trained heads (real model)")
@@ -184,7 +179,7 @@ class MultiHeadPanel(Panel):
         left_box.setLayout(left)
         left_box.setMaximumWidth(270)
 
-        self.caption = _note()
+        self.caption = note()
         self.pages = QStackedWidget()
         self.pages.addWidget(self._heads_page())
         self.pages.addWidget(self._table_page())
@@ -237,7 +232,7 @@ class MultiHeadPanel(Panel):
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table_note = _note()
+        self.table_note = note()
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -246,7 +241,7 @@ class MultiHeadPanel(Panel):
         return page
 
     def _join_page(self) -> QWidget:
-        self.shapes_label = _note()
+        self.shapes_label = note()
         self.concat_map = Heatmap("concat", signed=True, colorbar=False, cell_text=False)
         self.w_o_map = Heatmap("W_O", signed=True, colorbar=False, cell_text=False)
         self.output_map = Heatmap("output", signed=True, colorbar=False, cell_text=False)
@@ -260,8 +255,8 @@ class MultiHeadPanel(Panel):
         product.addWidget(self.output_map, 1, 1)
         product.setRowStretch(0, 3)
         product.setRowStretch(1, 2)
-        self.legend = _note()
-        self.cost_note = _note()
+        self.legend = note()
+        self.cost_note = note()
         notes = QVBoxLayout()
         for label in (self.shapes_label, self.legend, self.cost_note):
             notes.addWidget(label)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.panels.base import Panel
 from app.widgets import Heatmap, MatrixView
+from app.widgets.controls import note
 from app.widgets.product_view import ProductView
 from app.widgets.sdpa_diagram import SdpaDiagram
 from core import explain
@@ -37,12 +38,6 @@ class Settings:
 
 
 DIAGRAM_BOX = (None, "inputs", "matmul", "scale", "softmax", "output")
-
-
-def _note(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    return label
 
 
 class QKVPanel(Panel):
@@ -136,16 +131,16 @@ class QKVPanel(Panel):
         )
         self.scaled_map = Heatmap("Scaled scores", signed=True)
         self.scaled_map.set_describer(lambda i, j: explain.scaled(self.trace, i, j))
-        self.scale_note = _note("")
+        self.scale_note = note("")
         self.pages.addWidget(self._page(self.scale_note, self.scaled_map))
         self.weight_map = Heatmap("Weights softmax(scaled)", signed=False)
         self.weight_map.set_describer(lambda i, j: explain.weight(self.trace, i, j))
-        self.sum_note = _note("")
+        self.sum_note = note("")
         self.pages.addWidget(self._page(self.sum_note, self.weight_map))
 
         self.blend = ProductView(MatrixView("weights", signed=False), MatrixView("V"), MatrixView("output"))
         self.blend.set_explainer(self._describe_output)
-        self.output_note = _note("")
+        self.output_note = note("")
         self.pages.addWidget(self._page(self.output_note, self.blend))
 
         row = QHBoxLayout()
@@ -169,10 +164,10 @@ class QKVPanel(Panel):
         return spin
 
     @staticmethod
-    def _page(note, view: QWidget) -> QWidget:
+    def _page(text: str | QLabel, view: QWidget) -> QWidget:
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(note if isinstance(note, QLabel) else _note(note))
+        layout.addWidget(text if isinstance(text, QLabel) else note(text))
         layout.addWidget(view, 1)
         return page
 

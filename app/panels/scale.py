@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app import worker
 from app.panels.base import Panel
 from app.widgets import Heatmap, LabelledSlider
+from app.widgets.controls import note, set_quietly
 from core import explain, scaling
 
 MULTIPLIER_GRID = np.linspace(0.1, 16.0, 160)  # x of the winner's-gradient curve
@@ -50,12 +51,6 @@ class Settings:
     temperature: float = 1.0
     head_d_k: int = 64
     head_seed: int = 0
-
-
-def _note(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    return label
 
 
 def _spin(value: int, maximum: int) -> QSpinBox:
@@ -97,12 +92,6 @@ def _uniform_line() -> pg.InfiniteLine:
 
 def _marker() -> pg.ScatterPlotItem:
     return pg.ScatterPlotItem(size=13, brush=pg.mkBrush(ACCENT), pen=pg.mkPen("k", width=1), symbol="o")
-
-
-def _set_blocked(widget, value) -> None:
-    widget.blockSignals(True)
-    widget.setValue(value)
-    widget.blockSignals(False)
 
 
 class ScalePanel(Panel):
@@ -163,7 +152,7 @@ class ScalePanel(Panel):
         self.gradient_curve = self.gradient_plot.plot(pen=pg.mkPen("#2ca02c", width=2))
         self.gradient_marker = _marker()
         self.gradient_plot.addItem(self.gradient_marker)
-        self.saturation_readout = _note("")
+        self.saturation_readout = note("")
 
         self.scores_edit.textChanged.connect(self._on_scores_text)
         self.multiplier_slider.valueChanged.connect(self._set_multiplier)
@@ -254,7 +243,7 @@ class ScalePanel(Panel):
         self.growth_marker = _marker()
         self.growth_plot.addItem(self.growth_marker)
         self.growth_plot.legend.addItem(self.reference_curve, "√dₖ")
-        self.growth_readout = _note("")
+        self.growth_readout = note("")
 
         self.growth_slider.valueChanged.connect(lambda v: self._set_growth(growth_d_k=int(v)))
         self.divide_box.toggled.connect(lambda on: self._set_growth(divide=on))
@@ -271,12 +260,12 @@ class ScalePanel(Panel):
     def _measure(self, requested: int) -> None:
         """Measure the spread at every width in the background with ``requested`` samples."""
         try:
-            samples, note = scaling.capped_samples(requested)
+            samples, warning = scaling.capped_samples(requested)
         except ValueError as exc:
             self.show_message(str(exc))
             return
         if samples != requested:
-            _set_blocked(self.samples_spin, samples)
+            set_quietly(self.samples_spin, samples)
         if self.growth_task is not None:
             self.growth_task.cancel()
         self.growth_readout.setText(f"Measuring the spread with {samples:,} samples per width…")
@@ -292,8 +281,8 @@ class ScalePanel(Panel):
             on_error=self.show_message,
             on_progress=self._on_growth_progress,
         )
-        if note:
-            self.show_message(note, "warning")
+        if warning:
+            self.show_message(warning, "warning")
         else:
             self.clear_message()
 
@@ -360,7 +349,7 @@ class ScalePanel(Panel):
             table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
             table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
             table.horizontalHeader().setStretchLastSection(True)
-        self.temperature_summary = _note("")
+        self.temperature_summary = note("")
         left = QVBoxLayout()
         left.addLayout(form)
         left.addWidget(self.token_table, 3)
@@ -436,7 +425,7 @@ class ScalePanel(Panel):
             (preset.n_tokens, preset.d_k, preset.seed),
             strict=True,
         ):
-            _set_blocked(spin, value)
+            set_quietly(spin, value)
         self.entropy_curve.setData(curve.temperatures, curve.mean_entropy)
         self.uniform_line.setValue(curve.max_entropy)
         self.entropy_plot.setYRange(0, 1.25 * curve.max_entropy, padding=0)
@@ -515,7 +504,7 @@ class ScalePanel(Panel):
         self.heads_plot.addItem(self.heads_uniform)
         self.heads_marker = _marker()
         self.heads_plot.addItem(self.heads_marker)
-        self.heads_readout = _note("")
+        self.heads_readout = note("")
         maps = QHBoxLayout()
         maps.addWidget(self.scaled_map, 1)
         maps.addWidget(self.unscaled_map, 1)
@@ -576,11 +565,11 @@ class ScalePanel(Panel):
 
     # --- shared -------------------------------------------------------------------------------------
     @staticmethod
-    def _page(note: str, controls: QLayout | None, view: QWidget | QLayout, readout: QLabel | None = None):
+    def _page(text: str, controls: QLayout | None, view: QWidget | QLayout, readout: QLabel | None = None):
         """A step's page: a short note, its controls, the view (stretching), a live readout."""
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_note(note))
+        layout.addWidget(note(text))
         if controls is not None:
             layout.addLayout(controls)
         if isinstance(view, QWidget):

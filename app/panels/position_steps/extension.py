@@ -9,7 +9,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
 
-from app.panels.position_steps.page import Notice, Page, base_spin, note, plot, set_quietly, spin
+from app.panels.position_steps.page import Notice, Page, base_spin, plot, spin
+from app.widgets.controls import note, set_quietly
 from core import positional as pos
 from core.explain import num
 

@@ -9,14 +9,10 @@ from dataclasses import replace
 import pyqtgraph as pg
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
+from app.widgets.controls import note
+
 HEATMAP_ROWS = 512  # longer sequences are shown as this many evenly spaced positions
 Notice = tuple[str, str] | None  # (text, level) for the panel's message bar
-
-
-def note(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    return label
 
 
 def spin(value: int, minimum: int, maximum: int, step: int = 1) -> QSpinBox:
@@ -47,12 +43,6 @@ def plot(title: str, x: str, y: str) -> pg.PlotWidget:
     view.showGrid(x=True, y=True, alpha=0.25)
     view.setMenuEnabled(False)
     return view
-
-
-def set_quietly(widget, value) -> None:
-    widget.blockSignals(True)
-    widget.setValue(value)
-    widget.blockSignals(False)
 
 
 class Page(QWidget):

@@ -9,9 +9,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEasingCurve, QVariantAnimation
 from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
 
-from app.panels.position_steps.page import Notice, Page, base_spin, note, plot, spin
+from app.panels.position_steps.page import Notice, Page, base_spin, plot, spin
 from app.widgets import LabelledSlider
 from app.widgets.clock_hands import ClockHands
+from app.widgets.controls import note
 from core import positional as pos
 from core.explain import num
 

@@ -8,8 +8,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout, QWidget
 
-from app.panels.position_steps.page import HEATMAP_ROWS, Notice, Page, base_spin, note, plot, spin
+from app.panels.position_steps.page import HEATMAP_ROWS, Notice, Page, base_spin, plot, spin
 from app.widgets import Heatmap
+from app.widgets.controls import note
 from core import positional as pos
 from core.explain import num
 

@@ -8,8 +8,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit, QWidget
 
-from app.panels.position_steps.page import Notice, Page, note
+from app.panels.position_steps.page import Notice, Page
 from app.widgets import Heatmap
+from app.widgets.controls import note
 from core import positional as pos
 
 ORDER_WIDTH = 8  # embedding width of the word-order demo
