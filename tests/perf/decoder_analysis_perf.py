@@ -1,0 +1,118 @@
+"""Speed of the decoder analyses on SmolLM2-135M (opt-in; run it directly, prints medians).
+
+    python -m tests.perf.decoder_analysis_perf --folder CONVERTED_MODEL [--threads N]
+
+Measures, on a 15-token prompt, with the model loaded once (eager attention, float32):
+  1. one clean forward pass, and one re-run with a head knocked out (targets ≤ 300 ms);
+  2. the full ranking of every head by ablation, batched one layer per pass (target ≤ 30 s);
+  3. the logit lens (target ≤ 300 ms);
+  4. attention sinks with the first token dropped, and the induction test on 2 × 30 tokens.
+On a machine shared with other work, ``--threads 1`` keeps torch's threads from waiting on
+each other; the thread count used is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+PROMPT = "When Mary and John went to the store, John gave a bottle of milk to"
+REFERENCE = "The old library stood at the end of the street, and every morning people came to read."
+REPEATS = 9
+
+
+def median_ms(action, repeats: int = REPEATS) -> tuple[float, float]:
+    """(median, max) wall time of ``action()`` in ms over ``repeats`` calls, after one warm-up."""
+    action()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), max(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", required=True, help="a converted SmolLM2 folder")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--rankings", type=int, default=3, help="how many full rankings to time")
+    args = parser.parse_args()
+
+    import torch
+    import transformers
+
+    from core.ablation import ablated, head_means, next_token_probs, run
+    from core.ablation_ranking import answer_token, rank_by_ablation
+    from core.attention_sinks import sink_scores, without_first_token
+    from core.induction import induction_test, repeated_random_tokens
+    from core.logit_lens import logit_lens
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(args.folder)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        args.folder, attn_implementation="eager", dtype=torch.float32
+    ).eval()
+    ids = tokenizer(PROMPT)["input_ids"]
+    target, foil = answer_token(tokenizer, "Mary", PROMPT), answer_token(tokenizer, "John", PROMPT)
+    rng = np.random.default_rng(0)
+    print(
+        f"{len(ids)} tokens, torch threads {torch.get_num_threads()}, load average {os.getloadavg()[0]:.1f}"
+    )
+
+    med, top = median_ms(lambda: next_token_probs(model, ids))
+    print(f"clean forward pass: median {med:.0f} ms, max {top:.0f} ms")
+
+    def one_ablation():
+        layer, head = int(rng.integers(30)), int(rng.integers(9))
+        with ablated(model, [(layer, head)]):
+            next_token_probs(model, ids)
+
+    med, top = median_ms(one_ablation)
+    print(f"one ablation re-run (zero, random head): median {med:.0f} ms, max {top:.0f} ms")
+    means = head_means(model, tokenizer(REFERENCE)["input_ids"])
+
+    def one_mean_ablation():
+        with ablated(model, [(int(rng.integers(30)), int(rng.integers(9)))], "mean", means):
+            next_token_probs(model, ids)
+
+    med, top = median_ms(one_mean_ablation)
+    print(f"one ablation re-run (mean, random head): median {med:.0f} ms, max {top:.0f} ms")
+
+    seconds = []
+    for _ in range(args.rankings):
+        start = time.perf_counter()
+        ranking = rank_by_ablation(model, ids, target, foil)
+        seconds.append(time.perf_counter() - start)
+    best = ranking.ranking.best
+    print(
+        f"ranking all 270 heads by ablation: median {statistics.median(seconds):.1f} s, "
+        f"max {max(seconds):.1f} s (top head: {best})"
+    )
+
+    med, top = median_ms(lambda: logit_lens(model, ids, target.id))
+    lens = logit_lens(model, ids, target.id)
+    print(f"logit lens, 30 layers × {len(ids)} positions: median {med:.0f} ms, max {top:.0f} ms "
+          f"(target on top from layer {(lens.formed_at() or 0) + 1})")  # fmt: skip
+
+    med, top = median_ms(
+        lambda: (sink_scores(run(model, ids, attentions=True)[1]), without_first_token(model, ids))
+    )
+    print(f"attention sinks + first token dropped: median {med:.0f} ms, max {top:.0f} ms")
+
+    repeated = repeated_random_tokens(len(tokenizer), 30, rng, exclude=tokenizer.all_special_ids)
+    med, top = median_ms(lambda: induction_test(model, repeated), repeats=5)
+    test = induction_test(model, repeated)
+    print(
+        f"induction test, 2 × 30 tokens: median {med:.0f} ms, max {top:.0f} ms "
+        f"(loss {test.loss_first:.2f} → {test.loss_second:.2f} nats)"
+    )
+
+
+if __name__ == "__main__":
+    main()
