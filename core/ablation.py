@@ -27,6 +27,13 @@ import numpy as np
 from core.attention import softmax
 
 MODES = ("zero", "mean")
+# Plain text over which mean-ablation averages each head's output: varied words and punctuation.
+MEAN_REFERENCE = (
+    "On Monday the bakery on the corner opened late, so Tom bought bread at the market instead. "
+    "It rained all afternoon; the children stayed inside, read two books and built a tower of "
+    "blocks. In 1969 people first walked on the Moon, and many still remember where they were. "
+    "Water boils at 100 degrees, but on a high mountain it boils sooner."
+)
 Head = tuple[int, int]  # (layer, head), 0-based
 
 
@@ -41,7 +48,17 @@ class DecoderShape:
 
 
 def shape_of(module: Any) -> DecoderShape:
-    """Layers, query heads, key/value heads and head size of ``module``'s attention."""
+    """Layers, query heads, key/value heads and head size of ``module``'s attention.
+
+    ValueError when ``module`` is not laid out as a Llama-style decoder with a language-model head.
+    """
+    try:
+        module.lm_head.weight, module.model.norm, module.model.layers[0].self_attn.o_proj
+    except (AttributeError, IndexError, TypeError) as exc:
+        raise ValueError(
+            f"Knocking out heads and reading the prediction need a Llama-style decoder with a "
+            f"language-model head, such as SmolLM2; {type(module).__name__} is not one."
+        ) from exc
     config = module.config
     heads = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads

@@ -257,3 +257,15 @@ def test_attention_ranking_reads_the_last_row_at_the_targets_earlier_copy(llama,
     assert f"position {j + 1}" in ranking.what
     with pytest.raises(ValueError, match="does not occur earlier in the prompt"):
         rank_by_attention(attentions, ids, AnswerToken(next(i for i in range(300) if i not in ids), " x"))
+
+
+def test_an_encoder_or_a_model_without_a_language_model_head_is_refused(llama, tmp_path):
+    from transformers import GPT2LMHeadModel
+
+    from tests.tiny_models import save_tiny_gpt2
+
+    gpt2 = GPT2LMHeadModel.from_pretrained(save_tiny_gpt2(tmp_path), attn_implementation="eager")
+    with pytest.raises(ValueError, match=r"need a Llama-style decoder .* GPT2LMHeadModel is not one"):
+        check_heads(gpt2, [(0, 0)])
+    with pytest.raises(ValueError, match="LlamaModel is not one"):
+        shape_of(llama[0].model)  # the body without its language-model head
