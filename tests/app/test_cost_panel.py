@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from app.panels.cost import ARTICLE_LENGTHS, N_MAX, CostPanel
+from app.panels.cost import ARTICLE_LENGTHS, N_MAX
 from core.attention import attend
 from core.complexity import MEMORY_SIZES, MIB, attention_cost, loglog_slope, pattern_cells
 from core.flash import tiled_attention
@@ -16,14 +16,6 @@ ARTICLE_FLOPS = [
     "4,449,586,118,656",
 ]
 ARTICLE_MB = ["0.1", "1.0", "4.0", "64.0", "1024.0", "16384.0"]
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = CostPanel()
-    qtbot.addWidget(p)
-    p.show()
-    return p
 
 
 def column(table, col):

@@ -2,17 +2,8 @@ import numpy as np
 import pytest
 
 from app import worker
-from app.panels.scale import HEAD_TOKENS, HEAD_WIDTHS, MULTIPLIER_GRID, TEMPERATURE_GRID, ScalePanel
+from app.panels.scale import HEAD_TOKENS, HEAD_WIDTHS, MULTIPLIER_GRID, TEMPERATURE_GRID
 from core import scaling
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = ScalePanel()
-    qtbot.addWidget(p)
-    p.show()
-    assert worker.wait_idle()
-    return p
 
 
 def bar_heights(bars) -> np.ndarray:
