@@ -25,7 +25,11 @@ Notice = tuple[str, str] | None  # (text, level) for the panel's message bar; No
 
 
 class Live(QObject):
-    """A frozen state and the result ``compute(state)`` gives for it, changed only as a whole."""
+    """A frozen state and the result ``compute(state)`` gives for it, changed only as a whole.
+
+    ``wanted`` is the state the controls show: the last accepted one with any refused changes
+    on top. The next change builds on it, so a refused value is not silently forgotten.
+    """
 
     changed = Signal()  # state and result were replaced
     failed = Signal(str)  # a change was refused; the text says why and what to do
@@ -34,6 +38,7 @@ class Live(QObject):
     def __init__(self, state, compute: Callable, background: bool = False):
         super().__init__()
         self.state, self.compute, self.background = state, compute, background
+        self.wanted = state  # the state as the bound controls show it, refused changes included
         self.result = None
         self.task: worker.Task | None = None
         self.ticket = 0  # numbers background requests; only the newest may land
@@ -44,7 +49,10 @@ class Live(QObject):
 
     def apply(self, **change) -> bool:
         """Try ``state`` with ``change``; True when it was accepted (or, in the background, started)."""
-        candidate = replace(self.state, **change)  # an unknown field is a bug: TypeError
+        # Built on what the controls show, refused values included: with heads 3 refused for
+        # d_model 512, changing d_model to 510 then gives 510 with 3 heads, as the controls say.
+        candidate = replace(self.wanted, **change)  # an unknown field is a bug: TypeError
+        self.wanted = candidate
         if self.background:
             self._start(candidate)
             return True
@@ -62,6 +70,7 @@ class Live(QObject):
 
     def _accept(self, state, result) -> None:
         self.state, self.result = state, result
+        self.wanted = state
         self.changed.emit()
 
     def _start(self, candidate) -> None:

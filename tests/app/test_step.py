@@ -46,6 +46,22 @@ def test_live_refuses_bad_changes_and_keeps_the_state(qtbot):
         live.apply(y=1)  # no such field: a bug, not bad input
 
 
+def test_a_refused_value_stays_wanted_and_the_next_change_builds_on_it(qtbot):
+    @dataclass(frozen=True)
+    class Split:
+        width: int = 512
+        heads: int = 1
+
+    def check(s: Split) -> int:
+        if s.width % s.heads:
+            raise ValueError(f"{s.width} is not divisible by {s.heads} heads.")
+        return s.width // s.heads
+
+    live = Live(Split(), check)
+    assert live.apply(heads=3) is False and live.state == Split() and live.wanted == Split(512, 3)
+    assert live.apply(width=510) and live.state == Split(510, 3) and live.result == 170
+
+
 def test_only_the_current_step_draws_the_others_when_shown(qtbot):
     live = Live(Square(), square)
     stack = QStackedWidget()
