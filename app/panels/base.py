@@ -66,11 +66,13 @@ class Panel(QWidget):
         lives = []
         for page in pages:
             self.pages.addWidget(page)
-            if all(page.live is not live for live in lives):
-                lives.append(page.live)
-                page.live.failed.connect(self.show_message)
-                # Connected after the pages' own slots: the step on screen has redrawn by then.
-                page.live.changed.connect(lambda: self.report(self.pages.currentWidget().notice))
+            page.told.connect(lambda text, level, page=page: self._tell(page, text, level))
+            for live in page.lives:
+                if all(live is not seen for seen in lives):
+                    lives.append(live)
+                    live.failed.connect(self.show_message)
+                    # Connected after the pages' own slots: the step on screen has redrawn by then.
+                    live.changed.connect(lambda: self.report(self.pages.currentWidget().notice))
         self.body.addWidget(self.pages)
 
     @classmethod
@@ -86,6 +88,11 @@ class Panel(QWidget):
         self.step_bar.blockSignals(False)
         self.show_step(i)
         self.stepChanged.emit(i)
+
+    def _tell(self, page: Step, text: str, level: str) -> None:
+        """A step's passing message (empty text clears the bar), shown only while it is on screen."""
+        if page.is_current():
+            self.report((text, level) if text else None)
 
     def show_step(self, i: int) -> None:
         """Show step ``i``'s page, drawn with the newest state, and its notice. Never changes a

@@ -7,7 +7,8 @@
 A ``Step`` is one lecture step's page: it draws ``live.result`` (``draw`` returns a Notice for
 the message bar) and binds its controls to fields of ``live.state``. Steps that show the same
 numbers share one Live; an independent step owns its own. With ``background=True`` the compute
-runs in the worker (``app/worker.py``) and only the newest request is kept.
+runs in the worker (``app/worker.py``) with a ``progress(done, total)`` keyword, and only the
+newest request is kept: a superseded one is cancelled at its next progress call.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Live(QObject):
     changed = Signal()  # state and result were replaced
     failed = Signal(str)  # a change was refused; the text says why and what to do
     busy = Signal(bool)  # a background compute started (True) or ended (False)
+    progressed = Signal(int, int)  # (done, total) of the background compute
 
     def __init__(self, state, compute: Callable, background: bool = False):
         super().__init__()
@@ -94,7 +96,12 @@ class Live(QObject):
                 self.busy.emit(False)
 
         self.task = worker.run_task(
-            self.compute, candidate, on_result=landed, on_error=refused, on_finished=ended
+            self.compute,
+            candidate,
+            on_result=landed,
+            on_error=refused,
+            on_progress=self.progressed.emit,
+            on_finished=ended,
         )
 
 
@@ -102,12 +109,22 @@ class Step(QWidget):
     """One lecture step's page: draws its Live's result, now if it is the step on screen, else
     the next time it is shown (one "stale" flag per step)."""
 
+    told = Signal(str, str)  # (text, level): a passing message for the bar, while this step is shown
+
     def __init__(self, live: Live):
         super().__init__()
         self.live = live
+        self.lives = [live]  # every Live this step draws from: its own first, then followed ones
         self.notice: Notice = None
         self.stale = True
         live.changed.connect(self.mark_stale)
+
+    def follow(self, live: Live) -> Live:
+        """Draw from ``live`` too (e.g. a slow background measurement beside quick view settings):
+        its changes make this step stale, its refusals reach the message bar. Returns ``live``."""
+        self.lives.append(live)
+        live.changed.connect(self.mark_stale)
+        return live
 
     @property
     def state(self):
@@ -127,6 +144,10 @@ class Step(QWidget):
     def bind(self, control: QWidget, field: str, convert: Callable = lambda v: v) -> QWidget:
         """``control`` writes ``field`` of this step's state and shows it after every change."""
         return bind(control, self.live, field, convert)
+
+    def tell(self, text: str, level: str = "error") -> None:
+        """Say something that is not a state's refusal (e.g. a value was capped) in the message bar."""
+        self.told.emit(text, level)
 
     def is_current(self) -> bool:
         stack = self.parentWidget()

@@ -17,15 +17,16 @@ RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
 
 def text_table(columns: Sequence[str], row_labels: bool = True, fit: bool = False) -> QTableWidget:
-    """An empty read-only table with these column headers. ``fit``: columns sized to their text
-    and the table to its rows (no scroll bars), for short tables."""
+    """An empty read-only table with these column headers, columns sized to their text. ``fit``:
+    the table sized to its rows (no scroll bars), for short tables; otherwise the last column
+    takes the free width."""
     table = QTableWidget(0, len(columns))
     table.setHorizontalHeaderLabels(list(columns))
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
     table.verticalHeader().setVisible(row_labels)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     if fit:
-        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)

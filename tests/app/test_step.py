@@ -18,7 +18,7 @@ class Square:
     label: str = "a"
 
 
-def square(s: Square) -> int:
+def square(s: Square, progress=None) -> int:
     if s.x < 0:
         raise ValueError("Choose x ≥ 0.")
     return s.x * s.x
