@@ -305,7 +305,7 @@ class MasksPanel(Panel):
         return self._page(
             f"{CROSS_NOTE} One sequence asks (Q), the other answers (K and V), through the same "
             "projections. The weights are a rectangle: one row per query token, one column per key "
-            "token. The weights are random, so who looks at whom means nothing here.",
+            "token. The weights are random, so the pattern carries no meaning here.",
             layout,
         )
 
