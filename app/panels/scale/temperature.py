@@ -48,7 +48,7 @@ class TemperaturePage(Step):
         left = QVBoxLayout()
         left.addLayout(form)
         left.addWidget(self.token_table, 3)
-        left.addWidget(QLabel("Sweep at the article's temperatures"))
+        left.addWidget(QLabel("Computed for the preset above,\nat the article's five temperatures"))
         left.addWidget(self.sweep_table, 2)
         left_box = QWidget()
         left_box.setLayout(left)
