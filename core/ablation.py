@@ -56,8 +56,8 @@ def shape_of(module: Any) -> DecoderShape:
         module.lm_head.weight, module.model.norm, module.model.layers[0].self_attn.o_proj
     except (AttributeError, IndexError, TypeError) as exc:
         raise ValueError(
-            f"Knocking out heads and reading the prediction need a Llama-style decoder with a "
-            f"language-model head, such as SmolLM2; {type(module).__name__} is not one."
+            f"This needs a Llama-style decoder with a language-model head, such as SmolLM2; "
+            f"{type(module).__name__} is not one."
         ) from exc
     config = module.config
     heads = config.num_attention_heads

@@ -85,3 +85,11 @@ def induction_test(
         losses=losses,
         heads=checked,
     )
+
+
+def random_induction_test(module: Any, tokenizer: Any, n: int = 30, seed: int = 0) -> InductionTest:
+    """``induction_test`` of the intact model on ``n`` seeded random tokens repeated twice,
+    special tokens (beginning of text and the like) left out."""
+    vocab = module.lm_head.out_features
+    ids = repeated_random_tokens(vocab, n, np.random.default_rng(seed), exclude=tokenizer.all_special_ids)
+    return induction_test(module, ids)

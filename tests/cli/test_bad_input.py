@@ -75,6 +75,11 @@ CASES.update(
             ["--layer", "1", "--head", "-1"],
         ],
         ("heads", "--find"): [["--find", "cat"], ["--find", "cat", "dog"], ["--find", "", "cat"]],
+        ("heads", "--pattern"): [
+            ["--pattern", "nope"],
+            ["--pattern"],
+            ["--pattern", "induction"],  # with --text, and MiniLM is no decoder
+        ],
         ("heads", "--words"): [["--words=yes"]],
         ("heads", "--json"): [["--json=1"]],
     }

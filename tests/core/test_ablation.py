@@ -265,7 +265,7 @@ def test_an_encoder_or_a_model_without_a_language_model_head_is_refused(llama, t
     from tests.tiny_models import save_tiny_gpt2
 
     gpt2 = GPT2LMHeadModel.from_pretrained(save_tiny_gpt2(tmp_path), attn_implementation="eager")
-    with pytest.raises(ValueError, match=r"need a Llama-style decoder .* GPT2LMHeadModel is not one"):
+    with pytest.raises(ValueError, match=r"needs a Llama-style decoder .* GPT2LMHeadModel is not one"):
         check_heads(gpt2, [(0, 0)])
     with pytest.raises(ValueError, match="LlamaModel is not one"):
         shape_of(llama[0].model)  # the body without its language-model head
