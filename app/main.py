@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 def open_window(panel: str | None = None, exit_after_paint: str | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
-    from app.shutdown import delete_widgets, quit_on_signals
+    from app.shutdown import finish, quit_on_signals
     from app.window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv)
@@ -81,7 +81,7 @@ def open_window(panel: str | None = None, exit_after_paint: str | None = None) -
     if window.isVisible():  # the loop was ended without closing it (QApplication.exit)
         window.close()
     sys.excepthook = sys.__excepthook__
-    delete_widgets()  # see app.shutdown: without this, exit can crash
+    finish()  # see app.shutdown: without this ordered end, exit can crash
     return code
 
 

@@ -7,8 +7,9 @@ from its own exit hook, in no particular order: a plot's axis label can be delet
 axis, whose Python ``resizeEvent`` (pyqtgraph) still reads the label while the scene is cleared,
 and the error raised there crashes the process (segmentation fault) instead of being printed.
 ``delete_widgets`` deletes every window while the interpreter is whole, each widget before its
-children as Qt does, so no plot item outlives its parent. Importing this module registers it to
-run at exit ahead of PySide's hook (exit hooks run newest first, and Qt is imported above).
+children as Qt does, so no plot item outlives its parent. Importing this module registers
+``finish`` (tasks, then widgets) to run at exit ahead of PySide's hook: exit hooks run newest
+first, and Qt is imported above.
 """
 
 from __future__ import annotations
@@ -24,7 +25,21 @@ import shiboken6
 from PySide6.QtCore import QSocketNotifier
 from PySide6.QtWidgets import QApplication
 
+from app import worker
+
 QUIT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def finish() -> None:
+    """Wait for background tasks, then delete the widgets left: the end of every Qt process here.
+
+    A task still running when Python tears down would emit its signals from an object PySide has
+    already deleted; cancelled tasks end at their next progress call, so the wait is short.
+    """
+    if QApplication.instance() is None:
+        return
+    worker.cancel_all(timeout_s=None)
+    delete_widgets()
 
 
 def delete_widgets() -> None:
@@ -40,7 +55,7 @@ def delete_widgets() -> None:
     gc.collect()
 
 
-atexit.register(delete_widgets)
+atexit.register(finish)
 
 
 def drain(reader: socket.socket) -> None:
