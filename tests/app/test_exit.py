@@ -10,42 +10,27 @@ processes run a few at a time. tests/perf/exit_stress.py repeats this many more 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 
 from app.main import EXIT_PATHS, PLATFORM_NOISE
 from app.panels import PANELS
-from app.settings import APPLICATION, ORGANIZATION
+from tests.exit_runs import Exit, leave, run
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="signals and the settings folder (XDG_CONFIG_HOME) as on Linux"
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 2
 KEYS = [cls.key for cls in PANELS]
-
-
 # Built without the app's own ending: the smoke command, and a perf script that makes a panel alone.
 OTHERS = {
     "smoke": ["-m", "app", "smoke", "--panel", "scale", "--panel", "masks"],
     "masks perf": ["-m", "tests.perf.masks_perf", "2"],
 }
-
-
-@dataclass
-class Exit:
-    panel: str
-    path: str
-    code: int
-    stderr: str
-    saved_panel: str | None = None
 
 
 def rotation(keys: list[str], rounds: int = ROUNDS) -> list[tuple[str, str]]:
@@ -57,21 +42,11 @@ def rotation(keys: list[str], rounds: int = ROUNDS) -> list[tuple[str, str]]:
     ]
 
 
-def run(args: list[str], config_home: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(config_home))
-    command = [sys.executable, *args]
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-
-
-def leave(key: str, path: str, config_home: Path) -> Exit:
-    """Open panel ``key`` in a fresh process with empty settings and leave it by ``path``."""
-    if key in OTHERS:
-        done = run(OTHERS[key], config_home)
-        return Exit(key, path, done.returncode, done.stderr)
-    done = run(["-m", "app", "--panel", key, "--exit-after-paint", path], config_home)
-    ini = config_home / ORGANIZATION / f"{APPLICATION}.ini"
-    saved = QSettings(str(ini), QSettings.Format.IniFormat).value("view/panel") if ini.exists() else None
-    return Exit(key, path, done.returncode, done.stderr, saved)
+def job(name: str, path: str, config_home: Path) -> Exit:
+    if name in OTHERS:
+        done = run(OTHERS[name], config_home)
+        return Exit(name, path, done.returncode, done.stderr)
+    return leave(name, path, config_home)
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +55,7 @@ def exits(tmp_path_factory) -> list[Exit]:
     jobs = rotation(KEYS) + [(name, "") for name in OTHERS]
     folders = [tmp_path_factory.mktemp("settings") for _ in jobs]
     with ThreadPoolExecutor(min(4, os.cpu_count() or 2)) as pool:
-        return list(pool.map(lambda job, folder: leave(*job, folder), jobs, folders))
+        return list(pool.map(lambda j, folder: job(*j, folder), jobs, folders))
 
 
 def test_rotation_takes_every_path_and_several_per_panel():
