@@ -6,6 +6,7 @@ Qt, numpy and torch are imported only by the path that needs them, so ``--versio
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 import core
@@ -29,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Attention Lab: learn how transformer attention works by touching it.",
     )
     parser.add_argument("--version", action="version", version=f"attention-lab {core.__version__}")
-    parser.add_argument("--panel", metavar="KEY", help="open this panel first (e.g. qkv)")
+    parser.add_argument(
+        "--panel", metavar="KEY", help="open this panel first, e.g. qkv (an unknown KEY lists them all)"
+    )
     # For tests and the start-up benchmark: leave by this path as soon as the window has painted.
     parser.add_argument(
         "--exit-after-paint", nargs="?", const="quit", choices=EXIT_PATHS, help=argparse.SUPPRESS
@@ -40,7 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Libraries whose warnings are not for the person at the terminal (torch says "No CUDA runtime is
+# found" when a CUDA toolkit is installed without a GPU); their errors still show.
+QUIET_LIBRARIES = ("torch",)
+
+
 def main(argv: list[str] | None = None) -> int:
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.ERROR)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -58,20 +68,22 @@ def main(argv: list[str] | None = None) -> int:
 def open_window(panel: str | None = None, exit_after_paint: str | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
+    from app.panels import PANELS
     from app.shutdown import finish, quit_on_signals
     from app.window import MainWindow
 
+    keys = [cls.key for cls in PANELS]
+    if panel is not None and panel not in keys:
+        message = f"no panel called {panel!r}; choose from {', '.join(keys)}"
+        print(f"attention-lab: error: {message}", file=sys.stderr)
+        return 2
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Attention Lab")
     app.setApplicationVersion(core.__version__)
     keep_platform_noise_off_stderr()
     window = MainWindow()
     if panel is not None:
-        try:
-            window.show_panel(panel)
-        except ValueError as exc:
-            print(f"attention-lab: error: {exc}", file=sys.stderr)
-            return 2
+        window.show_panel(panel)
     if exit_after_paint:
         leave_after_first_paint(window, exit_after_paint)
     sys.excepthook = window.report_exception
