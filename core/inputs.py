@@ -44,7 +44,8 @@ def whole(text: str, name: str, low: int, high: int) -> int:
     cleaned = _clean(text)
     problem = f"{name} must be a whole number {_range(low, high)}"
     if len(cleaned) > len(str(high)) + len(str(low)) + 8:  # surely out of range: skip the conversion
-        raise ValueError(f"{problem}; “{_shown(text)}” is too long.")
+        why = "is out of range" if cleaned.lstrip("+-").isdigit() else "is not one"
+        raise ValueError(f"{problem}; “{_shown(text)}” {why}.")
     try:
         value = int(cleaned)
     except ValueError:
