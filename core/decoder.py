@@ -25,6 +25,16 @@ import numpy as np
 from core.models import DECODER, LoadedModel, check_kind, libraries
 from core.sampling import reshape, sample
 
+# Every head's weights are kept for each run: at n tokens that is layers · heads · n² floats
+# (283 MB for SmolLM2 at 512), so prompts are cut to this many tokens even where the model's own
+# context is longer.
+MAX_CONTEXT = 512
+
+
+def context_limit(model: LoadedModel) -> int:
+    """The most tokens a prompt plus its generated tokens may have here."""
+    return min(model.max_tokens, MAX_CONTEXT)
+
 
 @dataclass(frozen=True)
 class Prediction:
@@ -48,12 +58,12 @@ class Chosen:
 
 
 def encode(model: LoadedModel, text: str) -> tuple[list[int], int]:
-    """Token ids of ``text`` (its last ``max_tokens`` when longer) and how many were dropped."""
+    """Token ids of ``text`` (its last ``context_limit`` when longer) and how many were dropped."""
     check_kind(model.name, model.kind, DECODER)
     if not (text or "").strip():
         raise ValueError("Type a prompt first: the model continues the text you give it.")
     ids = model.tokenizer(text, add_special_tokens=True)["input_ids"]
-    keep = ids[-model.max_tokens :]
+    keep = ids[-context_limit(model) :]
     return keep, len(ids) - len(keep)
 
 
@@ -122,8 +132,8 @@ class Generation:
     def append(self, token_id: int, prob: float) -> Chosen:
         """One decode step: feed ``token_id`` with the cache; the cache grows by one token."""
         torch, _ = libraries()
-        if self.length >= self.model.max_tokens:
-            raise ValueError(f"The context is full ({self.model.max_tokens} tokens); undo a step first.")
+        if self.length >= context_limit(self.model):
+            raise ValueError(f"The context is full ({context_limit(self.model)} tokens); undo a step first.")
         with torch.inference_mode():
             out = self.model.module(
                 input_ids=torch.tensor([[int(token_id)]]),
@@ -163,7 +173,7 @@ def generate(
     prompt = predict(model, text, keep_cache=True)
     generation = Generation(model, prompt)
     rng = np.random.default_rng(seed)
-    for _ in range(min(n, model.max_tokens - generation.length)):
+    for _ in range(min(n, context_limit(model) - generation.length)):
         dist = reshape(generation.logits, temperature, top_k, top_p)
         token = sample(dist, rng)
         generation.append(token, float(dist.probs[token]))
@@ -236,7 +246,7 @@ def time_decode(model: LoadedModel, text: str, tokens: int, repeats: int = 5) ->
     """
     torch, _ = libraries()
     ids, _ = encode(model, text)
-    tokens = max(2, min(tokens, model.max_tokens))
+    tokens = max(2, min(tokens, context_limit(model)))
     ids = (ids * (tokens // len(ids) + 1))[:tokens]
     cached, uncached = [], []
     with torch.inference_mode():
@@ -254,6 +264,7 @@ def time_decode(model: LoadedModel, text: str, tokens: int, repeats: int = 5) ->
 
 
 __all__ = [
-    "CacheSize", "Chosen", "DecodeTiming", "Generation", "Prediction", "cache_size", "encode",
+    "MAX_CONTEXT", "CacheSize", "Chosen", "DecodeTiming", "Generation", "Prediction", "cache_size",
+    "context_limit", "encode",
     "generate", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "time_decode",
 ]  # fmt: skip

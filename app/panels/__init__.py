@@ -7,6 +7,7 @@ from app.panels.masks import MasksPanel
 from app.panels.memory import MemoryPanel
 from app.panels.model import ModelPanel
 from app.panels.multihead import MultiHeadPanel
+from app.panels.next_token import NextTokenPanel
 from app.panels.position import PositionPanel
 from app.panels.qkv import QKVPanel
 from app.panels.scale import ScalePanel
@@ -17,6 +18,7 @@ PANELS = [
     MasksPanel,
     MultiHeadPanel,
     ModelPanel,
+    NextTokenPanel,
     PositionPanel,
     CostPanel,
     BenchPanel,
