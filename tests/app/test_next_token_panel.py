@@ -35,7 +35,7 @@ def panel(qtbot, llama_folder):
     worker.wait_idle()
     settle(p.prompt.setText, PROMPT)
     settle(p.load, str(llama_folder))
-    assert p.model is not None and p.snapshot is not None
+    assert p.model is not None and p.generation is not None
     return p
 
 
@@ -56,9 +56,9 @@ def test_without_smollm2_the_panel_offers_to_add_it(qtbot):
 def test_predictions_equal_core(panel):
     model = panel.model
     expected = sampling.reshape(decoder.predict(model, PROMPT).logits)
-    choices, rest = sampling.top(expected, panel.predictions.top_spin.value())
+    choices, rest = sampling.top(expected, panel.predictions.listed_spin.value())
     np.testing.assert_allclose(
-        sampling.reshape(panel.snapshot.generation.logits).probs, expected.probs, atol=1e-6
+        sampling.reshape(panel.generation.logits).probs, expected.probs, atol=1e-6
     )
     widths = panel.predictions.bars.bars.opts["width"]
     np.testing.assert_allclose(widths, [*(c.prob for c in choices), rest], atol=1e-6)
@@ -67,24 +67,29 @@ def test_predictions_equal_core(panel):
 
 
 def test_settings_reshape_without_running_the_model(panel):
-    logits = panel.snapshot.generation.logits
-    panel.sampling.temperature.setValue(0.5)
-    panel.sampling.top_k.setValue(3)
-    assert panel.task is None  # no model run for a settings change
-    d = panel.snapshot.dist
-    np.testing.assert_allclose(d.probs, sampling.tempered(logits, panel.sampling.temperature.value()))
+    logits = panel.generation.logits
+    generation = panel.generation
+    panel.set_step(1)
+    t = panel.temperature
+    t.temperature.setValue(0.5)
+    t.top_k.setValue(3)
+    assert panel.task is None and panel.run.task is None  # no model run for a settings change
+    assert panel.generation is generation and panel.sampling.state.top_k == 3
+    d = panel._snapshot().dist
+    np.testing.assert_allclose(d.probs, sampling.tempered(logits, t.temperature.value()))
     assert d.kept.sum() == 3
-    brushes = panel.sampling.bars.bars.opts["brushes"]
+    brushes = t.bars.bars.opts["brushes"]
     assert brushes[:3] == ["#3d7bd9"] * 3 and brushes[3] == "#b9b9b9"
-    panel.sampling.draw_button.click()
-    assert "Drawn (seed 0)" in panel.sampling.sample_label.text()
+    t.draw_button.click()
+    assert "Drawn (seed 0)" in t.sample_label.text()
 
 
 def test_generate_append_click_undo_and_auto(panel, qtbot):
+    panel.set_step(2)
     g = panel.generation
     start = g.length
     settle(panel.generate.sample_button.click)
-    clicked = panel.snapshot.choices[2]
+    clicked = panel._snapshot().choices[2]
     settle(panel.generate.candidates.itemClicked.emit, panel.generate.candidates.item(2))
     assert g.length == start + 2 and g.chosen[1].id == clicked.id and g.chosen[1].prob == clicked.prob
     assert panel.generate.history.count() == 2
@@ -114,11 +119,11 @@ def test_cache_and_groups_pages(panel):
 
 
 def test_bad_input_keeps_the_previous_result(panel):
-    before = panel.snapshot
+    before, model = panel.generation, panel.model
     settle(panel.prompt.setText, "   ")
-    assert "Type a prompt" in panel.message.text() and panel.snapshot is before
+    assert "Type a prompt" in panel.message.text() and panel.generation is before
     settle(panel.load, "minilm")
-    assert "is an encoder" in panel.message.text() and panel.model is before.model
+    assert "is an encoder" in panel.message.text() and panel.model is model
     settle(panel.prompt.setText, "the " * 200)
     assert panel.message.level == "warning" and "left out" in panel.message.text()
     assert panel.generation.length == decoder.context_limit(panel.model)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QListWidget, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QListWidget, QPushButton, QVBoxLayout
 
-from app.panels.next_token.predictions import token_chips
-from app.panels.next_token.view import Snapshot, visible
+from app.panels.next_token.predictions import text_so_far
+from app.panels.next_token.state import context_notice, snapshot, visible
+from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note
 
 
-class GeneratePage(QWidget):
+class GeneratePage(Step):
     """Emits ``append_sample()``, ``append_choice(index into the candidates)`` and ``undo()``;
     ``auto_button`` is checkable: while it is down the panel appends one token after another."""
 
@@ -18,8 +19,9 @@ class GeneratePage(QWidget):
     append_choice = Signal(int)
     undo = Signal()
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, run: Live, settings: Live):
+        super().__init__(run)
+        self.settings = self.follow(settings)
         self.sample_button = QPushButton("Append a drawn token")
         self.auto_button = QPushButton("Auto")
         self.auto_button.setCheckable(True)
@@ -34,7 +36,8 @@ class GeneratePage(QWidget):
         left.addWidget(
             note(
                 "Each press draws a token with the settings of step 2 and appends it; the model then "
-                "predicts the one after. Click a candidate to append it instead. Auto keeps going."
+                "predicts the one after, reusing its KV cache. Click a candidate to append it instead. "
+                "Auto keeps going."
             )
         )
         left.addLayout(buttons)
@@ -52,16 +55,15 @@ class GeneratePage(QWidget):
         self.undo_button.clicked.connect(self.undo)
         self.candidates.itemClicked.connect(lambda item: self.append_choice.emit(self.candidates.row(item)))
 
-    def show(self, snap: Snapshot | None) -> None:
-        if snap is None:
-            return
-        g = snap.generation
+    def draw(self, generation) -> Notice:
+        snap = snapshot(generation, self.settings.result)
         self.candidates.clear()
         for label, c in zip(snap.labels, snap.choices, strict=True):
             self.candidates.addItem(f"{label}   {c.prob:.1%}" + ("" if c.kept else "   (cut)"))
         self.history.clear()
-        for step, c in enumerate(g.chosen, 1):
+        for step, c in enumerate(generation.chosen, 1):
             self.history.addItem(f"{step}. {visible(c.piece)}   {c.prob:.1%}")
         self.history.scrollToBottom()
-        self.text.setText(token_chips([*g.prompt.pieces, *(c.piece for c in g.chosen)], len(g.chosen)))
-        self.undo_button.setEnabled(bool(g.chosen))
+        self.text.setText(text_so_far(generation))
+        self.undo_button.setEnabled(bool(generation.chosen))
+        return context_notice(generation)

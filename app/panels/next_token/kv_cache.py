@@ -8,7 +8,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from app.panels.next_token.view import Snapshot, visible
+from app.panels.next_token.state import context_notice, visible
+from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note
 from core.decoder import CacheSize, DecodeTiming, cache_size
@@ -24,13 +25,13 @@ def human_bytes(n: float) -> str:
     raise AssertionError("unreachable")
 
 
-class CachePage(QWidget):
+class CachePage(Step):
     """Emits ``measure()`` when the timing button is pressed."""
 
     measure = Signal()
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, run: Live):
+        super().__init__(run)
         self.cache_map = Heatmap("KV cache: layers × cached tokens", colorbar=False, cell_text=False)
         self.size_plot = pg.PlotWidget(title="KV cache size (float32)")
         self.size_plot.setLabel("bottom", "tokens")
@@ -69,10 +70,8 @@ class CachePage(QWidget):
         row.addLayout(views, 1)
         self.measure_button.clicked.connect(self.measure)
 
-    def show(self, snap: Snapshot | None) -> None:
-        if snap is None:
-            return
-        m, g = snap.model, snap.generation
+    def draw(self, g) -> Notice:
+        m = g.model
         n, t = g.length, len(g.prompt.ids)
         cells = np.full((m.n_layers, n), PROMPT_CELL)
         cells[:, t:] = GENERATED_CELL
@@ -101,6 +100,7 @@ class CachePage(QWidget):
             f"{human_bytes(size.total)}; with a key/value head per query head ({m.n_heads}) it would hold "
             f"{human_bytes(size.total_full)}, {size.saving:g}× as much."
         )
+        return context_notice(g)
 
     def _plot_sizes(self, model, size: CacheSize) -> None:
         lengths = np.linspace(0, max(model.max_tokens, 1), 50)
