@@ -96,8 +96,34 @@ CASES.update(
         ("heads", "--find"): [["--find", "cat"], ["--find", "cat", "dog"], ["--find", "", "cat"]],
         ("heads", "--words"): [["--words=yes"]],
         ("heads", "--json"): [["--json=1"]],
+        ("predict", "--text"): [["--text", ""], ["--text", " \t "], ["--text"], []],
+        ("predict", "--model"): [
+            ["--model", "{missing}"],
+            ["--model", "{folder}"],
+            ["--model", "{file}"],
+            ["--model", ""],
+            ["--model", "minilm"],
+            ["--model", "smollm2"],  # not added in the test data folder
+            ["--model", "{pickled}"],
+            ["--model", "{truncated}"],
+            ["--model"],
+        ],
+        ("predict", "--top"): [["--top", "0"], ["--top", "-2"], ["--top", "x"], ["--top"]],
+        ("predict", "--temperature"): [
+            ["--temperature", "0"],
+            ["--temperature", "-1"],
+            ["--temperature", "nan"],
+            ["--temperature", "inf"],
+            ["--temperature", "hot"],
+        ],
+        ("predict", "--top-p"): [["--top-p", "0"], ["--top-p", "1.5"], ["--top-p", "-0.1"], ["--top-p", "x"]],
+        ("predict", "--top-k"): [["--top-k", "0"], ["--top-k", "-1"], ["--top-k", "2.5"]],
+        ("predict", "--seed"): [["--seed", "-1"], ["--seed", "x"]],
+        ("predict", "--generate"): [["--generate", "0"], ["--generate", "-3"], ["--generate", "many"]],
+        ("predict", "--json"): [["--json=1"]],
     }
 )
+MODEL_COMMANDS = {"heads", "predict"}
 NOT_USER_INPUT = {"-h", "--help", "--version", "--exit-after-paint"}
 
 
@@ -123,10 +149,12 @@ def test_every_flag_has_bad_input_cases():
 
 def cases():
     for (command, flag), argument_lists in CASES.items():
-        marks = [pytest.mark.models] if command == "heads" else []
+        marks = [pytest.mark.models] if command in MODEL_COMMANDS else []
         for arguments in argument_lists:
-            if command == "heads" and flag != "--text":
+            if command in MODEL_COMMANDS and flag != "--text":
                 arguments = TEXT + arguments
+            if command == "predict" and flag != "--model":
+                arguments = ["--model", "{llama}", *arguments]  # a decoder that loads
             name = f"{command or 'app'} {' '.join(arguments)[:40]}"
             yield pytest.param(command, arguments, id=name, marks=marks)
 
@@ -136,11 +164,11 @@ def model_folders(tmp_path_factory):
     """Folders that look like models and are not, made from a tiny random GPT-2."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from tests.tiny_models import save_tiny_gpt2
+    from tests.tiny_models import save_tiny_gpt2, save_tiny_llama
 
     root = tmp_path_factory.mktemp("not-models")
     good = save_tiny_gpt2(root / "good")
-    folders = {}
+    folders = {"llama": save_tiny_llama(root / "llama")}
     for name in ("pickled", "truncated", "lying", "huge_vocab"):
         folders[name] = root / name
         shutil.copytree(good, folders[name])
@@ -162,7 +190,9 @@ def minilm_once(monkeypatch):
     if "minilm" not in _MINILM:
         _MINILM["minilm"] = real("minilm")
     monkeypatch.setattr(
-        models, "load_model", lambda s, **kw: _MINILM["minilm"] if s == "minilm" else real(s, **kw)
+        models,
+        "load_model",
+        lambda s, **kw: _MINILM["minilm"] if s == "minilm" and not kw.get("expect") else real(s, **kw),
     )
 
 
@@ -174,7 +204,7 @@ def test_bad_value_is_one_line_and_exit_2(command, arguments, tmp_path, capsys, 
     (tmp_path / "file").write_text("not a folder")
     (tmp_path / "folder").mkdir()
     places = {"file": tmp_path / "file", "folder": tmp_path / "folder", "missing": tmp_path / "missing"}
-    if command == "heads":
+    if command in MODEL_COMMANDS:
         request.getfixturevalue("minilm_once")
         if any(a.startswith("{") and a.strip("{}") not in places for a in arguments):
             places |= request.getfixturevalue("model_folders")
