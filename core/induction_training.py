@@ -75,6 +75,11 @@ def head_scores(weights: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarra
     return offset_weight(weights, 1 - length, first_row=length), offset_weight(weights, -1)
 
 
+def torch_generator(seed: int) -> torch.Generator:
+    """A CPU random generator of its own, so a run never touches torch's global one."""
+    return torch.Generator().manual_seed(seed)
+
+
 class InductionRun:
     """A model, its optimiser and its data, trained step by step (see the module docstring)."""
 
@@ -84,7 +89,7 @@ class InductionRun:
         with torch.random.fork_rng(devices=[]):  # the seed fixes the weights without touching global state
             torch.manual_seed(s.seed)
             self.model = AttentionOnlyTransformer(self.shape)
-        self.data = torch.Generator().manual_seed(s.seed)
+        self.data = torch_generator(s.seed)
         self.eval_ids = repeated_sequences(self.data, EVAL_BATCH, s.length, s.vocab)  # (EVAL_BATCH, 2L)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=s.lr)
         self.step = 0
@@ -134,13 +139,16 @@ class InductionRun:
             if self.step % s.every == 0 or self.step == s.steps:
                 yield self.measure()
 
-    def knockouts(self) -> np.ndarray:
-        """(L, H) repeated-half loss with each head knocked out in turn (the others kept)."""
+    def knockouts(self, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        """(L, H) repeated-half loss with each head knocked out in turn (the others kept);
+        ``progress(done, total)`` after each head."""
         losses = np.zeros((self.shape.layers, self.shape.heads))
-        for layer, head in np.ndindex(losses.shape):
+        for done, (layer, head) in enumerate(np.ndindex(losses.shape), 1):
             mask = np.ones_like(losses)
             mask[layer, head] = 0.0
             losses[layer, head] = self.measure(mask).loss_second
+            if progress is not None:
+                progress(done, losses.size)
         return losses
 
     @torch.no_grad()
