@@ -123,7 +123,29 @@ CASES.update(
         ("predict", "--json"): [["--json=1"]],
     }
 )
+CASES.update(
+    {
+        ("induction", "--seed"): [["--seed", "-1"], ["--seed", "x"], ["--seed", str(2**31)], ["--seed"]],
+        ("induction", "--steps"): [
+            ["--steps", "0"],
+            ["--steps", "-5"],
+            ["--steps", "9" * 12],
+            ["--steps", "1.5"],
+        ],
+        ("induction", "--layers"): [["--layers", "3"], ["--layers", "0"], ["--layers", "two"], ["--layers"]],
+        ("induction", "--heads"): [["--heads", "0"], ["--heads", "3"], ["--heads", "99"], ["--heads"]],
+        ("induction", "--lr"): [
+            ["--lr", "0"],
+            ["--lr", "-1e-3"],
+            ["--lr", "nan"],
+            ["--lr", "inf"],
+            ["--lr", "fast"],
+        ],
+        ("induction", "--json"): [["--json", "{missing}/out.json"], ["--json", "{folder}"], ["--json"]],
+    }
+)
 MODEL_COMMANDS = {"heads", "predict"}
+TORCH_COMMANDS = MODEL_COMMANDS | {"induction"}
 NOT_USER_INPUT = {"-h", "--help", "--version", "--exit-after-paint"}
 
 
@@ -149,7 +171,7 @@ def test_every_flag_has_bad_input_cases():
 
 def cases():
     for (command, flag), argument_lists in CASES.items():
-        marks = [pytest.mark.models] if command in MODEL_COMMANDS else []
+        marks = [pytest.mark.models] if command in TORCH_COMMANDS else []
         for arguments in argument_lists:
             if command in MODEL_COMMANDS and flag != "--text":
                 arguments = TEXT + arguments
