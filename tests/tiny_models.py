@@ -9,13 +9,13 @@ CORPUS = [
     "the trophy did not fit in the suitcase because it was too big",
     "a dog ran after the ball and caught it",
 ]
+END = "<|endoftext|>"
 LLAMA_PROMPT = "the cat sat on the mat because the cat"  # 14 pieces; " because" is one
 
 
-def bpe_tokenizer(n_positions: int = 64):
-    """A byte-level BPE tokenizer (300 pieces) trained on ``CORPUS``, as a fast GPT-2 tokenizer."""
+def _byte_bpe(n_positions: int, tokenizer_class):
+    """A byte-level BPE tokenizer trained on ``CORPUS`` (300 pieces), wrapped as a fast tokenizer."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2TokenizerFast
 
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -23,24 +23,24 @@ def bpe_tokenizer(n_positions: int = 64):
     trainer = trainers.BpeTrainer(
         vocab_size=300,
         show_progress=False,
-        special_tokens=["<|endoftext|>"],
+        special_tokens=[END],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     bpe.train_from_iterator(CORPUS, trainer)
-    tokenizer = GPT2TokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>")
+    tokenizer = tokenizer_class(tokenizer_object=bpe, eos_token=END)
     tokenizer.model_max_length = n_positions
-    return tokenizer
+    return tokenizer, bpe.get_vocab_size()
 
 
 def save_tiny_gpt2(folder: Path, n_layer: int = 2, n_head: int = 3, n_positions: int = 64) -> Path:
     """A random GPT-2 (decoder, causal) with a byte-level BPE tokenizer trained on ``CORPUS``."""
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
 
-    tokenizer = bpe_tokenizer(n_positions)
+    tokenizer, vocab = _byte_bpe(n_positions, GPT2TokenizerFast)
     torch.manual_seed(0)
     config = GPT2Config(
-        vocab_size=len(tokenizer),
+        vocab_size=vocab,
         n_positions=n_positions,
         n_embd=24,
         n_layer=n_layer,
@@ -53,29 +53,54 @@ def save_tiny_gpt2(folder: Path, n_layer: int = 2, n_head: int = 3, n_positions:
     return folder
 
 
-def tiny_llama(seed: int = 0, n_layers: int = 2, n_heads: int = 4, n_kv_heads: int = 2):
+def save_tiny_llama(
+    folder: Path, n_layer: int = 2, n_head: int = 4, n_kv_head: int = 2, n_positions: int = 64
+) -> Path:
+    """A random Llama with grouped-query attention (``n_head`` query heads share ``n_kv_head``
+    key/value heads), RoPE and a byte-level BPE tokenizer trained on ``CORPUS``."""
+    import torch
+    from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
+
+    tokenizer, vocab = _byte_bpe(n_positions, PreTrainedTokenizerFast)
+    torch.manual_seed(0)
+    config = _llama_config(vocab, n_layer, n_head, n_kv_head, n_positions, tie_word_embeddings=True)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():  # sharper logits than the 0.02 init, so sampling tests see a real spread
+        model.lm_head.weight.mul_(20)
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def tiny_llama(seed: int = 0, n_layer: int = 2, n_head: int = 4, n_kv_head: int = 2):
     """(model, tokenizer): a random Llama in memory with grouped-query attention (hidden 32,
     head size 8), eager attention, eval mode, and the BPE tokenizer above.
 
     Weights are drawn wider than the usual 0.02 so that heads differ visibly.
     """
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
-    tokenizer = bpe_tokenizer()
+    tokenizer, vocab = _byte_bpe(64, PreTrainedTokenizerFast)
     torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=n_layers,
-        num_attention_heads=n_heads,
-        num_key_value_heads=n_kv_heads,
-        max_position_embeddings=64,
-        initializer_range=0.3,
-        bos_token_id=0,
-        eos_token_id=0,
-        pad_token_id=0,
-    )
+    config = _llama_config(vocab, n_layer, n_head, n_kv_head, 64, initializer_range=0.3, pad_token_id=0)
     model = LlamaForCausalLM._from_config(config, attn_implementation="eager")
     return model.eval(), tokenizer
+
+
+def _llama_config(vocab: int, n_layer: int, n_head: int, n_kv_head: int, n_positions: int, **more):
+    """A small LlamaConfig: hidden 32, head size 32 / n_head, MLP 64."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=n_layer,
+        num_attention_heads=n_head,
+        num_key_value_heads=n_kv_head,
+        max_position_embeddings=n_positions,
+        bos_token_id=0,
+        eos_token_id=0,
+        **more,
+    )

@@ -5,7 +5,7 @@ import pytest
 
 from core.ablation import ablated, next_token_probs, run
 from core.attention_sinks import sink_scores, without_first_token
-from core.induction import induction_test, repeated_random_tokens
+from core.decoder_induction import induction_test, repeated_random_tokens
 from core.logit_lens import logit_lens
 
 pytestmark = pytest.mark.models
@@ -116,7 +116,7 @@ def test_induction_scores_and_losses_by_hand(llama):
     )
     np.testing.assert_allclose(test.losses, losses.numpy(), rtol=1e-5)
     assert test.loss_first == pytest.approx(losses[: n - 1].mean().item(), rel=1e-5)
-    assert test.loss_second == pytest.approx(losses[n:].mean().item(), rel=1e-5)
+    assert test.loss_second == pytest.approx(losses[n - 1 :].mean().item(), rel=1e-5)
     assert test.heads == ()
 
 

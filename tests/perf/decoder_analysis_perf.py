@@ -49,7 +49,7 @@ def main() -> None:
     from core.ablation import ablated, head_means, next_token_probs, run
     from core.ablation_ranking import answer_token, rank_by_ablation
     from core.attention_sinks import sink_scores, without_first_token
-    from core.induction import induction_test, repeated_random_tokens
+    from core.decoder_induction import induction_test, repeated_random_tokens
     from core.logit_lens import logit_lens
 
     if args.threads:

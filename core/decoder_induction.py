@@ -1,4 +1,4 @@
-"""Induction heads in a trained decoder: random tokens repeated twice.
+"""Induction heads in a trained decoder such as SmolLM2: random tokens repeated twice.
 
     ids = repeated_random_tokens(vocab_size=49152, n=30, rng=np.random.default_rng(0))
     test = induction_test(module, ids)                   # clean
@@ -9,6 +9,9 @@ The first copy is unpredictable; in the second copy each next token can be read 
 find where the current token occurred before and copy the token that followed it. An induction
 head does that lookup: from position n + k it attends to position k + 1. A previous-token head
 in an earlier layer helps it by writing "my predecessor was …" into each position.
+
+Scores and the split of the loss into the two copies are those of the attention-only model
+trained in ``core.induction_training`` (``head_scores``), so both panels measure the same thing.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from core.ablation import Head, ablated, run
-from core.head_analysis import offset_score
 
 
 def repeated_random_tokens(
@@ -51,13 +53,13 @@ class InductionTest:
 
     @property
     def loss_first(self) -> float:
-        """Mean loss inside the first copy (positions 0…n−2 predicting tokens 1…n−1)."""
+        """Mean loss on the targets of the first copy, tokens 1…n−1 (token 0 has no context)."""
         return float(self.losses[: self.n - 1].mean())
 
     @property
     def loss_second(self) -> float:
-        """Mean loss inside the second copy (positions n…2n−2 predicting tokens n+1…2n−1)."""
-        return float(self.losses[self.n :].mean())
+        """Mean loss on the targets of the second copy, tokens n…2n−1."""
+        return float(self.losses[self.n - 1 :].mean())
 
 
 def induction_test(
@@ -72,19 +74,18 @@ def induction_test(
     n = len(ids) // 2
     if n < 2 or len(ids) != 2 * n or not np.array_equal(ids[:n], ids[n:]):
         raise ValueError("The induction test needs a sequence of at least 2 tokens repeated twice.")
+    import torch
+    from torch.nn import functional as F
+
+    from core.induction_training import head_scores
+
     with ablated(module, heads, mode, means) as checked:
         logits, attentions = run(module, ids, attentions=True)
-    logits = logits.astype(np.float64)[:-1]  # (2n − 1, vocab)
-    top = logits.max(axis=-1, keepdims=True)
-    log_z = np.log(np.exp(logits - top).sum(axis=-1)) + top[:, 0]
-    losses = log_z - logits[np.arange(len(logits)), ids[1:]]
-    return InductionTest(
-        ids=ids,
-        induction=offset_score(attentions, -(n - 1), rows=np.arange(n, 2 * n)),
-        previous=offset_score(attentions, -1),
-        losses=losses,
-        heads=checked,
+    losses = F.cross_entropy(
+        torch.from_numpy(logits[:-1]).double(), torch.from_numpy(ids[1:]), reduction="none"
     )
+    induction, previous = head_scores(attentions, n)
+    return InductionTest(ids, induction, previous, losses.numpy(), checked)
 
 
 def random_induction_test(module: Any, tokenizer: Any, n: int = 30, seed: int = 0) -> InductionTest:
