@@ -67,6 +67,11 @@ def encode(model: LoadedModel, text: str) -> tuple[list[int], int]:
     return keep, len(ids) - len(keep)
 
 
+def visible(piece: str) -> str:
+    """A token's text with spaces and line breaks made visible ("␣Paris"); "∅" when empty."""
+    return piece.replace(" ", "␣").replace("\n", "↵") or "∅"
+
+
 def pieces(model: LoadedModel, ids) -> tuple[str, ...]:
     """The text of each token on its own, e.g. ("The", " capital", " of")."""
     return tuple(model.tokenizer.decode([int(i)]) for i in ids)

@@ -18,7 +18,6 @@ import sys
 
 NAME = "predict"
 HELP = "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
-SPACE = "␣"
 
 
 def add_arguments(parser) -> None:
@@ -42,11 +41,6 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--generate", type=int, metavar="N", help="append N sampled tokens, one at a time")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
-
-
-def visible(piece: str) -> str:
-    """A token's text with its spaces and line breaks made visible."""
-    return piece.replace(" ", SPACE).replace("\n", "↵")
 
 
 def run(args) -> int:
@@ -103,7 +97,7 @@ def run(args) -> int:
 
     kv = f", {model.n_kv_heads} key/value heads" if model.n_kv_heads != model.n_heads else ""
     print(f"model: {model.name} (decoder, {model.n_layers} layers × {model.n_heads} heads{kv})")
-    print(f"tokens ({len(prompt.ids)}): {'|'.join(visible(p) for p in prompt.pieces)}")
+    print(f"tokens ({len(prompt.ids)}): {'|'.join(decoder.visible(p) for p in prompt.pieces)}")
     if prompt.dropped:
         print(f"note: the prompt was cut to its last {len(prompt.ids)} tokens; {prompt.dropped} were dropped")
     cuts = [f"top-k {settings.top_k}"] * (settings.top_k is not None) + [f"top-p {settings.top_p:g}"] * (
@@ -111,13 +105,13 @@ def run(args) -> int:
     )
     print(f"next token (temperature {settings.temperature:g}{''.join(', ' + c for c in cuts)}, "
           f"entropy {dist.entropy:.2f} nats):")  # fmt: skip
-    labels = [visible(piece([c.id])) for c in choices]
+    labels = [decoder.visible(piece([c.id])) for c in choices]
     width = max(len(label) for label in [*labels, "(rest)"])
     for label, c in zip(labels, choices, strict=True):
         print(f"  {label:<{width}} {c.prob:7.1%}" + ("" if c.kept else "  (cut)"))
     print(f"  {'(rest)':<{width}} {rest:7.1%}")
     if generated:
-        steps = " ".join(f"{visible(g.piece)}({g.prob:.0%})" for g in generated)
+        steps = " ".join(f"{decoder.visible(g.piece)}({g.prob:.0%})" for g in generated)
         print(f"generated (seed {args.seed}): {steps}")
         print(f"text: {piece([*prompt.ids, *(g.id for g in generated)])}")
     return 0

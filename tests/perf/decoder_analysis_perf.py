@@ -6,7 +6,9 @@ Measures, on a 15-token prompt, with the model loaded once (eager attention, flo
   1. one clean forward pass, and one re-run with a head knocked out (targets ≤ 300 ms);
   2. the full ranking of every head by ablation, batched one layer per pass (target ≤ 30 s);
   3. the logit lens (target ≤ 300 ms);
-  4. attention sinks with the first token dropped, and the induction test on 2 × 30 tokens.
+  4. attention sinks with the first token dropped, and the induction test on 2 × 30 tokens;
+  5. in the panel: a click on a head → both predictions drawn, and the longest UI stall while
+     the full ranking runs in the worker (target ≤ 100 ms).
 On a machine shared with other work, ``--threads 1`` keeps torch's threads from waiting on
 each other; the thread count used is printed.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import tempfile
 import time
 
 import numpy as np
@@ -41,6 +44,7 @@ def main() -> None:
     parser.add_argument("--folder", required=True, help="a converted SmolLM2 folder")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--rankings", type=int, default=3, help="how many full rankings to time")
+    parser.add_argument("--no-panel", action="store_true", help="skip the panel measurements")
     args = parser.parse_args()
 
     import torch
@@ -112,6 +116,42 @@ def main() -> None:
         f"induction test, 2 × 30 tokens: median {med:.0f} ms, max {top:.0f} ms "
         f"(loss {test.loss_first:.2f} → {test.loss_second:.2f} nats)"
     )
+    if not args.no_panel:
+        panel_timings(args.folder)
+
+
+def panel_timings(folder: str) -> None:
+    """Click → drawn in step 1, and the longest UI stall during a ranking, in the real panel."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from app import settings, worker
+    from app.panels.inside_decoder import InsideDecoderPanel
+    from tests.perf.model_perf import max_stall_during
+
+    settings.use_folder(tempfile.mkdtemp())
+    app = QApplication.instance() or QApplication([])
+    panel = InsideDecoderPanel()
+    panel.resize(1400, 900)
+    panel.show()
+    panel.use_model(folder)
+    worker.wait_idle(600)
+    panel.knock.prompt.setText(PROMPT)
+    worker.wait_idle(600)
+    rng = np.random.default_rng(1)
+    times = []
+    for _ in range(REPEATS):
+        layer, head = int(rng.integers(30)), int(rng.integers(9))
+        start = time.perf_counter()
+        panel.knock.grid.clicked.emit(layer, head)
+        worker.wait_idle(600)
+        app.processEvents()
+        times.append((time.perf_counter() - start) * 1000)
+    print(f"panel, click a head -> both predictions drawn: median {statistics.median(times):.0f} ms, "
+          f"max {max(times):.0f} ms")  # fmt: skip
+    panel.set_step(1)
+    stall = max_stall_during(panel.rank.rank_button.click, lambda: panel.rank.task is None)
+    print(f"panel, longest UI stall while all heads are ranked in the worker: {stall:.0f} ms")
 
 
 if __name__ == "__main__":
