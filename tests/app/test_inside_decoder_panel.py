@@ -5,13 +5,13 @@ import threading
 
 import numpy as np
 import pytest
-from core.decoder_induction import induction_test
 
 from app import worker
 from app.panels.inside_decoder import InsideDecoderPanel, which_heads
 from app.panels.inside_decoder.state import decoder
 from core.ablation import ablated, next_token_probs, run
 from core.ablation_ranking import answer_token, rank_by_ablation
+from core.decoder_induction import induction_test
 from core.logit_lens import logit_lens
 from tests.tiny_models import save_tiny_llama
 
@@ -175,7 +175,8 @@ def test_sinks_and_the_dropped_first_token(panel):
     settle(panel.sinks.prompt.setText, PROMPT)
     r = panel.sinks.result
     assert r.scores.shape == (2, 4) and np.all((r.scores >= 0) & (r.scores <= 1))
-    assert f"Without {r.prompt.pieces[0].replace(' ', '␣')}" in panel.sinks.dropped.plot.getPlotItem().titleLabel.text
+    title = panel.sinks.dropped.plot.getPlotItem().titleLabel.text
+    assert f"Without {r.prompt.pieces[0].replace(' ', '␣')}" in title
     settle(panel.sinks.prompt.setText, "the")
     assert "at least two tokens" in panel.message.text() and panel.sinks.result is r
 

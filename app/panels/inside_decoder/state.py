@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from core.decoder_induction import InductionTest, induction_test, random_induction_test
 
 from core import decoder as dec
 from core import models
@@ -31,6 +30,7 @@ from core.ablation_ranking import (
 )
 from core.attention import softmax
 from core.attention_sinks import FirstTokenDropped, sink_scores, without_first_token
+from core.decoder_induction import InductionTest, induction_test, random_induction_test
 from core.head_analysis import HeadRanking
 from core.logit_lens import LogitLens, logit_lens
 
