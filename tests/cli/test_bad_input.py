@@ -126,6 +126,18 @@ CASES.update(
         ("predict", "--seed"): [["--seed", "-1"], ["--seed", "x"]],
         ("predict", "--generate"): [["--generate", "0"], ["--generate", "-3"], ["--generate", "many"]],
         ("predict", "--json"): [["--json=1"]],
+        ("predict", "--ablate"): [
+            ["--ablate", "0.1"],  # counted from 1
+            ["--ablate", "3.1"],  # the tiny Llama has 2 layers
+            ["--ablate", "1.5"],  # … of 4 heads
+            ["--ablate", "1"],
+            ["--ablate", "x.y"],
+            ["--ablate"],
+        ],
+        ("predict", "--ablation"): [["--ablation", "half"], ["--ablation", "mean"], ["--ablation"]],
+        ("predict", "--target"): [["--target", ""], ["--target", "  "], ["--target"]],
+        ("predict", "--foil"): [["--foil", "cat"], ["--target", "the", "--foil", "the"], ["--foil"]],
+        ("predict", "--logit-lens"): [["--logit-lens=1"]],
     }
 )
 CASES.update(
