@@ -7,7 +7,9 @@
 A head's output is its slice of the input of the layer's output projection (``o_proj``), shape
 (batch, T, heads · head_dim). Zero-ablation sets the slice to 0; mean-ablation replaces it with
 the head's mean output over a reference text (``head_means``). Forward pre-hooks do the
-replacing and are removed when the ``with`` block ends, however it ends.
+replacing and are removed when the ``with`` block ends, however it ends. Hooks act only in the
+thread that installed them, so a run of the same model in another thread (another step of the
+panel, in the worker) sees the intact model.
 
 ``module`` is a transformers ``LlamaForCausalLM`` (or a model laid out the same way:
 ``module.model.layers[l].self_attn.o_proj``, ``module.model.norm``, ``module.lm_head``) loaded
@@ -17,7 +19,8 @@ torch is imported inside the functions, so importing this module is cheap.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -109,6 +112,16 @@ def run(
     return logits, torch.stack([a[0] for a in out.attentions]).float().numpy()
 
 
+def this_thread_only(hook: Callable) -> Callable:
+    """``hook`` acting only in the thread that calls this; elsewhere it leaves the call alone."""
+    owner = threading.get_ident()
+
+    def guarded(*args, **kwargs):
+        return hook(*args, **kwargs) if threading.get_ident() == owner else None
+
+    return guarded
+
+
 def recorded(module: Any, ids: Sequence[int] | Any, parts: Sequence[Any], inputs: bool = False) -> Any:
     """One forward pass of ``ids``; what each of ``parts`` (sub-modules) returned, or with
     ``inputs`` what it received (its first argument), stacked: (len(parts), T, width) torch.
@@ -124,7 +137,7 @@ def recorded(module: Any, ids: Sequence[int] | Any, parts: Sequence[Any], inputs
         def read_output(_, __, output):
             seen[index] = (output[0] if isinstance(output, tuple) else output)[0]
 
-        return read_input if inputs else read_output
+        return this_thread_only(read_input if inputs else read_output)
 
     handles = [
         part.register_forward_pre_hook(keep(i)) if inputs else part.register_forward_hook(keep(i))
@@ -232,7 +245,7 @@ def _knock_out(rows: Any, value: Any, shape: DecoderShape):
         out = torch.where(rows, value.to(x.dtype)[None, None], split)
         return (out.reshape(batch, t, -1), *args[1:])
 
-    return hook
+    return this_thread_only(hook)
 
 
 def next_token_probs(module: Any, ids: Sequence[int] | Any) -> np.ndarray:

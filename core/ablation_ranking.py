@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from core.ablation import ablated_rows, as_ids, shape_of
+from core.ablation import ablated_rows, as_ids, shape_of, this_thread_only
 from core.head_analysis import HeadRanking
 
 Progress = Callable[[int, int], None]
@@ -140,7 +140,7 @@ def _repeat_from(module: Any, layer: int, rows: int) -> Iterator[None]:
         kwargs["hidden_states"] = kwargs["hidden_states"].expand(rows, -1, -1)
         return args, kwargs
 
-    handle = module.model.layers[layer].register_forward_pre_hook(hook, with_kwargs=True)
+    handle = module.model.layers[layer].register_forward_pre_hook(this_thread_only(hook), with_kwargs=True)
     try:
         yield
     finally:

@@ -269,3 +269,20 @@ def test_an_encoder_or_a_model_without_a_language_model_head_is_refused(llama, t
         check_heads(gpt2, [(0, 0)])
     with pytest.raises(ValueError, match="LlamaModel is not one"):
         shape_of(llama[0].model)  # the body without its language-model head
+
+
+def test_hooks_act_only_in_the_thread_that_installed_them(llama, ids):
+    import threading
+
+    model, _ = llama
+    clean = run(model, ids)[0]
+    seen = {}
+    with ablated(model, [(0, 0), (1, 1)]):
+        knocked = run(model, ids)[0]
+        other = threading.Thread(target=lambda: seen.update(logits=run(model, ids)[0]))
+        other.start()
+        other.join()
+        outputs = head_outputs(model, ids)  # recording hooks, too, stay in their thread
+    np.testing.assert_array_equal(seen["logits"], clean)
+    assert np.abs(knocked - clean).max() > 1e-4
+    assert np.all(outputs[0, :, 0] == 0)
