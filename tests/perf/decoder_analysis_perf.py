@@ -1,6 +1,6 @@
 """Speed of the decoder analyses on SmolLM2-135M (opt-in; run it directly, prints medians).
 
-    python -m tests.perf.decoder_analysis_perf --folder CONVERTED_MODEL [--threads N]
+    python -m tests.perf.decoder_analysis_perf [--model smollm2|FOLDER] [--threads N]
 
 Measures, on a 15-token prompt, with the model loaded once (eager attention, float32):
   1. one clean forward pass, and one re-run with a head knocked out (targets ≤ 300 ms);
@@ -41,27 +41,25 @@ def median_ms(action, repeats: int = REPEATS) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--folder", required=True, help="a converted SmolLM2 folder")
+    parser.add_argument("--model", default="smollm2", help="'smollm2' (once added) or a decoder folder")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--rankings", type=int, default=3, help="how many full rankings to time")
     parser.add_argument("--no-panel", action="store_true", help="skip the panel measurements")
     args = parser.parse_args()
 
     import torch
-    import transformers
 
+    from core import models
     from core.ablation import ablated, head_means, next_token_probs, run
     from core.ablation_ranking import answer_token, rank_by_ablation
     from core.attention_sinks import sink_scores, without_first_token
-    from core.decoder_induction import induction_test, repeated_random_tokens
+    from core.decoder_induction import random_induction_test
     from core.logit_lens import logit_lens
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(args.folder)
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        args.folder, attn_implementation="eager", dtype=torch.float32
-    ).eval()
+    loaded = models.load_model(args.model, expect=models.DECODER)
+    tokenizer, model = loaded.tokenizer, loaded.module
     ids = tokenizer(PROMPT)["input_ids"]
     target, foil = answer_token(tokenizer, "Mary", PROMPT), answer_token(tokenizer, "John", PROMPT)
     rng = np.random.default_rng(0)
@@ -109,18 +107,17 @@ def main() -> None:
     )
     print(f"attention sinks + first token dropped: median {med:.0f} ms, max {top:.0f} ms")
 
-    repeated = repeated_random_tokens(len(tokenizer), 30, rng, exclude=tokenizer.all_special_ids)
-    med, top = median_ms(lambda: induction_test(model, repeated), repeats=5)
-    test = induction_test(model, repeated)
+    med, top = median_ms(lambda: random_induction_test(model, tokenizer, 30, 0), repeats=5)
+    test = random_induction_test(model, tokenizer, 30, 0)
     print(
         f"induction test, 2 × 30 tokens: median {med:.0f} ms, max {top:.0f} ms "
         f"(loss {test.loss_first:.2f} → {test.loss_second:.2f} nats)"
     )
     if not args.no_panel:
-        panel_timings(args.folder)
+        panel_timings(args.model)
 
 
-def panel_timings(folder: str) -> None:
+def panel_timings(source: str) -> None:
     """Click → drawn in step 1, and the longest UI stall during a ranking, in the real panel."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
@@ -134,7 +131,7 @@ def panel_timings(folder: str) -> None:
     panel = InsideDecoderPanel()
     panel.resize(1400, 900)
     panel.show()
-    panel.use_model(folder)
+    panel.use_model(source)
     worker.wait_idle(600)
     panel.knock.prompt.setText(PROMPT)
     worker.wait_idle(600)
