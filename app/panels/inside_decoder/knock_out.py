@@ -20,7 +20,7 @@ from app.widgets.controls import note, spin
 from app.widgets.token_bars import TokenBars
 from core.ablation import MODES
 
-MODE_NAMES = {"zero": "zero (output set to 0)", "mean": "mean (average output over a reference text)"}
+MODE_NAMES = {"zero": "zero: output set to 0", "mean": "mean over a reference text"}
 
 
 def mode_box() -> QComboBox:

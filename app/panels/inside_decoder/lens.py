@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QFormLayout, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QWidget
 
 from app.panels.inside_decoder.state import LensResult, LensState, compute_lens
 from app.panels.inside_decoder.views import visible
@@ -12,7 +12,7 @@ from app.widgets import Heatmap
 from app.widgets.controls import note
 from app.widgets.plots import plot
 
-CELL_CHARS = 7  # characters of a top token written into its cell
+CELL_CHARS = 5  # characters of a top token written into its cell
 
 
 class LensPage(Step):
@@ -26,19 +26,20 @@ class LensPage(Step):
         controls.addRow("Prompt", self.prompt)
         controls.addRow("Target", self.target)
         self.grid = Heatmap("Top token after each layer (colour: its probability)", max_cell_texts=4096)
-        self.rank_plot = plot("Rank of the target at the last position", "layer", "rank (1 = top)")
-        self.rank_plot.setLogMode(y=True)
+        self.rank_plot = plot("Target's rank, last position", "rank (1 = top)", "layer")
+        self.rank_plot.setLogMode(x=True)
+        self.rank_plot.invertY(True)  # layer 1 on top, as in the grid beside it
         self.rank_plot.setMouseEnabled(x=False, y=False)
         self.rank_line = self.rank_plot.plot(symbol="o", symbolSize=5)
-        column = QVBoxLayout()
-        column.addWidget(self.grid, 3)
-        column.addWidget(self.rank_plot, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.grid, 4)
+        row.addWidget(self.rank_plot, 1)
         views = QWidget()
-        views.setLayout(column)
+        views.setLayout(row)
         self.layout_with(
             "After every layer the residual stream is read with the model's final norm and "
             "unembedding, as if the remaining layers did nothing. Rows are layers, columns are the "
-            "prompt's tokens; each cell names the token predicted next from there.",
+            "prompt's tokens; each cell names the token predicted next from there (hover for all of it).",
             controls,
             views,
             (self.summary,),
@@ -65,7 +66,7 @@ class LensPage(Step):
             self.rank_line.setData([], [])
             self.summary.setText("Name a target to follow its rank layer by layer.")
             return None
-        self.rank_line.setData(np.arange(1, layers + 1), lens.target_rank.astype(float))
+        self.rank_line.setData(lens.target_rank.astype(float), np.arange(1, layers + 1))
         formed = lens.formed_at()
         name = visible(r.target.text)
         where = (

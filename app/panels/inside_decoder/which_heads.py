@@ -35,7 +35,7 @@ class RankPage(Step):
         s = self.state
         self.target = self.bind(QLineEdit(s.target), "target")
         self.foil = self.bind(QLineEdit(s.foil), "foil")
-        self.rank_button = QPushButton("Rank all heads by knocking each out")
+        self.rank_button = QPushButton("Rank all heads (knock each out)")
         self.cancel_button = QPushButton("Cancel")
         self.progress = QProgressBar()
         self.cancel_button.setEnabled(False)
