@@ -12,7 +12,8 @@ from app.widgets import Heatmap
 from app.widgets.controls import note
 from app.widgets.plots import plot
 
-CELL_CHARS = 5  # characters of a top token written into its cell
+CELL_CHARS = 4  # characters of a top token written into its cell (hover shows all)
+RANK_WIDTH = 190  # pixels of the rank plot beside the grid
 
 
 class LensPage(Step):
@@ -26,14 +27,15 @@ class LensPage(Step):
         controls.addRow("Prompt", self.prompt)
         controls.addRow("Target", self.target)
         self.grid = Heatmap("Top token after each layer (colour: its probability)", max_cell_texts=4096)
-        self.rank_plot = plot("Target's rank, last position", "rank (1 = top)", "layer")
+        self.rank_plot = plot("Target's rank", "rank (1 = top)", "layer")
+        self.rank_plot.setFixedWidth(RANK_WIDTH)
         self.rank_plot.setLogMode(x=True)
         self.rank_plot.invertY(True)  # layer 1 on top, as in the grid beside it
         self.rank_plot.setMouseEnabled(x=False, y=False)
         self.rank_line = self.rank_plot.plot(symbol="o", symbolSize=5)
         row = QHBoxLayout()
-        row.addWidget(self.grid, 4)
-        row.addWidget(self.rank_plot, 1)
+        row.addWidget(self.grid, 1)
+        row.addWidget(self.rank_plot)
         views = QWidget()
         views.setLayout(row)
         self.layout_with(
