@@ -61,7 +61,11 @@ def test_without_smollm2_the_panel_says_what_to_do(qtbot):
     p.show()
     worker.wait_idle()
     assert "has not been added yet" in p.message.text() and "models add smollm2" in p.message.text()
-    assert "No decoder loaded" in p.model_info.text()
+    assert "No decoder loaded" in p.model_info.text() and p.add_button.isVisibleTo(p)
+    shown = []
+    p.openPanel.connect(shown.append)
+    p.add_button.click()
+    assert shown == ["next_token"]
 
 
 def test_an_encoder_is_refused_and_the_last_result_stays(panel):
@@ -69,6 +73,7 @@ def test_an_encoder_is_refused_and_the_last_result_stays(panel):
     settle(panel.use_model, "minilm")
     assert "is an encoder" in panel.message.text()
     assert panel.knock.result is before and panel.knock.state.source != "minilm"
+    assert not panel.add_button.isVisibleTo(panel)
 
 
 def test_knocking_out_heads_equals_core(panel, llama_folder):

@@ -13,6 +13,7 @@ from app.panels.inside_decoder.sinks import SinkPage
 from app.panels.inside_decoder.state import KnockState, compute_knock
 from app.panels.inside_decoder.which_heads import RankPage
 from app.panels.step import Live
+from core import smollm2
 
 
 class InsideDecoderPanel(Panel):
@@ -30,15 +31,19 @@ class InsideDecoderPanel(Panel):
         self.induction = InductionPage()
         self.model_info = QLabel("Loading the decoder…")
         self.open_button = QPushButton("Open decoder folder…")
+        self.add_button = QPushButton("Add SmolLM2 in the Next token panel")
+        self.add_button.hide()
         row = QHBoxLayout()
         row.addWidget(QLabel("Model"))
         row.addWidget(self.model_info, 1)
+        row.addWidget(self.add_button)
         row.addWidget(self.open_button)
         self.body.addLayout(row)
         self.add_steps(self.knock, self.rank, self.lens, self.sinks, self.induction)
         self.open_button.clicked.connect(self.choose_folder)
+        self.add_button.clicked.connect(lambda: self.openPanel.emit("next_token"))
         knock.changed.connect(self._describe_model)
-        knock.failed.connect(lambda _: self.model_info.setText("No decoder loaded: see the message above."))
+        knock.failed.connect(self._no_model)
         for live in self.lives():
             live.busy.connect(self._busy)
         self.set_step(0)
@@ -56,7 +61,13 @@ class InsideDecoderPanel(Panel):
         for live in self.lives():
             live.apply(source=source)
 
+    def _no_model(self, why: str) -> None:
+        if self.knock.result is None:
+            self.model_info.setText("No decoder loaded: see the message above.")
+            self.add_button.setVisible(smollm2.ADD_HINT in why)
+
     def _describe_model(self) -> None:
+        self.add_button.hide()
         m = self.knock.result.model
         kv = f", {m.n_kv_heads} key/value heads" if m.n_kv_heads != m.n_heads else ""
         self.model_info.setText(f"{m.name}: {m.n_layers} layers × {m.n_heads} heads{kv}")
