@@ -127,7 +127,7 @@ class InductionRun:
             loss = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:])  # mean over every target
             if not torch.isfinite(loss):
                 raise ValueError(
-                    f"The loss turned {float(loss)} at step {self.step + 1} with learning rate {s.lr:g}; "
+                    f"The loss turned {loss.item()} at step {self.step + 1} with learning rate {s.lr:g}; "
                     "lower the learning rate and train again."
                 )
             self.optimizer.zero_grad(set_to_none=True)
