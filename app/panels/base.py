@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QStackedWidget, QTabBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout, QStackedWidget, QTabBar, QVBoxLayout, QWidget
 
 from app.panels.step import Notice, Step
 from app.widgets.message_bar import MessageBar
@@ -57,9 +57,9 @@ class Panel(QWidget):
         root.addLayout(self.body, 1)
         self.pages: QStackedWidget | None = None  # the Step pages, once add_steps has run
 
-    def add_steps(self, *pages: Step) -> None:
-        """One Step page per lecture step, in order; their states' refusals and notices reach the
-        message bar."""
+    def add_steps(self, *pages: Step, layout: QBoxLayout | None = None) -> None:
+        """One Step page per lecture step, in order, stacked into ``layout`` (default: the body,
+        under the message bar); their states' refusals and notices reach the message bar."""
         if len(pages) != len(self.steps):
             raise ValueError(f"{self.key} names {len(self.steps)} steps but gives {len(pages)} pages.")
         self.pages = QStackedWidget()
@@ -73,7 +73,7 @@ class Panel(QWidget):
                     live.failed.connect(self.show_message)
                     # Connected after the pages' own slots: the step on screen has redrawn by then.
                     live.changed.connect(lambda: self.report(self.pages.currentWidget().notice))
-        self.body.addWidget(self.pages)
+        (self.body if layout is None else layout).addWidget(self.pages, 1)
 
     @classmethod
     def lesson_file(cls) -> str:
