@@ -59,12 +59,14 @@ class Panel(QWidget):
 
     def add_steps(self, *pages: Step, layout: QBoxLayout | None = None) -> None:
         """One Step page per lecture step, in order, stacked into ``layout`` (default: the body,
-        under the message bar); their states' refusals and notices reach the message bar."""
+        under the message bar); their states' refusals and notices reach the message bar. Steps
+        that walk through one picture may name the same page."""
         if len(pages) != len(self.steps):
             raise ValueError(f"{self.key} names {len(self.steps)} steps but gives {len(pages)} pages.")
         self.pages = QStackedWidget()
+        self.step_pages = pages
         lives = []
-        for page in pages:
+        for page in dict.fromkeys(pages):  # a page may serve several consecutive steps
             self.pages.addWidget(page)
             page.told.connect(lambda text, level, page=page: self._tell(page, text, level))
             for live in page.lives:
@@ -99,8 +101,8 @@ class Panel(QWidget):
         setting: paging through a lecture leaves every state as it is."""
         if self.pages is None:
             return
-        self.pages.setCurrentIndex(i)
-        page = self.pages.currentWidget()
+        page = self.step_pages[i]
+        self.pages.setCurrentWidget(page)
         page.refresh()
         self.report(page.notice)
 
