@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QBoxLayout, QStackedWidget, QTabBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout, QSplitter, QStackedWidget, QTabBar, QVBoxLayout, QWidget
 
 from app.panels.step import Notice, Step
 from app.widgets.message_bar import MessageBar
@@ -57,10 +57,10 @@ class Panel(QWidget):
         root.addLayout(self.body, 1)
         self.pages: QStackedWidget | None = None  # the Step pages, once add_steps has run
 
-    def add_steps(self, *pages: Step, layout: QBoxLayout | None = None) -> None:
-        """One Step page per lecture step, in order, stacked into ``layout`` (default: the body,
-        under the message bar); their states' refusals and notices reach the message bar. Steps
-        that walk through one picture may name the same page."""
+    def add_steps(self, *pages: Step, into: QBoxLayout | QSplitter | None = None) -> None:
+        """One Step page per lecture step, in order, stacked into ``into`` (a layout or splitter;
+        default: the body, under the message bar). Their states' refusals and notices reach the
+        message bar. Steps that walk through one picture may name the same page."""
         if len(pages) != len(self.steps):
             raise ValueError(f"{self.key} names {len(self.steps)} steps but gives {len(pages)} pages.")
         self.pages = QStackedWidget()
@@ -74,8 +74,11 @@ class Panel(QWidget):
                     lives.append(live)
                     live.failed.connect(self.show_message)
                     # Connected after the pages' own slots: the step on screen has redrawn by then.
-                    live.changed.connect(lambda: self.report(self.pages.currentWidget().notice))
-        (self.body if layout is None else layout).addWidget(self.pages, 1)
+                    live.changed.connect(lambda: self.show_notice(self.pages.currentWidget().notice))
+        if isinstance(into, QSplitter):
+            into.addWidget(self.pages)
+        else:
+            (self.body if into is None else into).addWidget(self.pages, 1)
 
     @classmethod
     def lesson_file(cls) -> str:
@@ -94,7 +97,7 @@ class Panel(QWidget):
     def _tell(self, page: Step, text: str, level: str) -> None:
         """A step's passing message (empty text clears the bar), shown only while it is on screen."""
         if page.is_current():
-            self.report((text, level) if text else None)
+            self.show_notice((text, level) if text else None)
 
     def show_step(self, i: int) -> None:
         """Show step ``i``'s page, drawn with the newest state, and its notice. Never changes a
@@ -104,9 +107,9 @@ class Panel(QWidget):
         page = self.step_pages[i]
         self.pages.setCurrentWidget(page)
         page.refresh()
-        self.report(page.notice)
+        self.show_notice(page.notice)
 
-    def report(self, notice: Notice) -> None:
+    def show_notice(self, notice: Notice) -> None:
         """Show a (text, level) notice in the message bar; None clears it."""
         if notice is None:
             self.clear_message()

@@ -49,7 +49,7 @@ class MemoryPanel(Panel):
         )
         self.article = ArticlePage(self.live)
         r = self.retrieve
-        self.add_steps(r, r, r, self.beta, self.capacity, self.article, layout=row)
+        self.add_steps(r, r, r, self.beta, self.capacity, self.article, into=row)
         self.live.changed.connect(self._show_settings)
         self._show_settings()
         self.set_step(0)

@@ -53,7 +53,7 @@ class MultiHeadPanel(Panel):
         self.body.addLayout(row)
         self.side_by_side, self.table_page = HeadsPage(self.live), TablePage(self.live)
         self.join, self.learned = JoinPage(self.live), LearnedPage(self.live)
-        self.add_steps(self.side_by_side, self.table_page, self.join, self.learned, layout=row)
+        self.add_steps(self.side_by_side, self.table_page, self.join, self.learned, into=row)
         self.live.changed.connect(self._show_heads_choice)
         self._show_heads_choice()
         self.set_step(0)
