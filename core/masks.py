@@ -231,3 +231,24 @@ def build(spec: MaskSpec, n: int) -> np.ndarray:
     if spec.n_pad == 0:
         return base
     return combine(base, padding(np.arange(n) < n - spec.n_pad))
+
+
+def parse_positions(text: str) -> tuple[int, ...]:
+    """Global positions typed as "0, 5" -> (0, 5); ValueError with a hint otherwise."""
+    parts = text.replace(",", " ").split()
+    try:
+        return tuple(sorted({int(p) for p in parts}))
+    except ValueError:
+        raise ValueError(
+            f"Global positions: “{text}” is not a list of whole numbers; type e.g. 0, 5."
+        ) from None
+
+
+def resized_grid(grid: np.ndarray | None, n: int) -> np.ndarray:
+    """A custom (n, n) mask that keeps ``grid``'s pattern where the two overlap; new rows and
+    columns start causal (the default a grid starts from)."""
+    out = causal(n)
+    if grid is not None:
+        k = min(n, grid.shape[0])
+        out[:k, :k] = grid[:k, :k]
+    return out
