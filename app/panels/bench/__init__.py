@@ -65,7 +65,7 @@ class BenchPanel(Panel):
         }
         self.curves = {field: page.curves for field, page in self.plot_pages.items()}
         self.legends = {field: page.legend for field, page in self.plot_pages.items()}
-        self.table = text_table(COLUMNS, row_labels=False)
+        self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
         self.summary = QLabel("Run a sweep to fill the table and the plots.")
         self.summary.setWordWrap(True)
         lower = QWidget()

@@ -27,7 +27,7 @@ class TablePage(Step):
             "The per-head statistics: where each head looks on average, how spread its rows are, and how "
             "much its weights overlap with head 0's and with evenly spread weights."
         )
-        self.table = text_table(COLUMNS, row_labels=False)
+        self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
         self.table_note = note()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
