@@ -234,7 +234,7 @@ def test_head_counts_are_checked_against_d_model():
     assert head_divisors(32, 16) == [1, 2, 4, 8, 16] and head_divisors(48, 16) == [1, 2, 3, 4, 6, 8, 12, 16]
     assert fitting_heads(30, 4, 16) == 3 and fitting_heads(7, 4, 16) == 1
     assert parse_heads(" 8 ", 32, 16) == 8
-    with pytest.raises(ValueError, match="not a whole number of heads"):
+    with pytest.raises(ValueError, match="Heads must be a whole number from 1 to 16"):
         parse_heads("many", 32, 16)
     with pytest.raises(ValueError, match="5 heads do not divide d_model = 32; choose one of 1, 2, 4, 8, 16"):
         check_heads(32, 5, 16)
