@@ -101,13 +101,15 @@ def test_cancel_stops_within_a_point_and_keeps_what_ran(panel, qtbot, tmp_path):
     panel.repeats_spin.setValue(100)
     panel.resultArrived.connect(lambda r: panel.cancel())  # cancel as soon as the first point lands
     run_sweep(panel, qtbot, "64:4096", ("numpy-naive",))
-    assert len(panel.results) == 1 and panel.table.rowCount() == 1
+    # The worker may finish the point after the first before the cancel reaches it (a busy machine).
+    ran = len(panel.results)
+    assert 1 <= ran <= 2 and panel.table.rowCount() == ran
     assert panel.report is None
-    assert panel.message.text() == "Cancelled after 1 of 7 points."
+    assert panel.message.text() == f"Cancelled after {ran} of 7 points."
     assert panel.run_button.isEnabled()
     panel.save_results(tmp_path / "partial.json")
     data = json.loads((tmp_path / "partial.json").read_text())
-    assert [r["n"] for r in data["results"]] == [64]
+    assert [r["n"] for r in data["results"]] == [64, 128][:ran]
 
 
 @pytest.mark.parametrize(
