@@ -1,6 +1,7 @@
 import csv
 import json
 import re
+import sys
 
 import pytest
 
@@ -70,6 +71,7 @@ def test_default_set_leaves_out_what_cannot_run_and_says_why(capsys, monkeypatch
     assert verdicts["numpy-naive"] is None and bench.runnable_impls("cpu", "fp64", 16)["numpy-tiled"] is None
     # The CLI's default set, on a device that has only the numpy implementations (no compiling here).
     monkeypatch.setattr(bench, "available_impls", lambda device: ("numpy-naive", "numpy-tiled"))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # progress is for a person at a terminal
     assert main(["bench", "--lengths", "32", "--heads", "1", "--head-dim", "8", "--repeats", "3"]) == 0
     captured = capsys.readouterr()
     assert "left out: numpy-tiled (core.flash computes in float64 only; choose fp64)" in captured.out
