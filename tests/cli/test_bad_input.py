@@ -142,7 +142,9 @@ def minilm_once(monkeypatch):
     real = models.load_model
     if "minilm" not in _MINILM:
         _MINILM["minilm"] = real("minilm")
-    monkeypatch.setattr(models, "load_model", lambda s: _MINILM["minilm"] if s == "minilm" else real(s))
+    monkeypatch.setattr(
+        models, "load_model", lambda s, **kw: _MINILM["minilm"] if s == "minilm" else real(s, **kw)
+    )
 
 
 _MINILM: dict = {}
