@@ -1,8 +1,9 @@
 """Associative memory: the classical Hopfield network and its modern, attention-shaped successor.
 
-Classical (Hopfield, 1982): Hebbian weights W = XᵀX / N with a zero diagonal; the state is
-updated synchronously, s ← sign(W·s) (ties go to +1), until it stops changing. It holds about
-0.14·N random patterns.
+Classical (Hopfield, 1982): Hebbian weights W = XᵀX / N with a zero diagonal. Hopfield updated
+one neuron at a time, which always settles; here, as in the second article's code, every neuron
+updates at once, s ← sign(W·s) (ties go to +1), until the state stops changing or the steps run
+out (a synchronous update can cycle). It holds about 0.14·N random patterns.
 
 Modern (Ramsauer et al., 2020): one update ξ ← Xᵀ·softmax(β·X·ξ). That is scaled dot-product
 attention with the query ξ and keys = values = X, where β = 1 / (√d · T).
@@ -411,3 +412,19 @@ def article_experiment(seed: int = 0, beta: float = 1.0) -> Comparison:
     noisy_bipolar = flip_bits(bipolar[0], 6, rng)
     noisy_continuous = add_noise(continuous[0], 0.3, rng)
     return compare(bipolar[:ARTICLE_STORED], continuous, 0, noisy_bipolar, noisy_continuous, beta)
+
+
+def pick_patterns(
+    source: str, stored: int, glyphs: np.ndarray, n: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The patterns to store: the first ``stored`` glyphs (source "digits") or ``stored`` random ±1
+    patterns of length ``n`` (source "random"); ValueError saying what to choose otherwise."""
+    if stored < 1:
+        raise ValueError("Store at least one pattern: set Stored to 1 or more.")
+    if source == "digits":
+        if stored > len(glyphs):
+            raise ValueError(f"There are {len(glyphs)} digit pictures; store at most that many.")
+        return glyphs[:stored]
+    if source == "random":
+        return random_bipolar(stored, n, rng)
+    raise ValueError(f"Unknown pattern source {source!r}; choose digits or random.")

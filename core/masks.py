@@ -66,9 +66,10 @@ def global_local(n: int, window: int, global_idx, causal: bool = False) -> np.nd
     Longformer/BigBird style; ``global_idx`` lists the global positions.
     """
     m = sliding_window(n, window, causal=causal)
-    idx = np.asarray(list(global_idx), dtype=int)
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise ValueError(f"Global positions must lie in 0 … {n - 1}, got {idx.tolist()}.")
+    listed = [int(i) for i in global_idx]
+    if any(not 0 <= i < n for i in listed):  # checked as Python ints: a huge one cannot overflow
+        raise ValueError(f"Global positions must lie in 0 … {n - 1}, got {listed}.")
+    idx = np.asarray(listed, dtype=int)
     m[idx, :] = True
     m[:, idx] = True
     return m
@@ -231,3 +232,13 @@ def build(spec: MaskSpec, n: int) -> np.ndarray:
     if spec.n_pad == 0:
         return base
     return combine(base, padding(np.arange(n) < n - spec.n_pad))
+
+
+def resized_grid(grid: np.ndarray | None, n: int) -> np.ndarray:
+    """A custom (n, n) mask that keeps ``grid``'s pattern where the two overlap; new rows and
+    columns start causal (the default a grid starts from)."""
+    out = causal(n)
+    if grid is not None:
+        k = min(n, grid.shape[0])
+        out[:k, :k] = grid[:k, :k]
+    return out

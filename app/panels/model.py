@@ -43,11 +43,9 @@ from core.head_analysis import (
     PATTERNS,
     HeadRanking,
     ModelAttention,
-    drop_special,
+    express,
     find_head,
     find_pattern,
-    only_part,
-    to_words,
 )
 
 BUNDLED = "minilm"
@@ -78,7 +76,6 @@ class ModelPanel(Panel):
     key = "model"
     title = "Real model"
     steps = ("Tokens", "Head view", "Model view", "Find a head", "Patterns")
-    file_actions = (("Open &model folder…", "choose_folder"),)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -392,13 +389,7 @@ class ModelPanel(Panel):
             self.options = options
             return False
         try:
-            r = self.raw
-            if options.words:
-                r = to_words(r)
-            if options.hide_special:
-                r = drop_special(r, renormalize=options.rescale)
-            if options.part != ALL_PARTS:
-                r = only_part(r, options.part)
+            r = express(self.raw, options.words, options.hide_special, options.rescale, options.part)
         except ValueError as exc:
             self.show_message(str(exc))
             return False
@@ -544,10 +535,8 @@ class ModelPanel(Panel):
 
     # --- lecture steps, smoke, export -------------------------------------------------------------
     def show_step(self, i: int) -> None:
-        if i == 3:
-            self.find()
-        elif i == 4:
-            self.show_pattern("previous")
+        """Show the view the step talks about. The searches of steps 4 and 5 run from their
+        buttons (Find the head, the pattern buttons), never from paging."""
         self.tabs.setCurrentWidget((self.heatmap, self.lines, self.grid, self.heatmap, self.lines)[i])
 
     def exercise(self) -> None:
@@ -582,4 +571,4 @@ class ModelPanel(Panel):
         self.tabs.setCurrentWidget(self.lines)
 
     def export(self) -> dict[str, QWidget]:
-        return {"head view": self.lines, "model view": self.grid, "heatmap": self.heatmap}
+        return {"head_view": self.lines, "model_view": self.grid, "heatmap": self.heatmap}

@@ -18,7 +18,9 @@ def test_panels_registry_is_well_formed():
     keys = [cls.key for cls in PANELS]
     assert len(keys) == len(set(keys))
     for cls in PANELS:
-        assert issubclass(cls, Panel) and cls.title and cls.steps
+        loaded = cls.load()
+        assert issubclass(loaded, Panel) and (loaded.key, loaded.title) == (cls.key, cls.title)
+        assert cls.title and cls.steps
         text = lesson_text(cls.lesson_file())
         headings = [line for line in text.splitlines() if line.startswith("## ")]
         assert len(headings) >= len(cls.steps) or len(cls.steps) == 1, cls.key
@@ -27,7 +29,7 @@ def test_panels_registry_is_well_formed():
 def test_navigation_switches_every_panel(window, qtbot):
     for row, cls in enumerate(PANELS):
         window.nav.setCurrentRow(row)
-        assert isinstance(window.current(), cls)
+        assert isinstance(window.current(), cls.load())
         assert window.lesson.toPlainText().strip()
         assert cls.title in window.step_label.text()
 
@@ -78,7 +80,7 @@ def test_font_scale_reaches_widgets_and_plot_labels(window, qtbot):
     window.set_font_scale(2.0)
     qtbot.wait(1)
     assert panel.font().pointSizeF() == pytest.approx(2 * base)
-    axis = panel.score_map.plot.getAxis("left")
+    axis = panel.scores.score_map.plot.getAxis("left")
     assert axis.style["tickFont"].pointSizeF() == pytest.approx(2 * base)
     window.set_font_scale(100)
     assert window.font_scale == 3.0
@@ -103,9 +105,9 @@ def test_settings_are_remembered(window, qtbot):
 def test_dark_theme_restyles_plots(window):
     panel = window.show_panel("qkv")
     window.set_theme("dark")
-    assert panel.score_map.view.backgroundBrush().color().lightness() < 80
+    assert panel.scores.score_map.view.backgroundBrush().color().lightness() < 80
     window.set_theme("light")
-    assert panel.score_map.view.backgroundBrush().color().lightness() > 200
+    assert panel.scores.score_map.view.backgroundBrush().color().lightness() > 200
 
 
 def test_about_lists_versions():
