@@ -39,8 +39,9 @@ def heads(capsys, *args):
 
 
 def test_find_prints_the_articles_head(capsys):
-    code, out, _ = heads(capsys, "--text", TROPHY, "--find", "it", "trophy")
+    code, out, err = heads(capsys, "--text", TROPHY, "--find", "it", "trophy")
     assert code == 0
+    assert err == ""  # no progress when stderr is not a terminal, nothing from the libraries
     assert "tokens (17): [CLS] the trophy didn ' t fit" in out
     assert "it → trophy: layer 4, head 2: 0.58" in out
     assert "then layer 5, head 4: 0.41" in out
