@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
     QTextBrowser,
 )
 
+import app.shutdown  # noqa: F401  (registers the exit hook that deletes windows in order)
 from app import worker
 from app.about import versions
 from app.classroom import Classroom
-from app.panels import PANELS
+from app.panels import PANELS, PanelEntry
 from app.panels.base import Panel
 from app.reveal import Reveal
 from app.settings import settings
@@ -41,11 +42,11 @@ MIN_SCALE, MAX_SCALE, SCALE_STEP = 0.6, 3.0, 1.15
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, panels: list[type[Panel]] = PANELS):
+    def __init__(self, panels: list[PanelEntry] = PANELS):
         super().__init__()
         self.setWindowTitle("Attention Lab")
         self.setWindowIcon(QIcon(str(files("resources").joinpath("icons", "attention-lab.svg"))))
-        self.classes = list(panels)
+        self.classes = list(panels)  # PANELS entries; a panel is built (and imported) on first use
         self.panels: dict[str, Panel] = {}
         app = QApplication.instance()
         if app.property("base_point_size") is None:  # the size before any scaling, once per process
@@ -239,7 +240,8 @@ class MainWindow(QMainWindow):
                 action(file_menu, text, lambda _=False, k=cls.key, m=method: getattr(self.show_panel(k), m)())
         action(file_menu, "&Export panel as PNG…", room.export_panel_dialog, "Ctrl+E")
         file_menu.addSeparator()
-        action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        # Ctrl+Q (Cmd+Q on macOS) everywhere: some platforms bind no standard Quit key.
+        self.quit_action = action(file_menu, "&Quit", self.close, "Ctrl+Q")
         view = bar.addMenu("&View")
         self.lesson_action = action(view, "&Lesson pane", self.lesson.setVisible, "Ctrl+L", checkable=True)
         self.full_screen_action = action(view, "&Full screen", self.toggle_full_screen, "F11", checkable=True)
