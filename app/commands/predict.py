@@ -16,9 +16,13 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands.arguments import count, number, seed
+
 NAME = "predict"
 HELP = "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
 SPACE = "␣"
+MAX_TOKENS = 100_000  # above any vocabulary or context the app opens: --top, --top-k, --generate
+MAX_TEMPERATURE = 100.0
 
 
 def add_arguments(parser) -> None:
@@ -29,18 +33,35 @@ def add_arguments(parser) -> None:
         metavar="smollm2|PATH",
         help="'smollm2' (once added) or a decoder folder",
     )
-    parser.add_argument("--top", type=int, default=10, metavar="K", help="how many candidates to list")
     parser.add_argument(
-        "--temperature", type=float, default=1.0, metavar="T", help="above 0; near 0 = greedy"
+        "--top", type=count("--top", MAX_TOKENS), default=10, metavar="K", help="how many candidates to list"
     )
     parser.add_argument(
-        "--top-p", type=float, default=1.0, metavar="P", help="keep the smallest set reaching P"
+        "--temperature",
+        type=number("--temperature", 0.0, MAX_TEMPERATURE),
+        default=1.0,
+        metavar="T",
+        help="above 0; near 0 = greedy",
     )
-    parser.add_argument("--top-k", type=int, metavar="K", help="keep only the K most probable tokens")
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="S", help="seed of the sampling (with --generate)"
+        "--top-p",
+        type=number("--top-p", 0.0, 1.0),
+        default=1.0,
+        metavar="P",
+        help="keep the smallest set reaching P",
     )
-    parser.add_argument("--generate", type=int, metavar="N", help="append N sampled tokens, one at a time")
+    parser.add_argument(
+        "--top-k", type=count("--top-k", MAX_TOKENS), metavar="K", help="keep only the K most probable tokens"
+    )
+    parser.add_argument(
+        "--seed", type=seed("--seed"), default=0, metavar="S", help="seed of the sampling (with --generate)"
+    )
+    parser.add_argument(
+        "--generate",
+        type=count("--generate", MAX_TOKENS),
+        metavar="N",
+        help="append N sampled tokens, one at a time",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
 
