@@ -176,5 +176,5 @@ def test_query_heads_sharing_a_key_head(llama_folder):
 
 
 def test_timing_measures_both_ways(llama):
-    timing = decoder.time_decode(llama, PROMPT, tokens=20, repeats=2)
+    timing = decoder.time_decode(llama, decoder.encode(llama, PROMPT)[0], tokens=20, repeats=2)
     assert timing.tokens == 20 and timing.cached > 0 and timing.uncached > 0

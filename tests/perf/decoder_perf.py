@@ -53,7 +53,7 @@ def main() -> None:
     reshape = median_ms(
         lambda: sampling.top(sampling.reshape(logits, *next(cycle)), 10), repeats=len(SETTINGS) * 3
     )
-    timing = decoder.time_decode(model, PROMPT, tokens=64, repeats=REPEATS)
+    timing = decoder.time_decode(model, decoder.encode(model, PROMPT)[0], tokens=64, repeats=REPEATS)
 
     print(f"{'measure':<52} {'median':>10}  target")
     print(f"{'load from the converted folder (warm)':<52} {load / 1000:>8.2f} s  ≤ 3 s")

@@ -350,8 +350,7 @@ class NextTokenPanel(Panel):
             return
         from core import decoder
 
-        text = g.model.tokenizer.decode(g.ids)
-        self._start("timing", decoder.time_decode, g.model, text, g.length, on_result=self.cache.show_timing)
+        self._start("timing", decoder.time_decode, g.model, g.ids, g.length, on_result=self.cache.show_timing)
 
     # --- smoke, tests, export ---------------------------------------------------------------
     def exercise(self) -> None:
