@@ -55,4 +55,5 @@ PANELS = [
     PanelEntry("cost", "Cost and FlashAttention", "app.panels.cost:CostPanel"),
     PanelEntry("bench", "Benchmark", "app.panels.bench:BenchPanel"),
     PanelEntry("memory", "Memory (Hopfield)", "app.panels.memory:MemoryPanel"),
+    PanelEntry("induction", "Grow an induction head", "app.panels.induction:InductionPanel"),
 ]

@@ -40,11 +40,11 @@ def test_bench_prints_a_table_and_writes_json_and_csv(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--lengths", "0"], "Sequence lengths must be positive whole numbers"),
-        (["--lengths", "12x"], "got '12x'"),
+        (["--lengths", "0"], "must be a whole number from 1 to 1,048,576; 0 is out of range"),
+        (["--lengths", "12x"], "“12x” is not one"),
         (["--dtype", "fp8"], "dtype must be one of fp32, fp16, bf16, fp64"),
         (["--impl", "sdpa-cudnn"], "sdpa-cudnn cannot run on cpu"),
-        (["--heads", "0"], "heads must be a whole number of at least 1"),
+        (["--heads", "0"], "--heads must be a whole number from 1 to 1,024"),
         (
             ["--impl", "numpy-naive", "--json", "/no/such/folder/x.json"],
             "the folder /no/such/folder does not exist",
