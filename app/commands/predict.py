@@ -16,9 +16,14 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands.arguments import count, seed
+from app.commands.progress import counter, stage
+
 NAME = "predict"
 HELP = "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
 SPACE = "␣"
+MAX_LISTED = 1000
+MAX_GENERATED = 512  # core.decoder.MAX_CONTEXT: more would not fit the context anyway
 
 
 def add_arguments(parser) -> None:
@@ -29,18 +34,27 @@ def add_arguments(parser) -> None:
         metavar="smollm2|PATH",
         help="'smollm2' (once added) or a decoder folder",
     )
-    parser.add_argument("--top", type=int, default=10, metavar="K", help="how many candidates to list")
+    parser.add_argument(
+        "--top", type=count("--top", MAX_LISTED), default=10, metavar="K", help="how many candidates to list"
+    )
     parser.add_argument(
         "--temperature", type=float, default=1.0, metavar="T", help="above 0; near 0 = greedy"
     )
     parser.add_argument(
         "--top-p", type=float, default=1.0, metavar="P", help="keep the smallest set reaching P"
     )
-    parser.add_argument("--top-k", type=int, metavar="K", help="keep only the K most probable tokens")
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="S", help="seed of the sampling (with --generate)"
+        "--top-k", type=count("--top-k", 1_000_000), metavar="K", help="keep only the K most probable tokens"
     )
-    parser.add_argument("--generate", type=int, metavar="N", help="append N sampled tokens, one at a time")
+    parser.add_argument(
+        "--seed", type=seed("--seed"), default=0, metavar="S", help="seed of the sampling (with --generate)"
+    )
+    parser.add_argument(
+        "--generate",
+        type=count("--generate", MAX_GENERATED),
+        metavar="N",
+        help="append N sampled tokens, one at a time",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
 
@@ -54,17 +68,12 @@ def run(args) -> int:
 
     if not args.text.strip():
         raise ValueError("--text is empty; give a prompt for the model to continue")
-    if args.top < 1:
-        raise ValueError(f"--top must be at least 1 (got {args.top})")
-    if args.generate is not None and args.generate < 1:
-        raise ValueError(f"--generate must be at least 1 (got {args.generate})")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be 0 or more (got {args.seed})")
     if not args.model:
         raise ValueError("--model is empty; give 'smollm2' or a model folder")
     settings = sampling.Settings(args.temperature, args.top_k, args.top_p).check()
+    stage(f"loading the model {args.model}")
     try:
-        model = models.load_model(args.model, expect=models.DECODER)
+        model = models.load_model(args.model, progress=counter("loading steps"), expect=models.DECODER)
     except models.ModelsExtraMissing as exc:
         raise ValueError(str(exc)) from exc
     if args.generate:
