@@ -67,6 +67,11 @@ def encode(model: LoadedModel, text: str) -> tuple[list[int], int]:
     return keep, len(ids) - len(keep)
 
 
+def visible(piece: str) -> str:
+    """A token's text with spaces and line breaks made visible ("␣Paris"; "∅" for an empty piece)."""
+    return piece.replace(" ", "␣").replace("\n", "↵") or "∅"
+
+
 def pieces(model: LoadedModel, ids) -> tuple[str, ...]:
     """The text of each token on its own, e.g. ("The", " capital", " of")."""
     return tuple(model.tokenizer.decode([int(i)]) for i in ids)
@@ -268,5 +273,5 @@ def time_decode(model: LoadedModel, ids, tokens: int, repeats: int = 5) -> Decod
 __all__ = [
     "MAX_CONTEXT", "CacheSize", "Chosen", "DecodeTiming", "Generation", "Prediction", "cache_size",
     "context_limit", "encode",
-    "generate", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "time_decode",
+    "generate", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "time_decode", "visible",
 ]  # fmt: skip

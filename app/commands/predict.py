@@ -2,7 +2,7 @@
 
     attention-lab predict --text "The capital of France is" --top 3
     tokens (5): The|␣capital|␣of|␣France|␣is
-    next token (temperature 1, entropy 1.33 nats):
+    next token (temperature 1, entropy 1.48 nats):
       ␣Paris   77.3%
       ␣the      6.5%
       ␣London   1.2%
@@ -21,7 +21,6 @@ from app.commands.progress import counter, stage
 
 NAME = "predict"
 HELP = "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
-SPACE = "␣"
 MAX_LISTED = 1000
 MAX_GENERATED = 512  # core.decoder.MAX_CONTEXT: more would not fit the context anyway
 
@@ -58,13 +57,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
 
-def visible(piece: str) -> str:
-    """A token's text with its spaces and line breaks made visible."""
-    return piece.replace(" ", SPACE).replace("\n", "↵")
-
-
 def run(args) -> int:
     from core import decoder, models, sampling
+    from core.decoder import visible
 
     if not args.text.strip():
         raise ValueError("--text is empty; give a prompt for the model to continue")
