@@ -38,6 +38,7 @@ from app.settings import settings
 from app.widgets import Heatmap
 from app.widgets.attention_lines import AttentionLines
 from app.widgets.head_grid import HeadGrid
+from core import smollm2
 from core.head_analysis import (
     PAIR_PARTS,
     PATTERNS,
@@ -214,7 +215,8 @@ class ModelPanel(Panel):
         super().showEvent(event)
         if self.model is None and self.load_task is None:
             last = str(settings().value("model/last", BUNDLED))
-            self.load(last if last == BUNDLED or Path(last).is_dir() else BUNDLED)
+            added = last == smollm2.KEY and smollm2.installed_folder() is not None
+            self.load(last if last == BUNDLED or added or Path(last).is_dir() else BUNDLED)
 
     def load(self, source: str) -> None:
         """Load ``source`` ("minilm" or a folder) in the background; the current model stays
@@ -230,7 +232,8 @@ class ModelPanel(Panel):
         self.progress.setRange(0, 0)
         self.progress.show()
         self.cancel_button.show()
-        self.model_info.setText(f"Loading {BUNDLED_NAME if source == BUNDLED else Path(source).name}…")
+        names = {BUNDLED: BUNDLED_NAME, smollm2.KEY: smollm2.NAME}
+        self.model_info.setText(f"Loading {names.get(source) or Path(source).name}…")
         self.load_task = worker.run_task(
             models.load_model,
             source,
@@ -281,7 +284,7 @@ class ModelPanel(Panel):
         self.model = model
         s = settings()
         s.setValue("model/last", model.source)
-        if model.source != BUNDLED:
+        if model.source not in (BUNDLED, smollm2.KEY):
             recent = [model.source, *[r for r in self._recent() if r != model.source]]
             s.setValue("model/recent", recent[:MAX_RECENT])
         self._fill_model_combo()
@@ -311,6 +314,8 @@ class ModelPanel(Panel):
         combo.blockSignals(True)
         combo.clear()
         combo.addItem(BUNDLED_NAME, BUNDLED)
+        if smollm2.installed_folder() is not None:  # the decoder added for the Next token panel
+            combo.addItem(smollm2.NAME, smollm2.KEY)
         for folder in self._recent():
             combo.addItem(Path(folder).name, folder)
             combo.setItemData(combo.count() - 1, folder, Qt.ItemDataRole.ToolTipRole)
