@@ -26,9 +26,9 @@ class KnockoutPage(Step):
         controls.addRow("… head", self.head_spin)
         controls.addRow("Your sequence", self.text_edit)
         self.summary = note()
-        self.losses = Heatmap("Repeat loss (nats) with each head knocked out; click one", cell_text=True)
-        self.weights = Heatmap("The chosen head reading your sequence (rows look at columns)", colorbar=False)
-        self.table = text_table(("token", "next, all heads", "next, head knocked out"))
+        self.losses = Heatmap("Repeat loss without each head (click one)", colorbar=False, cell_text=True)
+        self.weights = Heatmap("The chosen head reading your sequence", colorbar=False, max_ticks=16)
+        self.table = text_table(("token", "next", "without it"))
         views = QGridLayout()
         views.addWidget(self.losses, 0, 0)
         views.addWidget(self.table, 0, 1, 2, 1)
@@ -49,9 +49,11 @@ class KnockoutPage(Step):
         trainer.updated.connect(self.take_model)
 
     def take_model(self) -> None:
-        """Measure the step-2 model whenever it stands still (paused or finished)."""
-        run = self.trainer.run
-        if self.trainer.phase in (Phase.PAUSED, Phase.DONE) and run is not None and run.step > 0:
+        """Measure the step-2 model whenever it stands still: paused, or trained to its last step
+        (not after a cancel, which also comes when the window closes)."""
+        run, phase = self.trainer.run, self.trainer.phase
+        finished = run is not None and phase == Phase.DONE and run.step == run.settings.steps
+        if (phase == Phase.PAUSED and run is not None and run.step > 0) or finished:
             if (run, run.step) != (self.state.run, self.state.step):
                 self.apply(run=run, step=run.step)
         elif run is None and self.state.run is not None:

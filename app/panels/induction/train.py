@@ -81,13 +81,13 @@ class TrainPage(Step):
             "Head scores (solid: induction, dashed: previous token)", "training step", "score"
         )
         self.score_plot.setYRange(0, 1, padding=0.02)
-        self.score_plot.addLegend(offset=(8, 8))
+        self.score_plot.addLegend(offset=(8, 8), colCount=2)
         self.score_curves: dict[tuple[int, int, bool], pg.PlotDataItem] = {}
         self.loss_marker, self.score_marker = marker(""), marker("")
         self.loss_plot.addItem(self.loss_marker)
         self.score_plot.addItem(self.score_marker)
         self.grid = HeadGrid()
-        self.large = Heatmap("", cell_text=False, max_ticks=16)
+        self.large = Heatmap("", colorbar=False, cell_text=False, max_ticks=8)
         self.chosen: tuple[int, int] | None = None  # the head clicked in the grid; None: the best one
         views = QGridLayout()
         views.addWidget(self.loss_plot, 0, 0)
@@ -179,8 +179,8 @@ class TrainPage(Step):
         tokens = [str(int(token)) for token in t.run.eval_ids[0]]
         self.large.set_data(last.probe[shown], tokens, tokens, levels=(0.0, 1.0))
         self.large.set_title(
-            f"layer {shown[0] + 1}, head {shown[1] + 1}: induction {last.induction[shown]:.2f}, "
-            f"previous token {last.previous[shown]:.2f}"
+            f"L{shown[0] + 1} H{shown[1] + 1}: induction {last.induction[shown]:.2f}, "
+            f"previous {last.previous[shown]:.2f}"
         )
         state = {Phase.RUNNING: "training", Phase.PAUSED: "paused", Phase.DONE: "finished"}.get(t.phase, "")
         self.status.setText(
