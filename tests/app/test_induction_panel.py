@@ -92,7 +92,7 @@ def test_pause_stops_the_steps_and_resume_and_reset_work(panel, qtbot):
     panel.set_step(1)
     page, t = panel.train, panel.trainer
     page.start_button.click()
-    qtbot.waitUntil(lambda: t.run.step >= 3, timeout=60_000)
+    qtbot.waitUntil(lambda: t.run is not None and t.run.step >= 3, timeout=60_000)
     page.pause_button.click()
     qtbot.waitUntil(lambda: t.paused_at is not None, timeout=10_000)
     stopped = t.run.step

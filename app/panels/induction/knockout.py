@@ -39,8 +39,9 @@ class KnockoutPage(Step):
         holder.setLayout(views)
         self.layout_with(
             "Remove one head from the model trained in step 2 (its output set to zero) and see what "
-            "the repeat costs. Type token numbers with a repeat in them: the induction head looks one "
-            "place after the earlier copy, and the model predicts the token it finds there.",
+            "the repeat costs. Type token numbers with a repeat in them (a block of 16 to 32, as in "
+            "training): the induction head looks one place after the earlier copy, and the model "
+            "predicts the token it finds there.",
             controls,
             holder,
             (self.summary,),
