@@ -37,7 +37,7 @@ def marker(text: str) -> pg.InfiniteLine:
             "position": 0.9,
             "color": "#ffffff",
             "fill": FORMED_COLOR,
-            "anchors": [(0, 0.5), (0, 0.5)],
+            "anchors": [(1, 0.5), (1, 0.5)],
         },
     )
 
@@ -77,9 +77,7 @@ class TrainPage(Step):
             labelOpts={"position": 0.05},
         )
         self.loss_plot.addItem(self.guess_line)
-        self.score_plot = plot(
-            "Head scores (solid: induction, dashed: previous token)", "training step", "score"
-        )
+        self.score_plot = plot("Head scores (dashed: previous token)", "training step", "score")
         self.score_plot.setYRange(0, 1, padding=0.02)
         self.score_plot.addLegend(offset=(8, 8), colCount=2)
         self.score_curves: dict[tuple[int, int, bool], pg.PlotDataItem] = {}
@@ -87,6 +85,7 @@ class TrainPage(Step):
         self.loss_plot.addItem(self.loss_marker)
         self.score_plot.addItem(self.score_marker)
         self.grid = HeadGrid()
+        self.grid.readout.setWordWrap(True)  # the hint must not widen the page
         self.large = Heatmap("", colorbar=False, cell_text=False, max_ticks=8)
         self.chosen: tuple[int, int] | None = None  # the head clicked in the grid; None: the best one
         views = QGridLayout()
@@ -96,6 +95,8 @@ class TrainPage(Step):
         views.addWidget(self.probe_note, 1, 0, 1, 2)
         views.addWidget(self.grid, 2, 0)
         views.addWidget(self.large, 2, 1)
+        views.setColumnStretch(0, 1)
+        views.setColumnStretch(1, 1)
         views.setRowStretch(0, 3)
         views.setRowStretch(2, 2)
         holder = QWidget()
@@ -189,7 +190,10 @@ class TrainPage(Step):
             line.setVisible(formed is not None)
             if formed is not None:
                 line.setValue(formed.step)
-                line.label.setFormat(f"induction head at step {formed.step}")
+                line.label.setFormat(f"step {formed.step}")
+                side = 1 if formed.step > s.steps / 2 else 0  # the label on the side with room
+                line.label.anchors = [(side, 0.5), (side, 0.5)]
+                line.label.updatePosition()
         last = cps[-1]
         self.grid.set_data(last.probe)
         layer, head = np.unravel_index(last.induction.argmax(), last.induction.shape)
@@ -200,15 +204,13 @@ class TrainPage(Step):
         self.grid.select(*shown)
         tokens = [str(int(token)) for token in t.run.eval_ids[0]]
         self.large.set_data(last.probe[shown], tokens, tokens, levels=(0.0, 1.0))
-        self.large.set_title(
-            f"L{shown[0] + 1} H{shown[1] + 1}: induction {last.induction[shown]:.2f}, "
-            f"previous {last.previous[shown]:.2f}"
-        )
+        self.large.set_title(f"L{shown[0] + 1} H{shown[1] + 1}: induction {last.induction[shown]:.2f}")
         state = {Phase.RUNNING: "training", Phase.PAUSED: "paused", Phase.DONE: "finished"}.get(t.phase, "")
         self.status.setText(
             f"{state}: step {max(t.step, last.step):,} of {s.steps:,}\n"
             f"repeat loss {last.loss_second:.2f} nats (first copy {last.loss_first:.2f})\n"
             f"best induction head: layer {layer + 1}, head {head + 1}: {last.induction[layer, head]:.2f}"
+            + (f"\ngreen line: its score passed 0.5 at step {formed.step}" if formed is not None else "")
         )
 
     def clear_views(self) -> None:
