@@ -61,10 +61,9 @@ class KnockoutPage(Step):
             self.apply(run=None, step=0)
 
     def draw(self, r: KnockoutResult | None) -> Notice:
+        for view in (self.losses, self.weights, self.table):
+            view.setVisible(r is not None)  # nothing to show before a model is trained
         if r is None:
-            self.losses.set_data(np.full((1, 1), np.nan), [""], [""])
-            self.weights.set_data(np.full((1, 1), np.nan), [""], [""])
-            fill_table(self.table, [])
             self.summary.setText("")
             return ("Train the model in step 2 first (or pause it); this step measures it.", "info")
         s = self.state

@@ -219,5 +219,5 @@ class TrainPage(Step):
             item.setData([], [])
         self.loss_marker.setVisible(False)
         self.score_marker.setVisible(False)
-        self.large.set_data(np.full((1, 1), np.nan), [""], [""])
+        self.large.set_data(np.zeros((1, 1)), [""], [""], levels=(0.0, 1.0))
         self.large.set_title("")
