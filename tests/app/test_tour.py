@@ -10,8 +10,20 @@ from app.lesson_files import LessonError
 from app.panels import PANELS
 from app.window import MainWindow
 
-# The order the first article builds the idea, then the second article's retrieval view.
-ARTICLE_ORDER = ["qkv", "scale", "masks", "multihead", "model", "position", "cost", "bench", "memory"]
+# The order the first article builds the idea, then the second article's retrieval view, then what
+# training makes of attention.
+ARTICLE_ORDER = [
+    "qkv",
+    "scale",
+    "masks",
+    "multihead",
+    "model",
+    "position",
+    "cost",
+    "bench",
+    "memory",
+    "induction",
+]
 LIGHT = [cls for cls in PANELS if cls.key in ("qkv", "scale", "masks")]
 
 
@@ -29,7 +41,7 @@ def test_the_tour_follows_the_articles_order():
     first_visits = list(dict.fromkeys(tour_panels()))
     assert all(key in ARTICLE_ORDER for key in first_visits)
     assert first_visits == sorted(first_visits, key=ARTICLE_ORDER.index)
-    assert first_visits[-1] == "memory"
+    assert first_visits[-1] == "induction"
 
 
 @pytest.fixture

@@ -12,7 +12,9 @@ import numpy as np
 
 from core.induction_settings import InductionSettings
 
-EXAMPLE_TEXT = "12 40 7 33 21 5 58 12 40 7 33 21 5 58"  # a block of 7 tokens shown twice
+# A block of 16 tokens shown twice: the shortest block training uses. Shorter repeats are read
+# right but with little confidence, since the model never saw one.
+EXAMPLE_TEXT = " ".join(["12 40 7 33 21 5 58 3 9 14 1 27 50 61 44 18"] * 2)
 
 
 def check_settings(settings: InductionSettings) -> InductionSettings:
