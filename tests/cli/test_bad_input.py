@@ -94,6 +94,11 @@ CASES.update(
             ["--layer", "1", "--head", "-1"],
         ],
         ("heads", "--find"): [["--find", "cat"], ["--find", "cat", "dog"], ["--find", "", "cat"]],
+        ("heads", "--pattern"): [
+            ["--pattern", "nope"],
+            ["--pattern"],
+            ["--pattern", "induction"],  # with --text, and MiniLM is no decoder
+        ],
         ("heads", "--words"): [["--words=yes"]],
         ("heads", "--json"): [["--json=1"]],
         ("predict", "--text"): [["--text", ""], ["--text", " \t "], ["--text"], []],
@@ -137,6 +142,18 @@ CASES.update(
             ["--generate", "99999999999999999999"],
         ],
         ("predict", "--json"): [["--json=1"]],
+        ("predict", "--ablate"): [
+            ["--ablate", "0.1"],  # counted from 1
+            ["--ablate", "3.1"],  # the tiny Llama has 2 layers
+            ["--ablate", "1.5"],  # … of 4 heads
+            ["--ablate", "1"],
+            ["--ablate", "x.y"],
+            ["--ablate"],
+        ],
+        ("predict", "--ablation"): [["--ablation", "half"], ["--ablation", "mean"], ["--ablation"]],
+        ("predict", "--target"): [["--target", ""], ["--target", "  "], ["--target"]],
+        ("predict", "--foil"): [["--foil", "cat"], ["--target", "the", "--foil", "the"], ["--foil"]],
+        ("predict", "--logit-lens"): [["--logit-lens=1"]],
     }
 )
 CASES.update(

@@ -90,3 +90,30 @@ def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
     assert code == 2 and out == ""
     *stages, refusal = err.strip().splitlines()  # progress stages ("loading the model…") may come first
     assert all(s.endswith("…") for s in stages) and message in refusal
+
+
+@pytest.mark.parametrize("pattern", ["previous", "sink"])
+def test_pattern_rankings_match_the_scores(capsys, minilm, pattern):
+    from core.attention_sinks import sink_scores
+    from core.head_analysis import previous_token
+
+    code, out, _ = heads(capsys, "--text", TROPHY, "--pattern", pattern, "--json")
+    doc = json.loads(out)["pattern"]
+    result = models.run(minilm, TROPHY)
+    scores = previous_token(result) if pattern == "previous" else sink_scores(result.attentions)
+    assert code == 0 and doc["name"] == pattern and len(doc["ranking"]) == 72
+    layer, head = np.unravel_index(np.argmax(scores), scores.shape)
+    assert (doc["layer"], doc["head"]) == (layer + 1, head + 1)  # counted from 1
+    assert doc["score"] == pytest.approx(scores.max(), abs=1e-6)
+    code, out, _ = heads(capsys, "--text", TROPHY, "--pattern", pattern)
+    title = "previous-token score" if pattern == "previous" else "weight on the first token"
+    assert f"{title}: layer {layer + 1}, head {head + 1}: {scores.max():.2f}" in out
+
+
+def test_induction_needs_a_decoder_and_no_text(capsys):
+    code, _, err = heads(capsys, "--pattern", "induction")
+    assert code == 2 and "needs a Llama-style decoder" in err and "BertModel is not one" in err
+    code, _, err = heads(capsys, "--pattern", "induction", "--text", TROPHY, "--words")
+    assert code == 2 and "leave out --text, --words" in err
+    code, _, err = heads(capsys)
+    assert code == 2 and "give --text" in err

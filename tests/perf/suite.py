@@ -29,6 +29,7 @@ SCRIPTS = [
     ("masks", "tests.perf.masks_perf", []),
     ("multihead", "tests.perf.multihead_perf", []),
     ("model", "tests.perf.model_perf", []),
+    ("inside a decoder", "tests.perf.decoder_analysis_perf", ["--rankings", "1"]),
     ("position", "tests.perf.position_perf", []),
     ("cost (flash)", "tests.perf.flash_perf", []),
     ("bench fidelity", "tests.perf.bench_fidelity", []),
