@@ -50,6 +50,7 @@ from core.bench import (
 )
 from core.bench_device import describe_device
 from core.bench_runners import IMPLEMENTATIONS
+from core.install_advice import models_advice
 
 # ticked when a device is chosen (where the device has them)
 DEFAULT_IMPLS = ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn")
@@ -257,8 +258,7 @@ class BenchPanel(Panel):
         without_torch = self.choices["cpu"]["torch-naive"]
         if without_torch is not None:
             self.show_message(
-                f"Only the numpy implementations can run here: {without_torch}. "
-                "Install it with: pip install 'attention-lab[models]'.",
+                f"Only the numpy implementations can run here: {without_torch}. {models_advice()}",
                 "info",
             )
 
