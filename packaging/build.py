@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -106,6 +107,19 @@ def archive(folder: Path, flavour: str) -> Path:
     return target
 
 
+def installed_size_kib(root: Path) -> int:
+    """The .deb's Installed-Size, counted as dpkg-gencontrol does: each regular file and each symlink
+    itself rounded up to whole KiB, 1 KiB for anything else (a directory). Links are not followed,
+    so the libraries that _internal links to are counted once."""
+    total = 0
+    for folder, dirs, files in os.walk(root):  # lists links to folders in dirs, never enters them
+        for name in (*dirs, *files):
+            info = os.lstat(os.path.join(folder, name))
+            content = stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)
+            total += -(-info.st_size // 1024) if content else 1
+    return total
+
+
 def deb(folder: Path, flavour: str, icons: Path) -> Path:
     """A .deb: the app under /opt/attention-lab, a command on PATH, a menu entry and an icon."""
     package = NAME if flavour == "full" else f"{NAME}-lite"
@@ -122,7 +136,7 @@ def deb(folder: Path, flavour: str, icons: Path) -> Path:
     icon_dir = stage / "usr" / "share" / "icons" / "hicolor" / "256x256" / "apps"
     icon_dir.mkdir(parents=True)
     shutil.copy(icons / f"{NAME}.png", icon_dir)
-    size_kb = sum(p.stat().st_size for p in stage.rglob("*") if p.is_file()) // 1024
+    size_kb = installed_size_kib(stage)
     (stage / "DEBIAN").mkdir()
     (stage / "DEBIAN" / "control").write_text(
         f"Package: {package}\nVersion: {version()}\nArchitecture: amd64\n"
