@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QTextBrowser,
 )
 
+import app.shutdown  # noqa: F401  (registers the exit hook that deletes windows in order)
 from app import worker
 from app.about import versions
 from app.classroom import Classroom
@@ -239,7 +240,8 @@ class MainWindow(QMainWindow):
                 action(file_menu, text, lambda _=False, k=cls.key, m=method: getattr(self.show_panel(k), m)())
         action(file_menu, "&Export panel as PNG…", room.export_panel_dialog, "Ctrl+E")
         file_menu.addSeparator()
-        action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        # Ctrl+Q (Cmd+Q on macOS) everywhere: some platforms bind no standard Quit key.
+        self.quit_action = action(file_menu, "&Quit", self.close, "Ctrl+Q")
         view = bar.addMenu("&View")
         self.lesson_action = action(view, "&Lesson pane", self.lesson.setVisible, "Ctrl+L", checkable=True)
         self.full_screen_action = action(view, "&Full screen", self.toggle_full_screen, "F11", checkable=True)

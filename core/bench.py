@@ -54,6 +54,8 @@ DTYPES = ("fp32", "fp16", "bf16", "fp64")
 BASELINES = ("torch-naive", "numpy-naive")  # "naive" in the summary: the first one that ran
 MIN_REPEATS = 3
 CHECK_ROWS = 32  # query rows per checked head for the error against float64
+MEANINGFUL_SLOPE_LENGTHS = 3  # a slope fitted from two lengths swings from run to run
+PROBE_TOKENS = 16  # the size runnable_impls tries each implementation at
 MEMORY_HEADROOM = 0.9  # a point may use at most this share of the free memory
 
 Progress = Callable[[int, int], None]
@@ -64,6 +66,27 @@ def available_impls(device: str) -> tuple[str, ...]:
     return tuple(key for key in IMPLEMENTATIONS if missing_on(key, device) is None)
 
 
+def runnable_impls(
+    device: str, dtype: str, head_dim: int = 64, causal: bool = False
+) -> dict[str, str | None]:
+    """Each implementation available on ``device``: None if it accepts ``dtype``, ``head_dim`` and
+    ``causal``, else why not. Each is tried on a PROBE_TOKENS-token problem, except those that
+    compile (trying is the slow part): they count as accepted. Imports torch when installed.
+    """
+    q, k, v = np.random.default_rng(0).standard_normal((3, 1, 1, PROBE_TOKENS, head_dim), dtype=np.float32)
+    verdicts: dict[str, str | None] = {}
+    for key in available_impls(device):
+        impl = IMPLEMENTATIONS[key]
+        verdicts[key] = None
+        if not impl.compiles:
+            window = PROBE_TOKENS if impl.windowed else None
+            try:
+                impl.prepare(Problem(q, k, v, dtype, device, causal, window))
+            except Refused as refusal:
+                verdicts[key] = str(refusal)
+    return verdicts
+
+
 def implementation_choices() -> dict[str, dict[str, str | None]]:
     """For each usable device, every implementation with None (available) or why it is not.
 
@@ -71,34 +94,6 @@ def implementation_choices() -> dict[str, dict[str, str | None]]:
     """
     devices = ("cpu", "cuda") if cuda_available() else ("cpu",)
     return {device: {key: missing_on(key, device) for key in IMPLEMENTATIONS} for device in devices}
-
-
-def parse_lengths(text: str) -> tuple[int, ...]:
-    """Sequence lengths from text: "128 256 1024", "128, 512" or a doubling range "128:65536".
-
-    Raises ValueError naming the first entry that is not a positive whole number.
-    """
-    lengths: list[int] = []
-    for part in text.replace(",", " ").split():
-        low, colon, high = part.partition(":")
-        ends = [low, high] if colon else [low]
-        if not all(e.isdigit() and int(e) > 0 for e in ends):
-            raise ValueError(
-                f"Sequence lengths must be positive whole numbers (like 256, or 128:4096 for "
-                f"doubling steps), got {part!r}."
-            )
-        if colon:
-            n, top = int(low), int(high)
-            if top < n:
-                raise ValueError(f"In the range {part!r} the end is below the start.")
-            while n <= top:
-                lengths.append(n)
-                n *= 2
-        else:
-            lengths.append(int(low))
-    if not lengths:
-        raise ValueError("Give at least one sequence length, for example 256 512 1024.")
-    return tuple(lengths)
 
 
 def _whole(name: str, value: Any, minimum: int) -> int:
@@ -422,11 +417,13 @@ def run_benchmark(
     return BenchReport(device, config, tuple(results))
 
 
-def fit_slopes(results: tuple[BenchResult, ...] | list[BenchResult], what: str) -> dict[str, float]:
+def fit_slopes(
+    results: tuple[BenchResult, ...] | list[BenchResult], what: str, min_lengths: int = 2
+) -> dict[str, float]:
     """Log-log slope of ``what`` ("median_s" or "peak_bytes") vs n per implementation.
 
-    Only points that ran, with a positive value, at two or more distinct n count.
-    ≈2 means quadratic growth, ≈1 linear.
+    Only points that ran, with a positive value, at ``min_lengths`` or more distinct n count
+    (MEANINGFUL_SLOPE_LENGTHS for a figure to quote). ≈2 means quadratic growth, ≈1 linear.
     """
     by_impl: dict[str, list[tuple[int, float]]] = {}
     for r in results:
@@ -435,7 +432,7 @@ def fit_slopes(results: tuple[BenchResult, ...] | list[BenchResult], what: str) 
             by_impl.setdefault(r.impl, []).append((r.n, float(value)))
     slopes = {}
     for impl, pairs in by_impl.items():
-        if len({n for n, _ in pairs}) >= 2:
+        if len({n for n, _ in pairs}) >= min_lengths:
             n, y = np.log(np.array(pairs)).T
             slopes[impl] = float(np.polyfit(n, y, 1)[0])
     return slopes
