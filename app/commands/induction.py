@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from core.install_advice import models_advice
+
 NAME = "induction"
 HELP = (
     "train a 1- or 2-layer attention-only transformer on repeated random sequences and print its checkpoints"
@@ -66,9 +68,7 @@ def run(args) -> int:
         from core.induction_data import shortest
         from core.induction_training import InductionRun, first_formed
     except ImportError as exc:
-        raise ValueError(
-            "Training needs torch. Install the 'models' extra: pip install 'attention-lab[models]'"
-        ) from exc
+        raise ValueError(f"Training needs torch. {models_advice()}") from exc
 
     if args.json:
         path = Path(args.json)
