@@ -27,11 +27,14 @@ BIN = "Scripts" if sys.platform == "win32" else "bin"  # where a venv keeps its 
 # xz's default level for the .tar.xz and the .deb. Measured on 87 MB of the lite build's libraries:
 # level 6 takes 47-50 s of CPU for 21.1 MB, level 3 32 s for 23.6 MB (12 % more to download).
 XZ_LEVEL = 6
-# Debian packages of the libraries that the bundled Qt links to but PyInstaller leaves out because
-# they go with the system's graphics stack; the Wayland ones are for the bundled Wayland plugin.
+# The .deb's dependencies. ldd over the build folder (with LD_LIBRARY_PATH=_internal) finds these
+# left out: libc, GL/EGL, libxcb and the Wayland client libraries, which PyInstaller leaves to the
+# system's graphics stack, and libXext/libXrender, which the spec drops with GTK. The others are
+# bundled but read the system's data (fontconfig's configuration, xkb keymaps) or talk to its services.
 SYSTEM_LIBRARIES = (
     "libc6", "libgl1", "libegl1", "libfontconfig1", "libxkbcommon0", "libxkbcommon-x11-0",
-    "libxcb-cursor0", "libdbus-1-3", "libwayland-client0", "libwayland-cursor0", "libwayland-egl1",
+    "libxcb1", "libxcb-cursor0", "libxext6", "libxrender1", "libdbus-1-3",
+    "libwayland-client0", "libwayland-cursor0", "libwayland-egl1",
 )  # fmt: skip
 
 
