@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from app.commands.arguments import count, number
+from core.install_advice import models_advice
 
 NAME = "induction"
 HELP = (
@@ -82,9 +83,7 @@ def run(args) -> int:
         from core.induction_data import shortest
         from core.induction_training import InductionRun, first_formed
     except ImportError as exc:
-        raise ValueError(
-            "Training needs torch. Install the 'models' extra: pip install 'attention-lab[models]'"
-        ) from exc
+        raise ValueError(f"Training needs torch. {models_advice()}") from exc
 
     if args.json:
         path = Path(args.json)

@@ -39,6 +39,7 @@ from core import inputs
 from core.bench import DTYPES, BenchConfig, BenchReport, BenchResult, run_benchmark
 from core.bench_device import describe_device
 from core.bench_runners import IMPLEMENTATIONS
+from core.install_advice import models_advice
 
 # ticked when a device is chosen (where the device has them)
 DEFAULT_IMPLS = ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn")
@@ -175,8 +176,7 @@ class BenchPanel(Panel):
         without_torch = self.choices["cpu"]["torch-naive"]
         if without_torch is not None:
             self.show_message(
-                f"Only the numpy implementations can run here: {without_torch}. "
-                "Install it with: pip install 'attention-lab[models]'.",
+                f"Only the numpy implementations can run here: {without_torch}. {models_advice()}",
                 "info",
             )
 

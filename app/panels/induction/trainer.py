@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import worker
 from core.induction_settings import InductionSettings
+from core.install_advice import models_advice
 
 REFRESH_HZ = 10  # plots redraw at most this often while training
 PAUSE_POLL_S = 0.02  # how often a paused run looks for Start or Cancel
@@ -95,9 +96,7 @@ class Trainer(QObject):
         try:
             from core.induction_training import InductionRun
         except ImportError as exc:
-            raise ImportError(
-                "Training needs torch. Install the 'models' extra: pip install 'attention-lab[models]'"
-            ) from exc
+            raise ImportError(f"Training needs torch. {models_advice()}") from exc
         run = InductionRun(settings)
         inbox.append(run)
 
