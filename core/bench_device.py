@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from core.install_advice import models_advice
+
 # Dense (no sparsity) tensor-core peak in TFLOP/s from the vendors' data sheets, by a substring of
 # torch.cuda.get_device_name(). Checked in order: the first matching entry wins.
 PEAK_TFLOPS: tuple[tuple[str, dict[str, float]], ...] = (
@@ -63,7 +65,7 @@ def cuda_available() -> bool:
 def check_cuda() -> None:
     """Raise ValueError with a readable reason when CUDA cannot be used."""
     if not torch_available():
-        raise ValueError("CUDA needs torch, which is not installed; install the 'models' extra.")
+        raise ValueError(f"CUDA needs torch, which is not installed. {models_advice()}")
     import torch
 
     if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:

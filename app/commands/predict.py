@@ -2,7 +2,7 @@
 
     attention-lab predict --text "The capital of France is" --top 3
     tokens (5): The|␣capital|␣of|␣France|␣is
-    next token (temperature 1, entropy 1.33 nats):
+    next token (temperature 1, entropy 1.48 nats):
       ␣Paris   77.3%
       ␣the      6.5%
       ␣London   1.2%
@@ -23,8 +23,14 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands.arguments import count, number, seed
+from app.commands.progress import counter, stage
+
 NAME = "predict"
 HELP = "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
+MAX_LISTED = 1000
+MAX_TEMPERATURE = 100.0
+MAX_GENERATED = 512  # core.decoder.MAX_CONTEXT: more would not fit the context anyway
 MODES = ("zero", "mean")  # core.ablation.MODES, without importing NumPy to build the parser
 
 
@@ -36,18 +42,35 @@ def add_arguments(parser) -> None:
         metavar="smollm2|PATH",
         help="'smollm2' (once added) or a decoder folder",
     )
-    parser.add_argument("--top", type=int, default=10, metavar="K", help="how many candidates to list")
     parser.add_argument(
-        "--temperature", type=float, default=1.0, metavar="T", help="above 0; near 0 = greedy"
+        "--top", type=count("--top", MAX_LISTED), default=10, metavar="K", help="how many candidates to list"
     )
     parser.add_argument(
-        "--top-p", type=float, default=1.0, metavar="P", help="keep the smallest set reaching P"
+        "--temperature",
+        type=number("--temperature", 0.0, MAX_TEMPERATURE),
+        default=1.0,
+        metavar="T",
+        help="above 0; near 0 = greedy",
     )
-    parser.add_argument("--top-k", type=int, metavar="K", help="keep only the K most probable tokens")
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="S", help="seed of the sampling (with --generate)"
+        "--top-p",
+        type=number("--top-p", 0.0, 1.0),
+        default=1.0,
+        metavar="P",
+        help="keep the smallest set reaching P",
     )
-    parser.add_argument("--generate", type=int, metavar="N", help="append N sampled tokens, one at a time")
+    parser.add_argument(
+        "--top-k", type=count("--top-k", 1_000_000), metavar="K", help="keep only the K most probable tokens"
+    )
+    parser.add_argument(
+        "--seed", type=seed("--seed"), default=0, metavar="S", help="seed of the sampling (with --generate)"
+    )
+    parser.add_argument(
+        "--generate",
+        type=count("--generate", MAX_GENERATED),
+        metavar="N",
+        help="append N sampled tokens, one at a time",
+    )
     parser.add_argument(
         "--ablate",
         nargs="+",
@@ -78,12 +101,6 @@ def run(args) -> int:
 
     if not args.text.strip():
         raise ValueError("--text is empty; give a prompt for the model to continue")
-    if args.top < 1:
-        raise ValueError(f"--top must be at least 1 (got {args.top})")
-    if args.generate is not None and args.generate < 1:
-        raise ValueError(f"--generate must be at least 1 (got {args.generate})")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be 0 or more (got {args.seed})")
     if not args.model:
         raise ValueError("--model is empty; give 'smollm2' or a model folder")
     settings = sampling.Settings(args.temperature, args.top_k, args.top_p).check()
@@ -92,8 +109,9 @@ def run(args) -> int:
         raise ValueError("--ablation needs --ablate: name the heads to knock out, e.g. --ablate 24.4")
     if args.foil is not None and args.target is None:
         raise ValueError("--foil needs --target: the logit difference compares the two")
+    stage(f"loading the model {args.model}")
     try:
-        model = models.load_model(args.model, expect=models.DECODER)
+        model = models.load_model(args.model, progress=counter("loading steps"), expect=models.DECODER)
     except models.ModelsExtraMissing as exc:
         raise ValueError(str(exc)) from exc
     readout = DecoderReadout(model, args.text, heads, args.ablation or "zero", args.target, args.foil)

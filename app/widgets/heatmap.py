@@ -19,7 +19,6 @@ from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
-TICK_FILL = 0.7  # the share of an axis that tick labels may cover (pyqtgraph drops them above 0.8)
 
 
 class Heatmap(QWidget):

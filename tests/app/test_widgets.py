@@ -22,7 +22,7 @@ def test_parse_number_accepts_ordinary_numbers(text, value):
     assert parse_number(text) == value
 
 
-@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "x", ""])
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "x", "", "1e308", "99999999999999999999", "10001"])
 def test_parse_number_refuses_the_rest(text):
     with pytest.raises(ValueError):
         parse_number(text)

@@ -113,7 +113,13 @@ CASES.update(
             ["--model", "{truncated}"],
             ["--model"],
         ],
-        ("predict", "--top"): [["--top", "0"], ["--top", "-2"], ["--top", "x"], ["--top"]],
+        ("predict", "--top"): [
+            ["--top", "0"],
+            ["--top", "-2"],
+            ["--top", "x"],
+            ["--top", "99999999999999999999"],
+            ["--top"],
+        ],
         ("predict", "--temperature"): [
             ["--temperature", "0"],
             ["--temperature", "-1"],
@@ -122,9 +128,19 @@ CASES.update(
             ["--temperature", "hot"],
         ],
         ("predict", "--top-p"): [["--top-p", "0"], ["--top-p", "1.5"], ["--top-p", "-0.1"], ["--top-p", "x"]],
-        ("predict", "--top-k"): [["--top-k", "0"], ["--top-k", "-1"], ["--top-k", "2.5"]],
-        ("predict", "--seed"): [["--seed", "-1"], ["--seed", "x"]],
-        ("predict", "--generate"): [["--generate", "0"], ["--generate", "-3"], ["--generate", "many"]],
+        ("predict", "--top-k"): [
+            ["--top-k", "0"],
+            ["--top-k", "-1"],
+            ["--top-k", "2.5"],
+            ["--top-k", "99999999999999999999"],
+        ],
+        ("predict", "--seed"): [["--seed", "-1"], ["--seed", "x"], ["--seed", "99999999999999999999"]],
+        ("predict", "--generate"): [
+            ["--generate", "0"],
+            ["--generate", "-3"],
+            ["--generate", "many"],
+            ["--generate", "99999999999999999999"],
+        ],
         ("predict", "--json"): [["--json=1"]],
         ("predict", "--ablate"): [
             ["--ablate", "0.1"],  # counted from 1

@@ -34,6 +34,8 @@ SCRIPTS = [
     ("cost (flash)", "tests.perf.flash_perf", []),
     ("bench fidelity", "tests.perf.bench_fidelity", []),
     ("memory (hopfield)", "tests.perf.hopfield_perf", []),
+    ("induction (training)", "tests.perf.induction_perf", []),
+    ("induction (panel)", "tests.perf.induction_ui_perf", []),
 ]
 
 
