@@ -54,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        return open_window(args.panel, args.exit_after_paint)
+        try:
+            return open_window(args.panel, args.exit_after_paint)
+        except KeyboardInterrupt:  # Ctrl+C while starting, before the window handles it
+            return 130
     from app.commands import COMMANDS
 
     command = next(c for c in COMMANDS if args.command == c.NAME)
@@ -94,6 +97,7 @@ def open_window(panel: str | None = None, exit_after_paint: str | None = None) -
         window.close()
     sys.excepthook = sys.__excepthook__
     finish()  # see app.shutdown: without this ordered end, exit can crash
+    restore_qt_messages()
     return code
 
 
@@ -110,6 +114,13 @@ def keep_platform_noise_off_stderr() -> None:
             print(qFormatLogMessage(kind, context, message), file=sys.stderr)
 
     qInstallMessageHandler(on_message)
+
+
+def restore_qt_messages() -> None:
+    """Qt's own message handler again, for what Qt says after the app has ended."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    qInstallMessageHandler(None)
 
 
 def leave_after_first_paint(window, how: str) -> None:

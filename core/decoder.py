@@ -67,6 +67,11 @@ def encode(model: LoadedModel, text: str) -> tuple[list[int], int]:
     return keep, len(ids) - len(keep)
 
 
+def visible(piece: str) -> str:
+    """A token's text with spaces and line breaks made visible ("␣Paris"; "∅" for an empty piece)."""
+    return piece.replace(" ", "␣").replace("\n", "↵") or "∅"
+
+
 def pieces(model: LoadedModel, ids) -> tuple[str, ...]:
     """The text of each token on its own, e.g. ("The", " capital", " of")."""
     return tuple(model.tokenizer.decode([int(i)]) for i in ids)
@@ -238,14 +243,16 @@ class DecodeTiming:
         return self.uncached / self.cached
 
 
-def time_decode(model: LoadedModel, text: str, tokens: int, repeats: int = 5) -> DecodeTiming:
+def time_decode(model: LoadedModel, ids, tokens: int, repeats: int = 5) -> DecodeTiming:
     """Measure one decode step at ``tokens`` tokens with and without the cache, side by side.
 
-    The prompt's tokens are repeated or cut to exactly ``tokens``; each repeat times a cached
+    The token ids ``ids`` are repeated or cut to exactly ``tokens``; each repeat times a cached
     step (the cache cut back afterwards) and then a full uncached forward pass.
     """
     torch, _ = libraries()
-    ids, _ = encode(model, text)
+    ids = [int(i) for i in ids]
+    if not ids:
+        raise ValueError("Time a decode step on at least one token.")
     tokens = max(2, min(tokens, context_limit(model)))
     ids = (ids * (tokens // len(ids) + 1))[:tokens]
     cached, uncached = [], []
@@ -266,5 +273,5 @@ def time_decode(model: LoadedModel, text: str, tokens: int, repeats: int = 5) ->
 __all__ = [
     "MAX_CONTEXT", "CacheSize", "Chosen", "DecodeTiming", "Generation", "Prediction", "cache_size",
     "context_limit", "encode",
-    "generate", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "time_decode",
+    "generate", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "time_decode", "visible",
 ]  # fmt: skip

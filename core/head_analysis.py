@@ -261,3 +261,23 @@ def only_part(result: ModelAttention, part: str) -> ModelAttention:
     """Keep the weights of one sentence-pair block (e.g. "A→B"); every other weight becomes 0."""
     keep = pair_mask(result, part)
     return replace(result, attentions=np.where(keep, result.attentions, np.float32(0.0)))
+
+
+def express(
+    raw: ModelAttention,
+    words: bool = False,
+    hide_special: bool = False,
+    rescale: bool = True,
+    part: str = "all",
+) -> ModelAttention:
+    """``raw`` as the panel shows it: pieces joined into words, [CLS]/[SEP] hidden (rows
+    rescaled to 1 if ``rescale``), and only one part of a sentence pair ("A→B" …; "all": every
+    part), in that order. ValueError when an option does not apply to this text."""
+    r = raw
+    if words:
+        r = to_words(r)
+    if hide_special:
+        r = drop_special(r, renormalize=rescale)
+    if part != "all":
+        r = only_part(r, part)
+    return r

@@ -412,3 +412,19 @@ def article_experiment(seed: int = 0, beta: float = 1.0) -> Comparison:
     noisy_bipolar = flip_bits(bipolar[0], 6, rng)
     noisy_continuous = add_noise(continuous[0], 0.3, rng)
     return compare(bipolar[:ARTICLE_STORED], continuous, 0, noisy_bipolar, noisy_continuous, beta)
+
+
+def pick_patterns(
+    source: str, stored: int, glyphs: np.ndarray, n: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The patterns to store: the first ``stored`` glyphs (source "digits") or ``stored`` random ±1
+    patterns of length ``n`` (source "random"); ValueError saying what to choose otherwise."""
+    if stored < 1:
+        raise ValueError("Store at least one pattern: set Stored to 1 or more.")
+    if source == "digits":
+        if stored > len(glyphs):
+            raise ValueError(f"There are {len(glyphs)} digit pictures; store at most that many.")
+        return glyphs[:stored]
+    if source == "random":
+        return random_bipolar(stored, n, rng)
+    raise ValueError(f"Unknown pattern source {source!r}; choose digits or random.")

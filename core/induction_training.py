@@ -109,7 +109,9 @@ class InductionRun:
 
     def train(self, on_step: Callable[[int, int], None] | None = None) -> Iterator[Checkpoint]:
         """Train up to ``settings.steps``, yielding a checkpoint at the start, every ``every`` steps
-        and at the end. ``on_step(step, steps)`` runs after every step (it may raise to stop).
+        and at the end. ``on_step(done, steps)`` runs after every step and also between the forward
+        and backward pass of each, so a caller that pauses or stops the run there (by blocking or
+        raising) waits at most about half a step.
         A second call continues where the first stopped. Raises ValueError if the loss turns NaN.
         Torch runs on one thread meanwhile (see ``single_threaded``).
         """
@@ -125,9 +127,11 @@ class InductionRun:
             ids = repeated_sequences(self.data, s.batch, s.length, s.vocab, varied=True)  # (B, 2L)
             logits, _ = self.model(ids)  # (B, 2L, V)
             loss = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:])  # mean over every target
+            if on_step is not None:
+                on_step(self.step, s.steps)
             if not torch.isfinite(loss):
                 raise ValueError(
-                    f"The loss turned {float(loss)} at step {self.step + 1} with learning rate {s.lr:g}; "
+                    f"The loss turned {loss.item()} at step {self.step + 1} with learning rate {s.lr:g}; "
                     "lower the learning rate and train again."
                 )
             self.optimizer.zero_grad(set_to_none=True)

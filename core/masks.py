@@ -232,3 +232,13 @@ def build(spec: MaskSpec, n: int) -> np.ndarray:
     if spec.n_pad == 0:
         return base
     return combine(base, padding(np.arange(n) < n - spec.n_pad))
+
+
+def resized_grid(grid: np.ndarray | None, n: int) -> np.ndarray:
+    """A custom (n, n) mask that keeps ``grid``'s pattern where the two overlap; new rows and
+    columns start causal (the default a grid starts from)."""
+    out = causal(n)
+    if grid is not None:
+        k = min(n, grid.shape[0])
+        out[:k, :k] = grid[:k, :k]
+    return out

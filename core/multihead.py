@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core import inputs
 from core.attention import AttentionTrace, attend, check_matrix
 from core.qkv import vocabulary
 from core.stats import agreement, entropy, peak
@@ -222,3 +223,29 @@ def split_cost(n: int, d_model: int, heads: int) -> SplitCost:
     }
     flops["total"] = sum(flops.values())
     return SplitCost(flops, heads * n * n)
+
+
+def head_divisors(d_model: int, most: int) -> list[int]:
+    """Head counts up to ``most`` that split d_model evenly: head_divisors(32, 16) = [1, 2, 4, 8, 16]."""
+    return [h for h in range(1, min(d_model, most) + 1) if d_model % h == 0]
+
+
+def fitting_heads(d_model: int, heads: int, most: int) -> int:
+    """The largest head count ≤ ``heads`` that divides d_model (for a d_model that changed)."""
+    return max(h for h in head_divisors(d_model, most) if h <= heads)
+
+
+def check_heads(d_model: int, heads: int, most: int) -> None:
+    """ValueError saying what to choose unless ``heads`` divides d_model and is at most ``most``."""
+    if heads < 1 or d_model % heads:
+        offered = ", ".join(map(str, head_divisors(d_model, most)))
+        raise ValueError(f"{heads} heads do not divide d_model = {d_model}; choose one of {offered}.")
+    if heads > most:
+        raise ValueError(f"At most {most} heads fit on screen; choose fewer.")
+
+
+def parse_heads(text: str, d_model: int, most: int) -> int:
+    """A typed head count, checked against d_model: parse_heads("4", 32, 16) = 4."""
+    heads = inputs.whole(text, "Heads", 1, most)
+    check_heads(d_model, heads, most)
+    return heads

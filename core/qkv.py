@@ -78,3 +78,14 @@ def retokenize(example: Example, tokens: list[str], seed: int) -> Example:
     d_model = example.table.shape[1]
     table = np.array([known[t] if t in known else rng.normal(size=d_model) for t in vocab])
     return Example(list(tokens), table, example.W_Q, example.W_K, example.W_V)
+
+
+def cross_attention(q_tokens: list[str], kv_tokens: list[str], d_model: int, d_k: int, seed: int):
+    """Queries from one token sequence, keys and values from another, through one shared layer
+    (one embedding table and one set of projections for both). Weights (len(q), len(kv))."""
+    from core.attention import attend
+
+    both = random_example(q_tokens + kv_tokens, d_model, d_k, seed)
+    Q, K, V = both.projections()
+    m = len(q_tokens)
+    return attend(Q[:m], K[m:], V[m:])

@@ -18,6 +18,8 @@ import numpy as np
 from core.attention import softmax
 from core.stats import entropy
 
+NUCLEUS_CANDIDATES = 256  # tokens sorted first when looking for the top-p set
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -81,18 +83,32 @@ def top_k_mask(probs: np.ndarray, k: int | None) -> np.ndarray:
     n = probs.shape[-1]
     if k is None or k >= n:
         return np.ones(n, dtype=bool)
-    order = np.argsort(-probs, kind="stable")
-    mask = np.zeros(n, dtype=bool)
-    mask[order[:k]] = True
+    kth = np.partition(probs, n - k)[n - k]  # the k-th largest probability
+    mask = probs > kth
+    ties = np.flatnonzero(probs == kth)[: k - int(mask.sum())]
+    mask[ties] = True
     return mask
 
 
 def top_p_mask(probs: np.ndarray, p: float) -> np.ndarray:
-    """(V,) True for the smallest set of most probable tokens whose probabilities reach ``p``."""
-    order = np.argsort(-probs, kind="stable")
-    total = np.cumsum(probs[order])
-    count = int(np.searchsorted(total, p * total[-1] * (1 - 1e-12), side="left")) + 1
-    mask = np.zeros(probs.shape[-1], dtype=bool)
+    """(V,) True for the smallest set of most probable tokens whose probabilities reach ``p``.
+
+    Only the most probable few hundred tokens are sorted unless they do not reach ``p``.
+    """
+    n = probs.shape[-1]
+    if p >= 1:
+        return np.ones(n, dtype=bool)
+    target = p * probs.sum() * (1 - 1e-12)
+    m = min(n, NUCLEUS_CANDIDATES)
+    while True:
+        candidates = np.argpartition(-probs, m - 1)[:m] if m < n else np.arange(n)
+        order = candidates[np.lexsort((candidates, -probs[candidates]))]  # most probable first
+        total = np.cumsum(probs[order])
+        if total[-1] >= target or m == n:
+            break
+        m = min(n, m * 8)
+    count = int(np.searchsorted(total, target, side="left")) + 1
+    mask = np.zeros(n, dtype=bool)
     mask[order[: min(count, len(order))]] = True
     return mask
 

@@ -72,6 +72,7 @@ def install(progress: Progress | None = None) -> Path:
     if verified():
         tick(total, total)
         return folder()
+    _check_converter()  # before downloading anything
     root = data_folder()
     for stale in root.glob(f".{NAME}.partial-*"):  # left by a process that was killed
         shutil.rmtree(stale, ignore_errors=True)
@@ -118,6 +119,18 @@ def sha256(path: Path) -> str:
         while block := f.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _check_converter() -> None:
+    """Raise, naming the extra to install, when torch, transformers or gguf are missing."""
+    from core.models import libraries
+
+    libraries()
+    if importlib.util.find_spec("gguf") is None or importlib.util.find_spec("accelerate") is None:
+        raise ValueError(
+            "Converting the model needs the 'gguf' and 'accelerate' packages. Install the 'models' "
+            "extra: pip install 'attention-lab[models]'"
+        )
 
 
 def _fetch_gguf(into: Path, alive: Callable[[], None]) -> Path:
@@ -182,11 +195,6 @@ def _convert(gguf: Path, alive: Callable[[], None]):
         loaded = transformers.AutoModelForCausalLM.from_pretrained(
             gguf.parent, gguf_file=gguf.name, dtype=torch.float32
         )
-    except ImportError as exc:
-        raise ValueError(
-            f"Converting the model needs the 'gguf' and 'accelerate' packages ({exc}). "
-            "Install the 'models' extra: pip install 'attention-lab[models]'"
-        ) from exc
     except Exception as exc:  # a damaged GGUF fails in many ways; all mean the same
         raise ValueError(f"{GGUF_NAME} could not be converted ({exc}); run the add again.") from exc
     alive()

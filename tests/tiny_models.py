@@ -10,6 +10,7 @@ CORPUS = [
     "a dog ran after the ball and caught it",
 ]
 END = "<|endoftext|>"
+LLAMA_PROMPT = "the cat sat on the mat because the cat"  # 14 pieces; " because" is one
 
 
 def _byte_bpe(n_positions: int, tokenizer_class):
@@ -58,11 +59,40 @@ def save_tiny_llama(
     """A random Llama with grouped-query attention (``n_head`` query heads share ``n_kv_head``
     key/value heads), RoPE and a byte-level BPE tokenizer trained on ``CORPUS``."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
     tokenizer, vocab = _byte_bpe(n_positions, PreTrainedTokenizerFast)
     torch.manual_seed(0)
-    config = LlamaConfig(
+    config = _llama_config(vocab, n_layer, n_head, n_kv_head, n_positions, tie_word_embeddings=True)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():  # sharper logits than the 0.02 init, so sampling tests see a real spread
+        model.lm_head.weight.mul_(20)
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def tiny_llama(seed: int = 0, n_layer: int = 2, n_head: int = 4, n_kv_head: int = 2):
+    """(model, tokenizer): a random Llama in memory with grouped-query attention (hidden 32,
+    head size 8), eager attention, eval mode, and the BPE tokenizer above.
+
+    Weights are drawn wider than the usual 0.02 so that heads differ visibly.
+    """
+    import torch
+    from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
+
+    tokenizer, vocab = _byte_bpe(64, PreTrainedTokenizerFast)
+    torch.manual_seed(seed)
+    config = _llama_config(vocab, n_layer, n_head, n_kv_head, 64, initializer_range=0.3, pad_token_id=0)
+    model = LlamaForCausalLM._from_config(config, attn_implementation="eager")
+    return model.eval(), tokenizer
+
+
+def _llama_config(vocab: int, n_layer: int, n_head: int, n_kv_head: int, n_positions: int, **more):
+    """A small LlamaConfig: hidden 32, head size 32 / n_head, MLP 64."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
         vocab_size=vocab,
         hidden_size=32,
         intermediate_size=64,
@@ -72,11 +102,5 @@ def save_tiny_llama(
         max_position_embeddings=n_positions,
         bos_token_id=0,
         eos_token_id=0,
-        tie_word_embeddings=True,
+        **more,
     )
-    model = LlamaForCausalLM(config)
-    with torch.no_grad():  # sharper logits than the 0.02 init, so sampling tests see a real spread
-        model.lm_head.weight.mul_(20)
-    model.save_pretrained(folder, safe_serialization=True)
-    tokenizer.save_pretrained(folder)
-    return folder

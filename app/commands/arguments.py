@@ -21,9 +21,14 @@ def typed(parse: Callable, *args) -> Callable[[str], object]:
     return convert
 
 
-def count(name: str, high: int) -> Callable[[str], int]:
-    """A whole number from 1 to ``high``, named as the flag is."""
-    return typed(partial(inputs.whole, name=name, low=1, high=high))
+def count(name: str, high: int, low: int = 1) -> Callable[[str], int]:
+    """A whole number from ``low`` to ``high``, named as the flag is."""
+    return typed(partial(inputs.whole, name=name, low=low, high=high))
+
+
+def number(name: str, low: float, high: float) -> Callable[[str], float]:
+    """A finite number from ``low`` to ``high``, named as the flag is."""
+    return typed(partial(inputs.real, name=name, low=low, high=high))
 
 
 def seed(name: str) -> Callable[[str], int]:

@@ -5,6 +5,9 @@
     tokens (17): [CLS] the trophy didn ' t fit in the suitcase because it was too big . [SEP]
     it → trophy: layer 4, head 2: 0.58
 
+    attention-lab heads --model smollm2 --pattern induction
+    induction score (2 × 30 random tokens, seed 0): layer 19, head 7: 0.85
+
 Layers and heads are numbered from 1, as people count them.
 """
 
@@ -22,13 +25,22 @@ HELP = (
 )
 MAX_LAYERS = 1000  # more layers or heads than any model the app opens; the model then says its own
 TOP = 5  # heads listed after the best one in the plain-text ranking
+PATTERNS = {
+    "induction": "induction score",
+    "previous": "previous-token score",
+    "sink": "weight on the first token",
+}
+RANDOM_TOKENS, SEED = 30, 0  # the induction pattern's random sequence: 2 × 30 tokens, seed 0
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--text", required=True, help="the sentence to read")
+    parser.add_argument("--text", help="the sentence to read (not with --pattern induction)")
     parser.add_argument("--text-b", metavar="TEXT", help="a second sentence, read as a pair with [SEP]")
     parser.add_argument(
-        "--model", default="minilm", metavar="minilm|PATH", help="'minilm' (bundled) or a local model folder"
+        "--model",
+        default="minilm",
+        metavar="minilm|smollm2|PATH",
+        help="'minilm' (bundled), 'smollm2' (once added) or a local model folder",
     )
     parser.add_argument(
         "--layer",
@@ -42,6 +54,12 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--find", nargs=2, metavar=("FROM", "TO"), help="rank every head by the weight FROM puts on TO"
     )
+    parser.add_argument(
+        "--pattern",
+        choices=PATTERNS,
+        help="rank every head by a pattern: induction (on random tokens repeated twice; decoders only), "
+        "previous (weight on the token before), sink (weight on the first token)",
+    )
     parser.add_argument("--words", action="store_true", help="join sub-word pieces into words first")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
@@ -50,6 +68,10 @@ def run(args) -> int:
     from core import models
     from core.head_analysis import to_words
 
+    if args.pattern == "induction":
+        return run_induction(args)
+    if args.text is None:
+        raise ValueError("give --text, the sentence to read (only --pattern induction reads its own tokens)")
     if (args.layer is None) != (args.head is None):
         raise ValueError("give --layer and --head together")
     if args.text_b is not None and not args.text_b.strip():
@@ -69,6 +91,7 @@ def run(args) -> int:
             raise ValueError(f"{model.name} has layers 1…{n_layers} and heads 1…{n_heads}")
         weights = result.attentions[args.layer - 1, args.head - 1].astype(float)
     ranking = models.find_head(result, *args.find) if args.find else None
+    pattern = pattern_ranking(result, args.pattern) if args.pattern else None
 
     if args.json:
         doc = {
@@ -93,6 +116,8 @@ def run(args) -> int:
                     for s in ranking.ranked()
                 ],
             }
+        if pattern is not None:
+            doc["pattern"] = pattern_document(args.pattern, pattern)
         json.dump(doc, sys.stdout, ensure_ascii=False)
         print()
         return 0
@@ -105,10 +130,74 @@ def run(args) -> int:
     if weights is not None:
         print(f"\nlayer {args.layer}, head {args.head} (rows look at columns; each row sums to 1)")
         print(format_matrix(weights, result.labels))
-    if ranking is not None:
-        print(f"\n{ranking.what}: {ranking.best}")
-        for score in ranking.ranked(TOP + 1)[1:]:
-            print(f"  then {score}")
+    for shown in (ranking, pattern):
+        if shown is not None:
+            print_ranking(shown)
+    return 0
+
+
+def pattern_ranking(result, pattern: str):
+    """The HeadRanking of ``pattern`` ("previous" or "sink") on one run's weights."""
+    from core.attention_sinks import sink_scores
+    from core.head_analysis import HeadRanking, previous_token
+
+    score = previous_token(result) if pattern == "previous" else sink_scores(result.attentions)
+    return HeadRanking(score, PATTERNS[pattern])
+
+
+def pattern_document(pattern: str, ranking) -> dict:
+    best = ranking.best
+    return {
+        "name": pattern,
+        "layer": best.layer + 1,
+        "head": best.head + 1,
+        "score": round(best.score, 6),
+        "ranking": [
+            {"layer": s.layer + 1, "head": s.head + 1, "score": round(s.score, 6)} for s in ranking.ranked()
+        ],
+    }
+
+
+def print_ranking(ranking) -> None:
+    print(f"\n{ranking.what}: {ranking.best}")
+    for score in ranking.ranked(TOP + 1)[1:]:
+        print(f"  then {score}")
+
+
+def run_induction(args) -> int:
+    """Rank a decoder's heads by induction score on random tokens repeated twice."""
+    from core import models
+    from core.ablation import shape_of
+    from core.decoder_induction import random_induction_test
+    from core.head_analysis import HeadRanking
+
+    given = {"--text": args.text, "--text-b": args.text_b, "--layer": args.layer, "--find": args.find}
+    clashing = [flag for flag, value in given.items() if value is not None] + ["--words"] * args.words
+    if clashing:
+        raise ValueError(f"--pattern induction reads its own random tokens; leave out {', '.join(clashing)}")
+    try:
+        model = models.load_model(args.model)
+    except models.ModelsExtraMissing as exc:
+        raise ValueError(str(exc)) from exc
+    shape_of(model.module)  # a decoder with a language-model head, or a clear refusal
+    test = random_induction_test(model.module, model.tokenizer, RANDOM_TOKENS, SEED)
+    what = f"{PATTERNS['induction']} (2 × {RANDOM_TOKENS} random tokens, seed {SEED})"
+    ranking = HeadRanking(test.induction, what)
+    if args.json:
+        doc = {
+            "model": model.name,
+            "random_tokens": RANDOM_TOKENS,
+            "seed": SEED,
+            "loss_first_copy": round(test.loss_first, 6),
+            "loss_second_copy": round(test.loss_second, 6),
+            "pattern": pattern_document("induction", ranking),
+        }
+        json.dump(doc, sys.stdout, ensure_ascii=False)
+        print()
+        return 0
+    print(f"model: {model.name} ({model.n_layers} layers × {model.n_heads} heads)")
+    print_ranking(ranking)
+    print(f"loss: first copy {test.loss_first:.2f} nats, second copy {test.loss_second:.2f} nats")
     return 0
 
 

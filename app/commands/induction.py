@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from app.commands.arguments import count, number
 from core.install_advice import models_advice
 
 NAME = "induction"
@@ -28,19 +29,33 @@ HEADER = (
 
 
 def add_arguments(parser) -> None:
-    from core.induction_settings import InductionSettings
+    from core.induction_settings import LIMITS, InductionSettings
+
+    def whole(flag: str, key: str):
+        return count(flag, int(LIMITS[key].high), int(LIMITS[key].low))
 
     default = InductionSettings()
-    parser.add_argument("--seed", type=int, default=default.seed, help="seed of the weights and the data")
     parser.add_argument(
-        "--steps", type=int, default=default.steps, help=f"training steps (default {default.steps})"
-    )
-    parser.add_argument("--layers", type=int, choices=(1, 2), default=default.layers)
-    parser.add_argument(
-        "--heads", type=int, default=default.heads, help=f"heads per layer (default {default.heads})"
+        "--seed", type=whole("--seed", "seed"), default=default.seed, help="seed of the weights and the data"
     )
     parser.add_argument(
-        "--lr", type=float, default=default.lr, help=f"AdamW learning rate (default {default.lr:g})"
+        "--steps",
+        type=whole("--steps", "steps"),
+        default=default.steps,
+        help=f"training steps (default {default.steps})",
+    )
+    parser.add_argument("--layers", type=whole("--layers", "layers"), default=default.layers)
+    parser.add_argument(
+        "--heads",
+        type=whole("--heads", "heads"),
+        default=default.heads,
+        help=f"heads per layer (default {default.heads})",
+    )
+    parser.add_argument(
+        "--lr",
+        type=number("--lr", LIMITS["lr"].low, LIMITS["lr"].high),
+        default=default.lr,
+        help=f"AdamW learning rate (default {default.lr:g})",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the checkpoints as JSON")
 

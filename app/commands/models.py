@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands.progress import stage
+
 NAME = "models"
 HELP = "list the models Attention Lab knows, or add SmolLM2-135M (a decoder language model)"
 
@@ -60,7 +62,7 @@ def add_model() -> int:
     def report(done: int, total: int) -> None:
         if done < total and done not in shown:
             shown.add(done)
-            print(f"[{done + 1}/{total}] {smollm2.STEPS[done]}…", file=sys.stderr, flush=True)
+            stage(f"[{done + 1}/{total}] {smollm2.STEPS[done]}")
 
     if smollm2.verified():
         print(f"{smollm2.NAME} is already added.", file=sys.stderr)

@@ -2,13 +2,20 @@
 
     attention-lab predict --text "The capital of France is" --top 3
     tokens (5): The|␣capital|␣of|␣France|␣is
-    next token (temperature 1, entropy 1.33 nats):
+    next token (temperature 1, entropy 1.48 nats):
       ␣Paris   77.3%
       ␣the      6.5%
       ␣London   1.2%
       (rest)   15.0%
 
 Probabilities are after the temperature; tokens that top-k or top-p cut are marked.
+
+    attention-lab predict --text "When Mary and John went to the store, John gave a drink to" \
+        --ablate 24.4 --target Mary --foil John --logit-lens
+
+knocks out layer 24, head 4 (counted from 1) and reports the target's probability and its logit
+difference against the foil, with every head and without the knocked-out ones, and the
+prediction read after every layer (the logit lens).
 """
 
 from __future__ import annotations
@@ -16,9 +23,15 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands.arguments import count, number, seed
+from app.commands.progress import counter, stage
+
 NAME = "predict"
 HELP = "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
-SPACE = "␣"
+MAX_LISTED = 1000
+MAX_TEMPERATURE = 100.0
+MAX_GENERATED = 512  # core.decoder.MAX_CONTEXT: more would not fit the context anyway
+MODES = ("zero", "mean")  # core.ablation.MODES, without importing NumPy to build the parser
 
 
 def add_arguments(parser) -> None:
@@ -29,24 +42,58 @@ def add_arguments(parser) -> None:
         metavar="smollm2|PATH",
         help="'smollm2' (once added) or a decoder folder",
     )
-    parser.add_argument("--top", type=int, default=10, metavar="K", help="how many candidates to list")
     parser.add_argument(
-        "--temperature", type=float, default=1.0, metavar="T", help="above 0; near 0 = greedy"
+        "--top", type=count("--top", MAX_LISTED), default=10, metavar="K", help="how many candidates to list"
     )
     parser.add_argument(
-        "--top-p", type=float, default=1.0, metavar="P", help="keep the smallest set reaching P"
+        "--temperature",
+        type=number("--temperature", 0.0, MAX_TEMPERATURE),
+        default=1.0,
+        metavar="T",
+        help="above 0; near 0 = greedy",
     )
-    parser.add_argument("--top-k", type=int, metavar="K", help="keep only the K most probable tokens")
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="S", help="seed of the sampling (with --generate)"
+        "--top-p",
+        type=number("--top-p", 0.0, 1.0),
+        default=1.0,
+        metavar="P",
+        help="keep the smallest set reaching P",
     )
-    parser.add_argument("--generate", type=int, metavar="N", help="append N sampled tokens, one at a time")
+    parser.add_argument(
+        "--top-k", type=count("--top-k", 1_000_000), metavar="K", help="keep only the K most probable tokens"
+    )
+    parser.add_argument(
+        "--seed", type=seed("--seed"), default=0, metavar="S", help="seed of the sampling (with --generate)"
+    )
+    parser.add_argument(
+        "--generate",
+        type=count("--generate", MAX_GENERATED),
+        metavar="N",
+        help="append N sampled tokens, one at a time",
+    )
+    parser.add_argument(
+        "--ablate",
+        nargs="+",
+        metavar="L.H",
+        help="knock out these heads, layer.head counted from 1 (e.g. 24.4)",
+    )
+    parser.add_argument(
+        "--ablation",
+        choices=MODES,
+        help="with --ablate: zero (default) sets a head's output to 0, mean to its mean on a reference text",
+    )
+    parser.add_argument("--target", metavar="TOKEN", help="report this token's probability (its first piece)")
+    parser.add_argument("--foil", metavar="TOKEN", help="with --target: the logit difference target − foil")
+    parser.add_argument("--logit-lens", action="store_true", help="the top next token read after every layer")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
 
-def visible(piece: str) -> str:
-    """A token's text with its spaces and line breaks made visible."""
-    return piece.replace(" ", SPACE).replace("\n", "↵")
+def parse_head(text: str) -> tuple[int, int]:
+    """'24.4' → (23, 3): layer and head counted from 1 on the command line, from 0 in code."""
+    layer, dot, head = text.strip().partition(".")
+    if not (dot and layer.isdigit() and head.isdigit()):
+        raise ValueError(f"--ablate: '{text}' is not layer.head; write e.g. 24.4 (both counted from 1)")
+    return int(layer) - 1, int(head) - 1
 
 
 def run(args) -> int:
@@ -54,25 +101,34 @@ def run(args) -> int:
 
     if not args.text.strip():
         raise ValueError("--text is empty; give a prompt for the model to continue")
-    if args.top < 1:
-        raise ValueError(f"--top must be at least 1 (got {args.top})")
-    if args.generate is not None and args.generate < 1:
-        raise ValueError(f"--generate must be at least 1 (got {args.generate})")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be 0 or more (got {args.seed})")
     if not args.model:
         raise ValueError("--model is empty; give 'smollm2' or a model folder")
     settings = sampling.Settings(args.temperature, args.top_k, args.top_p).check()
+    heads = [parse_head(text) for text in args.ablate or ()]
+    if args.ablation and not heads:
+        raise ValueError("--ablation needs --ablate: name the heads to knock out, e.g. --ablate 24.4")
+    if args.foil is not None and args.target is None:
+        raise ValueError("--foil needs --target: the logit difference compares the two")
+    stage(f"loading the model {args.model}")
     try:
-        model = models.load_model(args.model, expect=models.DECODER)
+        model = models.load_model(args.model, progress=counter("loading steps"), expect=models.DECODER)
     except models.ModelsExtraMissing as exc:
         raise ValueError(str(exc)) from exc
-    if args.generate:
-        prompt, generated = decoder.generate(
-            model, args.text, args.generate, settings.temperature, settings.top_k, settings.top_p, args.seed
-        )
-    else:
-        prompt, generated = decoder.predict(model, args.text), []
+    readout = DecoderReadout(model, args.text, heads, args.ablation or "zero", args.target, args.foil)
+    with readout.knocked_out():
+        if args.generate:
+            prompt, generated = decoder.generate(
+                model,
+                args.text,
+                args.generate,
+                settings.temperature,
+                settings.top_k,
+                settings.top_p,
+                args.seed,
+            )
+        else:
+            prompt, generated = decoder.predict(model, args.text), []
+        lens = readout.lens(prompt.ids) if args.logit_lens else None
     dist = sampling.reshape(prompt.logits, settings.temperature, settings.top_k, settings.top_p)
     choices, rest = sampling.top(dist, args.top)
     piece = model.tokenizer.decode
@@ -97,13 +153,14 @@ def run(args) -> int:
         if generated:
             doc["seed"] = args.seed
             doc["generated"] = [{"token": g.piece, "id": g.id, "prob": round(g.prob, 6)} for g in generated]
+        doc.update(readout.document(prompt.logits, lens))
         json.dump(doc, sys.stdout, ensure_ascii=False)
         print()
         return 0
 
     kv = f", {model.n_kv_heads} key/value heads" if model.n_kv_heads != model.n_heads else ""
     print(f"model: {model.name} (decoder, {model.n_layers} layers × {model.n_heads} heads{kv})")
-    print(f"tokens ({len(prompt.ids)}): {'|'.join(visible(p) for p in prompt.pieces)}")
+    print(f"tokens ({len(prompt.ids)}): {'|'.join(decoder.visible(p) for p in prompt.pieces)}")
     if prompt.dropped:
         print(f"note: the prompt was cut to its last {len(prompt.ids)} tokens; {prompt.dropped} were dropped")
     cuts = [f"top-k {settings.top_k}"] * (settings.top_k is not None) + [f"top-p {settings.top_p:g}"] * (
@@ -111,13 +168,121 @@ def run(args) -> int:
     )
     print(f"next token (temperature {settings.temperature:g}{''.join(', ' + c for c in cuts)}, "
           f"entropy {dist.entropy:.2f} nats):")  # fmt: skip
-    labels = [visible(piece([c.id])) for c in choices]
+    labels = [decoder.visible(piece([c.id])) for c in choices]
     width = max(len(label) for label in [*labels, "(rest)"])
     for label, c in zip(labels, choices, strict=True):
         print(f"  {label:<{width}} {c.prob:7.1%}" + ("" if c.kept else "  (cut)"))
     print(f"  {'(rest)':<{width}} {rest:7.1%}")
     if generated:
-        steps = " ".join(f"{visible(g.piece)}({g.prob:.0%})" for g in generated)
+        steps = " ".join(f"{decoder.visible(g.piece)}({g.prob:.0%})" for g in generated)
         print(f"generated (seed {args.seed}): {steps}")
         print(f"text: {piece([*prompt.ids, *(g.id for g in generated)])}")
+    for line in readout.lines(prompt.logits, lens):
+        print(line)
     return 0
+
+
+class DecoderReadout:
+    """What --ablate, --target, --foil and --logit-lens add to a prediction (no-ops without them)."""
+
+    def __init__(self, model, text: str, heads, mode: str, target: str | None, foil: str | None):
+        from core.ablation import MEAN_REFERENCE, check_heads, head_means, shape_of
+        from core.ablation_ranking import answer_token, check_pair
+
+        self.model, self.mode = model, mode
+        self.heads = check_heads(model.module, heads) if heads else ()
+        self.target = answer_token(model.tokenizer, target, text) if target is not None else None
+        self.foil = answer_token(model.tokenizer, foil, text) if foil is not None else None
+        if self.target is not None and self.foil is not None:
+            check_pair(self.target, self.foil)
+        self.means = None
+        if self.heads and mode == "mean":
+            shape_of(model.module)
+            self.means = head_means(model.module, model.tokenizer(MEAN_REFERENCE)["input_ids"])
+        self.clean = None  # next-token logits with every head, when heads are knocked out
+        if self.heads and self.target is not None:
+            from core import decoder
+
+            self.clean = decoder.predict(model, text).logits
+
+    def knocked_out(self):
+        """A context in which the model runs without the heads (none: the model as it is)."""
+        from core.ablation import ablated
+
+        return ablated(self.model.module, self.heads, self.mode, self.means)
+
+    def lens(self, ids):
+        from core.logit_lens import logit_lens
+
+        return logit_lens(self.model.module, ids, None if self.target is None else self.target.id)
+
+    def _measure(self, logits) -> tuple[float, float | None]:
+        """(the target's probability, its logit difference against the foil or None)."""
+        from core.attention import softmax
+
+        prob = float(softmax(logits)[self.target.id])
+        diff = None if self.foil is None else float(logits[self.target.id] - logits[self.foil.id])
+        return prob, diff
+
+    def document(self, logits, lens) -> dict:
+        """The JSON fields: ablated, target, logit_lens, notes."""
+        doc = {}
+        if self.heads:
+            doc["ablated"] = [{"layer": layer + 1, "head": head + 1} for layer, head in self.heads]
+            doc["ablation"] = self.mode
+        if self.target is not None:
+            prob, diff = self._measure(logits)
+            target = {"token": self.target.text, "id": self.target.id, "prob": round(prob, 6)}
+            if self.foil is not None:
+                target |= {"foil": self.foil.text, "foil_id": self.foil.id, "logit_diff": round(diff, 6)}
+            if self.clean is not None:
+                clean_prob, clean_diff = self._measure(self.clean)
+                target["clean_prob"] = round(clean_prob, 6)
+                if clean_diff is not None:
+                    target["clean_logit_diff"] = round(clean_diff, 6)
+            doc["target"] = target
+        if lens is not None:
+            doc["logit_lens"] = [self._lens_row(lens, layer) for layer in range(len(lens.top_ids))]
+        notes = [t.notice for t in (self.target, self.foil) if t is not None and t.notice]
+        if notes:
+            doc["notes"] = notes
+        return doc
+
+    def _lens_row(self, lens, layer: int) -> dict:
+        token = int(lens.top_ids[layer, -1])
+        row = {
+            "layer": layer + 1,
+            "token": self.model.tokenizer.decode([token]),
+            "id": token,
+            "prob": round(float(lens.top_probs[layer, -1]), 6),
+        }
+        if lens.target_rank is not None:
+            row["target_rank"] = int(lens.target_rank[layer])
+        return row
+
+    def lines(self, logits, lens) -> list[str]:
+        """The same as plain text."""
+        from core.decoder import visible
+
+        out = [f"note: {t.notice}" for t in (self.target, self.foil) if t is not None and t.notice]
+        if self.heads:
+            named = " ".join(f"{layer + 1}.{head + 1}" for layer, head in self.heads)
+            out.append(f"knocked out ({self.mode}): {named}")
+        if self.target is not None:
+            prob, diff = self._measure(logits)
+            clean = self._measure(self.clean) if self.clean is not None else None
+            line = f"target {visible(self.target.text)}: p = {prob:.4f}"
+            line += f" (every head: {clean[0]:.4f})" if clean else ""
+            if diff is not None:
+                line += (
+                    f"; logit difference {visible(self.target.text)} − {visible(self.foil.text)}: {diff:.3f}"
+                )
+                line += f" (every head: {clean[1]:.3f})" if clean else ""
+            out.append(line)
+        if lens is not None:
+            out.append("logit lens (the top next token read after each layer):")
+            for layer in range(len(lens.top_ids)):
+                row = self._lens_row(lens, layer)
+                rank = f"   target rank {row['target_rank']}" if "target_rank" in row else ""
+                out.append(f"  layer {layer + 1:>3}: {visible(row['token']):<12} {row['prob']:6.1%}{rank}")
+        return out

@@ -1,4 +1,5 @@
-"""What a slow command is doing, on stderr: the table or JSON on stdout stays clean."""
+"""What a slow command is doing, on stderr when that is a terminal: the table or JSON on stdout
+stays clean, and a script reading stderr gets only errors."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from collections.abc import Callable
 
 
 def stage(text: str) -> None:
-    """Say on stderr that a step that may take a while starts now."""
-    print(f"{text}…", file=sys.stderr, flush=True)
+    """Say on stderr that a step that may take a while starts now (to a person: a terminal only)."""
+    if sys.stderr.isatty():
+        print(f"{text}…", file=sys.stderr, flush=True)
 
 
 def counter(label: str) -> Callable[[int, int], None]:

@@ -13,8 +13,6 @@ import warnings
 from pathlib import Path
 
 NAME = "smoke"
-# The offscreen platform says this whenever a window is shown; it is not a problem of the app.
-PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
 HELP = "open every panel offscreen, exercise its controls, save screenshots; non-zero on any problem"
 
 
@@ -31,6 +29,7 @@ def run(args) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app import settings, worker
+    from app.main import PLATFORM_NOISE
     from app.panels import PANELS
     from app.window import MainWindow
 

@@ -51,6 +51,12 @@ PANELS = [
         "app.panels.next_token:NextTokenPanel",
         (("Open &decoder folder…", "choose_folder"),),
     ),
+    PanelEntry(
+        "inside_decoder",
+        "Inside a decoder",
+        "app.panels.inside_decoder:InsideDecoderPanel",
+        (("Open decoder folder for &Inside a decoder…", "choose_folder"),),
+    ),
     PanelEntry("position", "Position", "app.panels.position:PositionPanel"),
     PanelEntry("cost", "Cost and FlashAttention", "app.panels.cost:CostPanel"),
     PanelEntry("bench", "Benchmark", "app.panels.bench:BenchPanel"),

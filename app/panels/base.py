@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QStackedWidget, QTabBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout, QSplitter, QStackedWidget, QTabBar, QVBoxLayout, QWidget
 
 import app.shutdown  # noqa: F401  (deletes panels in order at exit, see there)
 from app.panels.step import Notice, Step
@@ -58,14 +58,16 @@ class Panel(QWidget):
         root.addLayout(self.body, 1)
         self.pages: QStackedWidget | None = None  # the Step pages, once add_steps has run
 
-    def add_steps(self, *pages: Step) -> None:
-        """One Step page per lecture step, in order; their states' refusals and notices reach the
-        message bar."""
+    def add_steps(self, *pages: Step, into: QBoxLayout | QSplitter | None = None) -> None:
+        """One Step page per lecture step, in order, stacked into ``into`` (a layout or splitter;
+        default: the body, under the message bar). Their states' refusals and notices reach the
+        message bar. Steps that walk through one picture may name the same page."""
         if len(pages) != len(self.steps):
             raise ValueError(f"{self.key} names {len(self.steps)} steps but gives {len(pages)} pages.")
         self.pages = QStackedWidget()
+        self.step_pages = pages
         lives = []
-        for page in pages:
+        for page in dict.fromkeys(pages):  # a page may serve several consecutive steps
             self.pages.addWidget(page)
             page.told.connect(lambda text, level, page=page: self._tell(page, text, level))
             for live in page.lives:
@@ -73,8 +75,11 @@ class Panel(QWidget):
                     lives.append(live)
                     live.failed.connect(self.show_message)
                     # Connected after the pages' own slots: the step on screen has redrawn by then.
-                    live.changed.connect(lambda: self.report(self.pages.currentWidget().notice))
-        self.body.addWidget(self.pages)
+                    live.changed.connect(lambda: self.show_notice(self.pages.currentWidget().notice))
+        if isinstance(into, QSplitter):
+            into.addWidget(self.pages)
+        else:
+            (self.body if into is None else into).addWidget(self.pages, 1)
 
     @classmethod
     def lesson_file(cls) -> str:
@@ -93,19 +98,19 @@ class Panel(QWidget):
     def _tell(self, page: Step, text: str, level: str) -> None:
         """A step's passing message (empty text clears the bar), shown only while it is on screen."""
         if page.is_current():
-            self.report((text, level) if text else None)
+            self.show_notice((text, level) if text else None)
 
     def show_step(self, i: int) -> None:
         """Show step ``i``'s page, drawn with the newest state, and its notice. Never changes a
         setting: paging through a lecture leaves every state as it is."""
         if self.pages is None:
             return
-        self.pages.setCurrentIndex(i)
-        page = self.pages.currentWidget()
+        page = self.step_pages[i]
+        self.pages.setCurrentWidget(page)
         page.refresh()
-        self.report(page.notice)
+        self.show_notice(page.notice)
 
-    def report(self, notice: Notice) -> None:
+    def show_notice(self, notice: Notice) -> None:
         """Show a (text, level) notice in the message bar; None clears it."""
         if notice is None:
             self.clear_message()

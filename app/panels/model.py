@@ -38,16 +38,15 @@ from app.settings import settings
 from app.widgets import Heatmap
 from app.widgets.attention_lines import AttentionLines
 from app.widgets.head_grid import HeadGrid
+from core import smollm2
 from core.head_analysis import (
     PAIR_PARTS,
     PATTERNS,
     HeadRanking,
     ModelAttention,
-    drop_special,
+    express,
     find_head,
     find_pattern,
-    only_part,
-    to_words,
 )
 
 BUNDLED = "minilm"
@@ -78,7 +77,6 @@ class ModelPanel(Panel):
     key = "model"
     title = "Real model"
     steps = ("Tokens", "Head view", "Model view", "Find a head", "Patterns")
-    file_actions = (("Open &model folder…", "choose_folder"),)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -217,7 +215,8 @@ class ModelPanel(Panel):
         super().showEvent(event)
         if self.model is None and self.load_task is None:
             last = str(settings().value("model/last", BUNDLED))
-            self.load(last if last == BUNDLED or Path(last).is_dir() else BUNDLED)
+            added = last == smollm2.KEY and smollm2.installed_folder() is not None
+            self.load(last if last == BUNDLED or added or Path(last).is_dir() else BUNDLED)
 
     def load(self, source: str) -> None:
         """Load ``source`` ("minilm" or a folder) in the background; the current model stays
@@ -233,7 +232,8 @@ class ModelPanel(Panel):
         self.progress.setRange(0, 0)
         self.progress.show()
         self.cancel_button.show()
-        self.model_info.setText(f"Loading {BUNDLED_NAME if source == BUNDLED else Path(source).name}…")
+        names = {BUNDLED: BUNDLED_NAME, smollm2.KEY: smollm2.NAME}
+        self.model_info.setText(f"Loading {names.get(source) or Path(source).name}…")
         self.load_task = worker.run_task(
             models.load_model,
             source,
@@ -284,7 +284,7 @@ class ModelPanel(Panel):
         self.model = model
         s = settings()
         s.setValue("model/last", model.source)
-        if model.source != BUNDLED:
+        if model.source not in (BUNDLED, smollm2.KEY):
             recent = [model.source, *[r for r in self._recent() if r != model.source]]
             s.setValue("model/recent", recent[:MAX_RECENT])
         self._fill_model_combo()
@@ -314,6 +314,8 @@ class ModelPanel(Panel):
         combo.blockSignals(True)
         combo.clear()
         combo.addItem(BUNDLED_NAME, BUNDLED)
+        if smollm2.installed_folder() is not None:  # the decoder added for the Next token panel
+            combo.addItem(smollm2.NAME, smollm2.KEY)
         for folder in self._recent():
             combo.addItem(Path(folder).name, folder)
             combo.setItemData(combo.count() - 1, folder, Qt.ItemDataRole.ToolTipRole)
@@ -392,13 +394,7 @@ class ModelPanel(Panel):
             self.options = options
             return False
         try:
-            r = self.raw
-            if options.words:
-                r = to_words(r)
-            if options.hide_special:
-                r = drop_special(r, renormalize=options.rescale)
-            if options.part != ALL_PARTS:
-                r = only_part(r, options.part)
+            r = express(self.raw, options.words, options.hide_special, options.rescale, options.part)
         except ValueError as exc:
             self.show_message(str(exc))
             return False
@@ -544,10 +540,8 @@ class ModelPanel(Panel):
 
     # --- lecture steps, smoke, export -------------------------------------------------------------
     def show_step(self, i: int) -> None:
-        if i == 3:
-            self.find()
-        elif i == 4:
-            self.show_pattern("previous")
+        """Show the view the step talks about. The searches of steps 4 and 5 run from their
+        buttons (Find the head, the pattern buttons), never from paging."""
         self.tabs.setCurrentWidget((self.heatmap, self.lines, self.grid, self.heatmap, self.lines)[i])
 
     def exercise(self) -> None:
@@ -582,4 +576,4 @@ class ModelPanel(Panel):
         self.tabs.setCurrentWidget(self.lines)
 
     def export(self) -> dict[str, QWidget]:
-        return {"head view": self.lines, "model view": self.grid, "heatmap": self.heatmap}
+        return {"head_view": self.lines, "model_view": self.grid, "heatmap": self.heatmap}

@@ -67,10 +67,13 @@ class Live(QObject):
         return True
 
     def refresh(self) -> None:
-        """Announce the current result again (after a view was rebuilt)."""
+        """Announce the current result again (after something it holds changed in place)."""
         self.changed.emit()
 
     def _accept(self, state, result) -> None:
+        # A compute may settle the state it was given (e.g. keep the table it drew): a result
+        # that carries a ``state`` field is the state from now on.
+        state = getattr(result, "state", state)
         self.state, self.result = state, result
         self.wanted = state
         self.changed.emit()

@@ -55,6 +55,7 @@ class HeadGrid(QWidget):
         self.levels = (0.0, 1.0)
         self.reduced = False  # True when tiles show block means of a long text
         self.labels: list[pg.TextItem] = []
+        self.describer = None  # (row, col) -> hover text, when rows and columns are not layers and heads
         self.view = pg.GraphicsLayoutWidget()
         self.plot = self.view.addPlot()
         self.plot.invertY(True)
@@ -160,8 +161,17 @@ class HeadGrid(QWidget):
         if tile is not None:
             self.clicked.emit(*tile)
 
+    def set_describer(self, describer) -> None:
+        """``describer(row, col) -> str`` replaces the hover text "layer …, head …" (0-based)."""
+        self.describer = describer
+
     def _on_move(self, scene_pos) -> None:
         tile = self.tile_at(scene_pos)
         if tile is not None:
             note = f" Each tile shows block means, {MAX_TILE} × {MAX_TILE}." if self.reduced else ""
-            self.readout.setText(f"layer {tile[0] + 1}, head {tile[1] + 1}: click to open it large.{note}")
+            what = (
+                self.describer(*tile)
+                if self.describer
+                else f"layer {tile[0] + 1}, head {tile[1] + 1}: click to open it large."
+            )
+            self.readout.setText(what + note)

@@ -19,7 +19,6 @@ from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
-TICK_FILL = 0.7  # the share of an axis that tick labels may cover (pyqtgraph drops them above 0.8)
 
 
 class Heatmap(QWidget):
@@ -43,11 +42,14 @@ class Heatmap(QWidget):
         cell_text: bool = True,
         max_ticks: int = MAX_TICK_LABELS,
         labels: bool = True,
+        max_cell_texts: int = MAX_CELL_TEXTS,
         parent=None,
     ):
         super().__init__(parent)
         self.signed, self.cell_text, self.max_ticks = signed, cell_text, max_ticks
+        self.max_cell_texts = max_cell_texts
         self.values = np.zeros((0, 0))
+        self.texts: list[str] | None = None  # written into the cells instead of the numbers
         self.levels = (0.0, 1.0)
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
@@ -95,8 +97,10 @@ class Heatmap(QWidget):
         row_labels: Sequence[str] | None = None,
         col_labels: Sequence[str] | None = None,
         levels: tuple[float, float] | None = None,
+        texts: np.ndarray | None = None,
     ) -> None:
-        """Show ``values`` (n_rows, n_cols); −inf/NaN cells are drawn empty."""
+        """Show ``values`` (n_rows, n_cols); −inf/NaN cells are drawn empty. ``texts`` (n_rows,
+        n_cols) of str, when given, are written into the cells instead of the numbers."""
         values = np.asarray(values, dtype=np.float64)
         if values.ndim != 2:
             raise ValueError(f"A heatmap needs a 2-D matrix, got shape {values.shape}.")
@@ -104,6 +108,7 @@ class Heatmap(QWidget):
         old_levels = self.levels
         self.values = values
         n, m = values.shape
+        self.texts = None if texts is None else [str(t) for t in np.asarray(texts, dtype=object).ravel()]
         self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
         self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
         self.levels = levels if levels is not None else default_levels(values, self.signed)
@@ -189,7 +194,7 @@ class Heatmap(QWidget):
     def _update_texts(self) -> None:
         """Write the numbers into the cells (small matrices only), in black or white for contrast."""
         n, m = self.values.shape
-        if not (self.cell_text and n * m <= MAX_CELL_TEXTS):
+        if not (self.cell_text and n * m <= self.max_cell_texts):
             self.cells.set_cells([], [], (0, 0))
             return
         lo, hi = self.levels
@@ -201,7 +206,8 @@ class Heatmap(QWidget):
             QColor("#000000" if d else "#ffffff") if f else QColor("#888888")
             for d, f in zip(dark, finite, strict=True)
         ]
-        self.cells.set_cells([num(v) for v in self.values.ravel()], colors, (n, m))
+        texts = self.texts if self.texts is not None else [num(v) for v in self.values.ravel()]
+        self.cells.set_cells(texts, colors, (n, m))
 
 
 def _stride(count: int, pixels: float, needed: float) -> int:

@@ -37,7 +37,6 @@ class SdpaDiagram(QWidget):
         super().__init__(parent)
         self.shapes = {"Q": "", "K": "", "V": ""}
         self.active: str | None = None
-        self.masked = False
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(230, 320)
 
@@ -59,11 +58,6 @@ class SdpaDiagram(QWidget):
         if box is not None and box not in BOXES:
             raise ValueError(f"Unknown diagram box {box!r}.")
         self.active = box
-        self.update()
-
-    def set_masked(self, masked: bool) -> None:
-        """Draw the Mask box as in use (solid) or optional (dashed)."""
-        self.masked = masked
         self.update()
 
     def box_rects(self) -> dict[str, QRectF]:
@@ -113,7 +107,7 @@ class SdpaDiagram(QWidget):
         group = "inputs" if name in "QKV" else name
         active = self.active == group
         pen = QPen(QColor("#ff8c00") if active else text, 3 if active else 1)
-        if name == "mask" and not self.masked:
+        if name == "mask":  # optional: no panel that draws this diagram masks
             pen.setStyle(Qt.PenStyle.DashLine)
         p.setPen(pen)
         p.setBrush(QColor(FILL[group]))

@@ -16,16 +16,19 @@ from PySide6.QtWidgets import (
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
 
-def text_table(columns: Sequence[str], row_labels: bool = True, fit: bool = False) -> QTableWidget:
-    """An empty read-only table with these column headers, columns sized to their text. ``fit``:
-    the table sized to its rows (no scroll bars), for short tables; otherwise the last column
-    takes the free width."""
+def text_table(
+    columns: Sequence[str], row_labels: bool = True, fit: bool = False, size_columns: bool = False
+) -> QTableWidget:
+    """An empty read-only table with these column headers. ``fit``: columns and table sized to the
+    text (no scroll bars), for short tables. Otherwise the last column takes the free width, and
+    ``size_columns`` sizes the others to their text (measured at every change: short tables only)."""
     table = QTableWidget(0, len(columns))
     table.setHorizontalHeaderLabels(list(columns))
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
     table.verticalHeader().setVisible(row_labels)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    if fit or size_columns:
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     if fit:
         table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -26,6 +26,7 @@ class TokenBars(QWidget):
         self.plot.hideButtons()
         self.plot.invertY(True)
         self.plot.setLabel("bottom", "probability")
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)  # 0.1 … 0.4, never "×0.001"
         self.plot.setXRange(0, 1, padding=0.02)
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[], pen=None)
         self.plot.addItem(self.bars)

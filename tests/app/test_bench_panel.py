@@ -8,7 +8,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app import worker
-from app.panels.bench import COLUMNS, BenchPanel, row_texts
+from app.panels.bench import BenchPanel
+from app.panels.bench.state import COLUMNS, row_texts
 from core.bench import fastest_summary, fit_slopes
 from core.bench_device import cuda_available
 
@@ -82,8 +83,10 @@ def test_a_sweep_fills_the_table_and_the_plots_from_core(panel, qtbot):
         x, y = panel.curves["median_s"][impl].xData, panel.curves["median_s"][impl].yData
         np.testing.assert_array_equal(x, [64, 128])
         np.testing.assert_array_equal(y, [r.median_s for r in ran])
+        panel.set_step(2)  # the throughput plot is drawn when its step is shown
         y = panel.curves["tflops"][impl].yData
         np.testing.assert_array_equal(y, [r.tflops for r in ran])
+        panel.set_step(0)
         slope = fit_slopes(results, "median_s")[impl]
         label = panel.legends["median_s"].getLabel(panel.curves["median_s"][impl])
         assert label.text == f"{impl}  slope {slope:.2f}"
@@ -98,13 +101,15 @@ def test_cancel_stops_within_a_point_and_keeps_what_ran(panel, qtbot, tmp_path):
     panel.repeats_spin.setValue(100)
     panel.resultArrived.connect(lambda r: panel.cancel())  # cancel as soon as the first point lands
     run_sweep(panel, qtbot, "64:4096", ("numpy-naive",))
-    assert len(panel.results) == 1 and panel.table.rowCount() == 1
+    # The worker may finish the point after the first before the cancel reaches it (a busy machine).
+    ran = len(panel.results)
+    assert 1 <= ran <= 2 and panel.table.rowCount() == ran
     assert panel.report is None
-    assert panel.message.text() == "Cancelled after 1 of 7 points."
+    assert panel.message.text() == f"Cancelled after {ran} of 7 points."
     assert panel.run_button.isEnabled()
     panel.save_results(tmp_path / "partial.json")
     data = json.loads((tmp_path / "partial.json").read_text())
-    assert [r["n"] for r in data["results"]] == [64]
+    assert [r["n"] for r in data["results"]] == [64, 128][:ran]
 
 
 @pytest.mark.parametrize(
@@ -142,11 +147,11 @@ def test_export_writes_csv_and_json_of_the_report(panel, qtbot, tmp_path):
 
 def test_steps_show_the_matching_plot(panel):
     assert panel.table.columnCount() == len(COLUMNS)
-    for step, tab in ((0, 0), (1, 0), (2, 1), (3, 2)):
+    for step, page in ((0, 0), (1, 0), (2, 1), (3, 2)):
         panel.set_step(step)
-        assert panel.tabs.currentIndex() == tab
-    panel.tabs.setCurrentIndex(1)
-    assert panel.step == 2
+        assert panel.pages.currentIndex() == page
+    panel.step_bar.setCurrentIndex(2)  # the step bar's tabs pick the plot
+    assert panel.step == 2 and panel.pages.currentWidget() is panel.plot_pages["tflops"]
 
 
 def test_worker_reports_the_end_of_a_task_that_ends_at_once(qtbot):

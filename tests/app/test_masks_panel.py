@@ -18,7 +18,12 @@ def table_column(table, j):
 def all_shown_values(p):
     """Every heatmap's values, visiting each step so that its views are up to date."""
     step, values = p.step, []
-    pages = ([p.mask_map, p.score_map, p.weight_map], p.add_maps, [p.cross_map], [p.copy_map])
+    pages = (
+        [p.kinds.mask_map, p.kinds.score_map, p.kinds.weight_map],
+        p.additive.add_maps,
+        [p.cross.cross_map],
+        [p.copying.copy_map],
+    )
     for i, maps in enumerate(pages):
         p.set_step(i)
         values += [m.values.copy() for m in maps]
@@ -29,18 +34,18 @@ def all_shown_values(p):
 def test_default_view_is_causal_and_padding_computed_by_core(panel):
     mask = masks.combine(masks.causal(8), masks.padding([True] * 6 + [False] * 2))
     trace = attend(*qkv(DEFAULT), mask=mask)
-    np.testing.assert_array_equal(panel.mask_map.values, mask.astype(float))
-    np.testing.assert_array_equal(panel.score_map.values, trace.masked)
-    np.testing.assert_array_equal(panel.weight_map.values, trace.weights)
-    assert panel.score_map.values[0, 1] == -np.inf and panel.weight_map.values[0, 1] == 0.0
+    np.testing.assert_array_equal(panel.kinds.mask_map.values, mask.astype(float))
+    np.testing.assert_array_equal(panel.kinds.score_map.values, trace.masked)
+    np.testing.assert_array_equal(panel.kinds.weight_map.values, trace.weights)
+    assert panel.kinds.score_map.values[0, 1] == -np.inf and panel.kinds.weight_map.values[0, 1] == 0.0
     top = np.abs(trace.scaled).max()  # hidden scores count too: colours stay put as the mask changes
-    assert panel.score_map.levels == (-top, top)
-    assert "33 of 64 = 8² (51.6 %)" in panel.cost_note.text()
-    assert "saves 48.4 %" in panel.cost_note.text()
-    assert "exactly 0 in every row" in panel.cost_note.text()
-    assert table_column(panel.row_table, 0) == [f"{k} of 8" for k in (1, 2, 3, 4, 5, 6, 6, 6)]
-    assert table_column(panel.row_table, 1) == ["0 (exact)"] * 8
-    assert panel.mask_map.col_labels == DEFAULT and "Padding hides" in panel.family_note.text()
+    assert panel.kinds.score_map.levels == (-top, top)
+    assert "33 of 64 = 8² (51.6 %)" in panel.kinds.cost_note.text()
+    assert "saves 48.4 %" in panel.kinds.cost_note.text()
+    assert "exactly 0 in every row" in panel.kinds.cost_note.text()
+    assert table_column(panel.kinds.row_table, 0) == [f"{k} of 8" for k in (1, 2, 3, 4, 5, 6, 6, 6)]
+    assert table_column(panel.kinds.row_table, 1) == ["0 (exact)"] * 8
+    assert panel.kinds.mask_map.col_labels == DEFAULT and "Padding hides" in panel.family_note.text()
     assert not panel.message.isVisibleTo(panel)
 
 
@@ -51,10 +56,10 @@ def test_every_kind_shows_the_core_mask_and_its_weights(panel):
     for kind in masks.KINDS:  # "custom" comes last and starts from the mask shown before it
         panel.kind_combo.setCurrentIndex(masks.KINDS.index(kind))
         expected = masks.build(masks.MaskSpec(kind, window=2, custom=expected), 8)
-        np.testing.assert_array_equal(panel.mask_map.values, expected.astype(float))
+        np.testing.assert_array_equal(panel.kinds.mask_map.values, expected.astype(float))
         trace = attend(*qkv(DEFAULT), mask=expected)
-        np.testing.assert_array_equal(panel.weight_map.values, trace.weights)
-        assert f"{int(expected.sum())} of 64" in panel.cost_note.text()
+        np.testing.assert_array_equal(panel.kinds.weight_map.values, trace.weights)
+        assert f"{int(expected.sum())} of 64" in panel.kinds.cost_note.text()
         assert panel.window_slider.isEnabled() == (kind in ("sliding_window", "global_local"))
 
 
@@ -64,22 +69,22 @@ def test_window_and_symmetry_follow_the_controls(panel):
     panel.symmetric_box.setChecked(True)
     valid = np.arange(8) < 6
     expected = masks.combine(masks.sliding_window(8, 3, causal=False), masks.padding(valid))
-    np.testing.assert_array_equal(panel.mask_map.values, expected.astype(float))
+    np.testing.assert_array_equal(panel.kinds.mask_map.values, expected.astype(float))
     panel.kind_combo.setCurrentIndex(masks.KINDS.index("global_local"))
     panel.global_edit.setText("0, 5")
     expected = masks.combine(masks.global_local(8, 3, [0, 5]), masks.padding(valid))
-    np.testing.assert_array_equal(panel.mask_map.values, expected.astype(float))
+    np.testing.assert_array_equal(panel.kinds.mask_map.values, expected.astype(float))
 
 
 def test_clicking_the_mask_makes_it_custom_and_switches_the_cell(panel):
-    panel.mask_map.clicked.emit(3, 1)  # causal allows it: now hidden
-    assert panel.settings.spec.kind == "custom" and panel.kind_combo.currentData() == "custom"
-    assert panel.mask_map.values[3, 1] == 0.0 and panel.weight_map.values[3, 1] == 0.0
-    panel.mask_map.clicked.emit(0, 4)  # the future: now allowed
-    assert panel.mask_map.values[0, 4] == 1.0 and panel.weight_map.values[0, 4] > 0
-    assert "switched off" in panel.mask_map.describe(3, 1)
+    panel.kinds.mask_map.clicked.emit(3, 1)  # causal allows it: now hidden
+    assert panel.settings.kind == "custom" and panel.kind_combo.currentData() == "custom"
+    assert panel.kinds.mask_map.values[3, 1] == 0.0 and panel.kinds.weight_map.values[3, 1] == 0.0
+    panel.kinds.mask_map.clicked.emit(0, 4)  # the future: now allowed
+    assert panel.kinds.mask_map.values[0, 4] == 1.0 and panel.kinds.weight_map.values[0, 4] > 0
+    assert "switched off" in panel.kinds.mask_map.describe(3, 1)
     panel.tokens_edit.setText("the cat sat on the mat [PAD] [PAD] and more")  # the grid grows
-    grid = panel.settings.spec.custom
+    grid = np.array(panel.settings.custom)
     assert grid.shape == (10, 10) and not grid[3, 1] and grid[0, 4]
     np.testing.assert_array_equal(grid[8:, :], masks.causal(10)[8:, :])  # new rows start causal
 
@@ -88,37 +93,37 @@ def test_additive_masks_show_their_weights_and_leaks(panel):
     panel.set_step(1)
     trace = attend(*qkv(DEFAULT))
     mask = masks.build(masks.MaskSpec("causal", n_pad=2), 8)
-    for heatmap, fill in zip(panel.add_maps, (-np.inf, -1e9, -10.0), strict=True):
+    for heatmap, fill in zip(panel.additive.add_maps, (-np.inf, -1e9, -10.0), strict=True):
         outcome = masks.additive_outcome(trace.scaled, mask, fill)
         np.testing.assert_array_equal(heatmap.values, outcome.weights)
-    assert table_column(panel.add_table, 0) == ["0 (exact)"] * 8
-    assert table_column(panel.add_table, 1) == ["0 (exact)"] * 8
+    assert table_column(panel.additive.add_table, 0) == ["0 (exact)"] * 8
+    assert table_column(panel.additive.add_table, 1) == ["0 (exact)"] * 8
     small = masks.additive_outcome(trace.scaled, mask, -10.0).leak
-    assert table_column(panel.add_table, 2)[1] == f"{small[1]:.3g}" and small[1] > 0
-    assert table_column(panel.add_table, 2)[6:] == ["0.491", "0.491"]  # quoted in the lesson
+    assert table_column(panel.additive.add_table, 2)[1] == f"{small[1]:.3g}" and small[1] > 0
+    assert table_column(panel.additive.add_table, 2)[6:] == ["0.491", "0.491"]  # quoted in the lesson
 
 
 def test_a_fully_masked_row_warns_and_shows_zeros_never_nan(panel):
     panel.set_step(1)
-    panel.empty_button.click()
+    panel.additive.empty_button.click()
     assert panel.message.isVisibleTo(panel) and panel.message.level == "warning"
     assert "“the” may attend to nothing" in panel.message.text()
-    assert panel.add_maps[0].values[0].tolist() == [0.0] * 8
-    assert table_column(panel.add_table, 1)[0] == "1"  # −1e9: the row reads every hidden key
-    assert "−∞ − (−∞)" in panel.empty_note.text() and "leak 1" in panel.empty_note.text()
+    assert panel.additive.add_maps[0].values[0].tolist() == [0.0] * 8
+    assert table_column(panel.additive.add_table, 1)[0] == "1"  # −1e9: the row reads every hidden key
+    assert "−∞ − (−∞)" in panel.additive.empty_note.text() and "leak 1" in panel.additive.empty_note.text()
     for values in all_shown_values(panel):
         assert not np.isnan(values).any()
     panel.set_step(0)
-    assert panel.weight_map.values[0].tolist() == [0.0] * 8
-    assert table_column(panel.row_table, 0)[0] == "0 of 8"
+    assert panel.kinds.weight_map.values[0].tolist() == [0.0] * 8
+    assert table_column(panel.kinds.row_table, 0)[0] == "0 of 8"
 
 
 def test_every_token_padding_is_a_warning_with_zero_weights(panel):
     panel.pad_spin.setValue(8)
     assert panel.message.level == "warning"
-    assert panel.weight_map.values.sum() == 0.0 and np.all(np.isfinite(panel.weight_map.values))
+    assert panel.kinds.weight_map.values.sum() == 0.0 and np.all(np.isfinite(panel.kinds.weight_map.values))
     panel.set_step(3)
-    assert "Needs two tokens" in panel.copy_note.text()
+    assert "Needs two tokens" in panel.copying.copy_note.text()
     panel.pad_spin.setValue(0)
     assert not panel.message.isVisibleTo(panel)
 
@@ -130,7 +135,7 @@ BAD_INPUT = [
     (lambda p: p.global_edit.setText("first"), "whole number from 0 to 63"),
     # monkey seeds 90210 and 4242: a huge position once overflowed numpy (OverflowError)
     (lambda p: p.global_edit.setText("99999999999999999999"), "whole number from 0 to 63"),
-    (lambda p: p.queries_edit.setText("  "), "at least one token"),
+    (lambda p: p.cross.queries_edit.setText("  "), "at least one token"),
 ]
 
 
@@ -148,35 +153,38 @@ def test_window_larger_than_the_sentence_is_refused(panel):
     panel.tokens_edit.setText("a b c")
     panel.kind_combo.setCurrentIndex(masks.KINDS.index("sliding_window"))
     panel.window_slider.setValue(2)
-    before = panel.mask_map.values.copy()
+    before = panel.kinds.mask_map.values.copy()
     panel.window_slider.setValue(5)
     assert "window must be 1 … 3" in panel.message.text()
-    np.testing.assert_array_equal(panel.mask_map.values, before)
+    np.testing.assert_array_equal(panel.kinds.mask_map.values, before)
 
 
 def test_cross_attention_is_rectangular_with_both_token_lists(panel):
     panel.set_step(2)
-    panel.queries_edit.setText("ich bin")
-    panel.keys_edit.setText("i am here now")
+    panel.cross.queries_edit.setText("ich bin")
+    panel.cross.keys_edit.setText("i am here now")
     q, kv = ["ich", "bin"], ["i", "am", "here", "now"]
     Q, K, V = random_example(q + kv, 8, 4, 0).projections()
     expected = attend(Q[:2], K[2:], V[2:]).weights
-    assert panel.cross_map.values.shape == (2, 4)
-    np.testing.assert_array_equal(panel.cross_map.values, expected)
-    assert panel.cross_map.row_labels == q and panel.cross_map.col_labels == kv
-    assert "weights 2×4" in panel.cross_note.text() and "Row sums: 1.00 1.00" in panel.cross_note.text()
+    assert panel.cross.cross_map.values.shape == (2, 4)
+    np.testing.assert_array_equal(panel.cross.cross_map.values, expected)
+    assert panel.cross.cross_map.row_labels == q and panel.cross.cross_map.col_labels == kv
+    assert (
+        "weights 2×4" in panel.cross.cross_note.text()
+        and "Row sums: 1.00 1.00" in panel.cross.cross_note.text()
+    )
 
 
 def test_copying_the_answer_without_and_with_the_causal_mask(panel):
     panel.set_step(3)
     Q, K, V = (m[:6] for m in qkv(DEFAULT))  # the padding is not trained on
     weights = attend(Q, K, V).weights
-    bars = panel.copy_bars.opts["height"]
+    bars = panel.copying.copy_bars.opts["height"]
     np.testing.assert_array_equal(bars, [weights[i, i + 1] for i in range(5)])
     assert bars.max() > 0.5
-    panel.copy_box.setChecked(True)
-    assert panel.copy_bars.opts["height"].tolist() == [0.0] * 5
-    assert "the answer is hidden" in panel.copy_note.text()
+    panel.copying.copy_box.setChecked(True)
+    assert panel.copying.copy_bars.opts["height"].tolist() == [0.0] * 5
+    assert "the answer is hidden" in panel.copying.copy_note.text()
 
 
 def test_steps_and_reset(panel):
@@ -190,14 +198,14 @@ def test_steps_and_reset(panel):
     assert panel.tokens_edit.text() == " ".join(DEFAULT) and panel.kind_combo.currentData() == "causal"
     assert panel.seed_spin.value() == 0 and panel.pad_spin.value() == 2
     mask = masks.build(masks.MaskSpec("causal", n_pad=2), 8)
-    np.testing.assert_array_equal(panel.weight_map.values, attend(*qkv(DEFAULT), mask=mask).weights)
+    np.testing.assert_array_equal(panel.kinds.weight_map.values, attend(*qkv(DEFAULT), mask=mask).weights)
 
 
 def test_64_tokens_stay_finite(panel):
     panel.tokens_edit.setText(" ".join(f"w{i}" for i in range(64)))
     panel.kind_combo.setCurrentIndex(masks.KINDS.index("sliding_window"))
     panel.window_slider.setValue(8)
-    assert panel.weight_map.values.shape == (64, 64) and panel.row_table.rowCount() == 64
+    assert panel.kinds.weight_map.values.shape == (64, 64) and panel.kinds.row_table.rowCount() == 64
     for values in all_shown_values(panel):
         assert not np.isnan(values).any()
 
@@ -205,9 +213,9 @@ def test_64_tokens_stay_finite(panel):
 def test_only_the_visible_step_is_redrawn_until_shown(panel):
     panel.set_step(0)
     panel.kind_combo.setCurrentIndex(masks.KINDS.index("none"))
-    assert panel.stale == {1, 2, 3}
-    before = panel.add_maps[0].values.copy()
+    assert [page.stale for page in panel.step_pages] == [False, True, True, True]
+    before = panel.additive.add_maps[0].values.copy()
     panel.set_step(1)
-    assert panel.stale == {2, 3}
-    assert not np.array_equal(panel.add_maps[0].values, before)
-    np.testing.assert_array_equal(panel.add_maps[0].values, panel.weight_map.values)  # no mask
+    assert [page.stale for page in panel.step_pages] == [False, False, True, True]
+    assert not np.array_equal(panel.additive.add_maps[0].values, before)
+    np.testing.assert_array_equal(panel.additive.add_maps[0].values, panel.kinds.weight_map.values)  # no mask

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from app import worker
-from app.panels.memory import BETAS, digit_glyphs
+from app.panels.memory.state import BETAS, digit_glyphs
 from core.attention import attend
 from core.hopfield import article_experiment, capacity_sweep, corrupt_and_compare
 
@@ -17,47 +17,70 @@ def test_default_view_shows_what_core_computes(panel):
     expected = corrupt_and_compare(
         digits[: s.stored], s.target, s.flips, s.noise, s.beta, np.random.default_rng(s.seed)
     )
-    np.testing.assert_array_equal(panel.classical_stored.patterns, digits[: s.stored])
-    np.testing.assert_array_equal(panel.classical_path.patterns[0], expected.classical_query)
-    np.testing.assert_array_equal(panel.classical_path.patterns[-2], expected.classical.final[0])
-    np.testing.assert_array_equal(panel.classical_path.patterns[-1], digits[s.target])
-    np.testing.assert_allclose(panel.modern_path.patterns[1], expected.modern.output[0])
-    np.testing.assert_allclose(bar_heights(panel.modern_bars), expected.modern.weights[0])
-    assert panel.classical_stored.outlined == s.target
-    assert panel.classical_path.captions[0] == "query" and panel.classical_path.captions[-1] == "target"
-    assert expected.classical_verdict.outcome.value.capitalize() in panel.classical_verdict.text()
-    assert expected.modern_verdict.outcome.value.capitalize() in panel.modern_verdict.text()
+    np.testing.assert_array_equal(panel.retrieve.view.classical_stored.patterns, digits[: s.stored])
+    np.testing.assert_array_equal(panel.retrieve.view.classical_path.patterns[0], expected.classical_query)
+    np.testing.assert_array_equal(
+        panel.retrieve.view.classical_path.patterns[-2], expected.classical.final[0]
+    )
+    np.testing.assert_array_equal(panel.retrieve.view.classical_path.patterns[-1], digits[s.target])
+    np.testing.assert_allclose(panel.retrieve.view.modern_path.patterns[1], expected.modern.output[0])
+    np.testing.assert_allclose(bar_heights(panel.retrieve.view.modern_bars), expected.modern.weights[0])
+    assert panel.retrieve.view.classical_stored.outlined == s.target
+    assert (
+        panel.retrieve.view.classical_path.captions[0] == "query"
+        and panel.retrieve.view.classical_path.captions[-1] == "target"
+    )
+    assert (
+        expected.classical_verdict.outcome.value.capitalize() in panel.retrieve.view.classical_verdict.text()
+    )
+    assert expected.modern_verdict.outcome.value.capitalize() in panel.retrieve.view.modern_verdict.text()
 
 
 def test_modern_weights_are_attention_with_keys_and_values_the_stored_patterns(panel):
     panel.set_beta(1 / 8)  # β = 1/√64: plain attention at temperature 1
     c = panel.comparison
     plain = attend(c.modern_query[None, :], c.modern_patterns, c.modern_patterns)
-    np.testing.assert_allclose(bar_heights(panel.modern_bars), plain.weights[0], rtol=1e-12)
-    np.testing.assert_allclose(panel.modern_path.patterns[1], plain.output[0], rtol=1e-12)
-    assert "T = 1/(0.125·8) = 1" in panel.formula_note.text()
+    np.testing.assert_allclose(bar_heights(panel.retrieve.view.modern_bars), plain.weights[0], rtol=1e-12)
+    np.testing.assert_allclose(panel.retrieve.view.modern_path.patterns[1], plain.output[0], rtol=1e-12)
+    panel.set_step(3)
+    assert "T = 1/(0.125·8) = 1" in panel.beta.formula_note.text()
 
 
 def test_article_preset_reproduces_both_recoveries(panel):
     panel.article_button.click()
     e = article_experiment(0)
-    assert panel.classical_stored.patterns.shape == (9, 64)
-    np.testing.assert_array_equal(panel.classical_path.patterns[0], e.classical_query)
-    assert panel.classical_path.captions == ["query", "1", "target"]
-    assert "Recovered the target after 1 update." in panel.classical_verdict.text()
-    assert "Recovered the target in one step" in panel.modern_verdict.text()
-    assert bar_heights(panel.modern_bars).size == 200
-    assert panel.modern_bars.highlighted.opts["height"][0] > 1 - 1e-12
+    assert panel.retrieve.view.classical_stored.patterns.shape == (9, 64)
+    np.testing.assert_array_equal(panel.retrieve.view.classical_path.patterns[0], e.classical_query)
+    assert panel.retrieve.view.classical_path.captions == ["query", "1", "target"]
+    assert "Recovered the target after 1 update." in panel.retrieve.view.classical_verdict.text()
+    assert "Recovered the target in one step" in panel.retrieve.view.modern_verdict.text()
+    assert bar_heights(panel.retrieve.view.modern_bars).size == 200
+    assert panel.retrieve.view.modern_bars.highlighted.opts["height"][0] > 1 - 1e-12
     assert not panel.stored_spin.isEnabled() and panel.beta_edit.isEnabled()
 
 
+def test_the_articles_step_changes_nothing_until_its_button_is_pressed(panel):
+    before = panel.settings
+    panel.set_step(len(panel.steps) - 1)
+    assert panel.settings == before and panel.pages.currentWidget() is panel.article
+    panel.article.load_button.click()
+    assert panel.settings.source == "article" and not panel.article.load_button.isEnabled()
+    e = article_experiment(0)
+    view = panel.article.view
+    np.testing.assert_array_equal(view.classical_path.patterns[0], e.classical_query)
+    assert "Recovered the target in one step" in view.modern_verdict.text()
+    panel.set_step(0)
+    panel.set_step(5)
+    assert panel.settings.source == "article"
+
+
 def test_article_preset_at_attention_scale_ends_in_a_blend(panel):
-    panel.set_step(len(panel.steps) - 1)  # the last lecture step loads the preset
-    assert panel.settings.source == "article" and panel.pages.currentIndex() == 0
+    panel.article_button.click()
+    assert panel.settings.source == "article"
     panel.attention_button.click()
     assert panel.settings.beta == pytest.approx(0.125)
-    assert "Settled on a spurious blend" in panel.modern_verdict.text()
-    assert "0.692 on #0" in panel.modern_verdict.text()
+    assert "Settled on a spurious blend" in panel.retrieve.view.modern_verdict.text()
+    assert "0.692 on #0" in panel.retrieve.view.modern_verdict.text()
 
 
 def test_beta_curve_and_line_follow_the_slider(panel):
@@ -66,14 +89,14 @@ def test_beta_curve_and_line_follow_the_slider(panel):
     panel.beta_slider.setValue(0.01)
     beta = panel.settings.beta
     assert beta == pytest.approx(0.01)
-    assert panel.beta_line.value() == pytest.approx(np.log10(beta))
-    x, y = panel.target_curve.xData, panel.target_curve.yData
+    assert panel.beta.beta_line.value() == pytest.approx(np.log10(beta))
+    x, y = panel.beta.target_curve.xData, panel.beta.target_curve.yData
     np.testing.assert_allclose(x, BETAS)
     assert np.all(np.diff(y) >= -1e-12)  # the target's weight only grows with β here
-    weights = bar_heights(panel.beta_bars)
+    weights = bar_heights(panel.beta.beta_bars)
     np.testing.assert_allclose(weights, 1 / weights.size, atol=0.2)  # small β: nearly uniform
     mean = panel.comparison.modern_patterns.mean(axis=0)
-    np.testing.assert_allclose(panel.beta_pictures.patterns[1], mean)
+    np.testing.assert_allclose(panel.beta.beta_pictures.patterns[1], mean)
 
 
 def type_beta(panel, text):
@@ -93,48 +116,52 @@ BAD_INPUT = [
 
 
 def test_bad_input_keeps_the_previous_state(panel):
+    good = (panel.stored_spin.value(), panel.flips_spin.value(), panel.target_spin.value())
     for seed, (action, message) in enumerate(BAD_INPUT, 1):
-        before = bar_heights(panel.modern_bars).copy()
+        before = bar_heights(panel.retrieve.view.modern_bars).copy()
         settings = panel.settings
         action(panel)
         assert message in panel.message.text() and panel.message.level == "error"
         assert panel.settings == settings
-        np.testing.assert_array_equal(bar_heights(panel.modern_bars), before)
-        assert panel.stored_spin.value() == settings.stored and panel.flips_spin.value() == settings.flips
-        assert panel.beta_edit.text() == f"{settings.beta:.4g}"
+        np.testing.assert_array_equal(bar_heights(panel.retrieve.view.modern_bars), before)
+        for spin, value in zip((panel.stored_spin, panel.flips_spin, panel.target_spin), good, strict=True):
+            spin.setValue(value)  # put the refused value right
+        panel.set_beta(settings.beta)
         panel.seed_spin.setValue(seed)  # a valid change clears the message
-        assert not panel.message.isVisibleTo(panel)
+        assert not panel.message.isVisibleTo(panel) and panel.settings.seed == seed
+        assert panel.beta_edit.text() == f"{settings.beta:.4g}"
 
 
 def test_huge_beta_typed_exactly_stays_finite(panel):
     type_beta(panel, "1e6")
     assert panel.settings.beta == 1e6
-    heights = bar_heights(panel.modern_bars)
+    heights = bar_heights(panel.retrieve.view.modern_bars)
     assert np.all(np.isfinite(heights)) and heights.max() == pytest.approx(1.0)
 
 
 def test_capacity_sweep_runs_in_the_worker_and_plots_core_values(panel, qtbot):
     panel.set_step(4)
-    panel.trials_spin.setValue(2)
-    panel.run_button.click()
-    assert not panel.run_button.isEnabled() and panel.cancel_button.isEnabled()
+    panel.capacity.trials_spin.setValue(2)
+    panel.capacity.run_button.click()
+    assert not panel.capacity.run_button.isEnabled() and panel.capacity.cancel_button.isEnabled()
     assert worker.wait_idle(30)
     expected = capacity_sweep(np.random.default_rng(0), n=64, trials=2, flips=8, beta=1.0)
-    x, y = panel.classical_curve.xData, panel.classical_curve.yData
+    x, y = panel.capacity.classical_curve.xData, panel.capacity.classical_curve.yData
     np.testing.assert_allclose(x, expected.loads)
     np.testing.assert_allclose(y, expected.classical)
-    np.testing.assert_allclose(panel.modern_curve.yData, expected.modern)
-    assert panel.progress.value() == panel.progress.maximum() == 40
-    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
-    assert f"up to M = {expected.reliable_load(expected.classical)} " in panel.capacity_note.text()
+    np.testing.assert_allclose(panel.capacity.modern_curve.yData, expected.modern)
+    assert panel.capacity.progress.value() == panel.capacity.progress.maximum() == 40
+    assert panel.capacity.run_button.isEnabled() and not panel.capacity.cancel_button.isEnabled()
+    assert f"up to M = {expected.reliable_load(expected.classical)} " in panel.capacity.capacity_note.text()
 
 
 def test_cancelled_sweep_keeps_the_last_plot(panel, qtbot):
-    panel.trials_spin.setValue(1000)
-    panel.run_sweep()
-    qtbot.waitUntil(lambda: panel.progress.value() > 0, timeout=10000)
-    panel.cancel_button.click()
+    panel.set_step(4)
+    panel.capacity.trials_spin.setValue(1000)
+    panel.capacity.run_sweep()
+    qtbot.waitUntil(lambda: panel.capacity.progress.value() > 0, timeout=10000)
+    panel.capacity.cancel_button.click()
     assert worker.wait_idle(30)
-    assert panel.classical_curve.xData is None
-    assert panel.sweep is None and "cancelled" in panel.message.text()
-    assert panel.run_button.isEnabled()
+    assert panel.capacity.classical_curve.xData is None
+    assert panel.capacity.sweep is None and "cancelled" in panel.message.text()
+    assert panel.capacity.run_button.isEnabled()

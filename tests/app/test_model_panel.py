@@ -142,12 +142,18 @@ def test_clicking_a_tile_opens_it_large(panel):
     np.testing.assert_array_equal(panel.heatmap.values, panel.raw.attentions[5, 11])
 
 
-def test_steps_switch_views_and_run_the_searches(panel):
+def test_steps_switch_views_and_the_searches_wait_for_their_buttons(panel):
     panel.set_step(2)
     assert panel.tabs.currentWidget() is panel.grid
+    shown = (panel.layer_spin.value(), panel.head_spin.value())
     panel.set_step(3)
-    assert panel.tabs.currentWidget() is panel.heatmap and panel.layer_spin.value() == 4
+    assert panel.tabs.currentWidget() is panel.heatmap and panel.ranking is None
     panel.set_step(4)
+    assert panel.tabs.currentWidget() is panel.lines
+    assert (panel.layer_spin.value(), panel.head_spin.value()) == shown  # paging changed nothing
+    panel.find_button.click()
+    assert panel.layer_spin.value() == 4
+    panel.pattern_buttons["previous"].click()
     assert panel.tabs.currentWidget() is panel.lines and panel.head_spin.value() == 3
 
 

@@ -39,7 +39,7 @@ import pyqtgraph as pg
 import pytest
 import shiboken6
 from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, QPointF, Qt, QtMsgType
-from PySide6.QtGui import QAction, QImage, QMouseEvent
+from PySide6.QtGui import QAction, QColor, QImage, QMouseEvent, QPainter
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -487,15 +487,24 @@ def no_dialogs(monkeypatch, tmp_path, request):
 
 
 def distinct_colours(image: QImage) -> int:
-    small = image.scaled(64, 64)
-    return len({small.pixel(x, y) for x in range(0, 64, 4) for y in range(0, 64, 4)})
+    """Colours in ``image`` shrunk to 64 × 64 by averaging, so that thin lines and small text count
+    however large the widget is (picking single pixels missed them on a big dark window)."""
+    small = image.scaled(
+        64, 64, Qt.AspectRatioMode.IgnoreAspectRatio, Qt.TransformationMode.SmoothTransformation
+    )
+    return len({small.pixel(x, y) for x in range(64) for y in range(64)})
 
 
-def painted(widget: QWidget) -> bool:
-    """Whether ``widget`` shows more than a flat background once the events in flight are done."""
-    QApplication.processEvents()
+def blank(widget: QWidget) -> bool:
     image = widget.grab().toImage()
-    return not image.isNull() and distinct_colours(image) >= 4
+    return image.isNull() or distinct_colours(image) < 4
+
+
+def painted(panel) -> bool:
+    """Whether the panel and each result view of its step show more than a flat background, once
+    the events in flight are done."""
+    QApplication.processEvents()
+    return not blank(panel) and not any(blank(view) for view in panel.result_views(panel.step))
 
 
 def start(window) -> None:
@@ -534,9 +543,9 @@ def test_monkey(window, qtbot, qtlog, no_dialogs, capsys, seed):
             caught.clear()
         elapsed = time.perf_counter() - start_s
         worker.wait_idle(60)
+        window.set_font_scale(1.0)  # first: larger text raises the window's minimum size
         window.full_screen_action.setChecked(False)  # a full-screen window ignores resize()
         window.resize(1400, 860)
-        window.set_font_scale(1.0)
         for cls in PANELS:  # every panel still renders, step by step
             panel = window.show_panel(cls.key)
             for step in range(len(cls.steps)):
@@ -593,3 +602,34 @@ def test_one_seed_takes_the_same_actions(window, qtbot, no_dialogs):
         logs.append(monkey.log)
         win.close()
     assert logs[0] == logs[1]
+
+
+class ThinLines(QWidget):
+    """A big flat dark widget with three one-pixel lines: what a large plot looks like to the check."""
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), QColor("#202020"))
+        for x, colour in ((7, "#ff8c00"), (301, "#1f77b4"), (555, "#2ca02c")):
+            painter.setPen(QColor(colour))
+            painter.drawLine(x, 0, x, self.height())
+        painter.end()
+
+
+def test_the_blank_check_counts_thin_lines_and_skips_covers(window):
+    """Seeds 1 and 3003 reported painted steps as blank on a big dark window: single pixels picked
+    from the grab missed the plots' thin lines. They count now; a flat widget is still blank; a
+    step whose result is covered by predict-then-reveal is judged once revealed."""
+    lines, flat = ThinLines(), QWidget()
+    for widget in (lines, flat):
+        widget.resize(2400, 1200)
+    assert not blank(lines) and blank(flat)
+    window.set_theme("dark")
+    window.resize(2560, 1440)
+    window.predict_action.setChecked(True)
+    for key, step in [("qkv", 0), ("qkv", 4), ("scale", 1), ("cost", 1), ("memory", 3)]:
+        panel = window.show_panel(key)
+        panel.set_step(step)
+        worker.wait_idle(30)
+        window.reveal.reveal()
+        assert painted(panel), f"{key} step {step}"

@@ -3,9 +3,9 @@ import pytest
 
 from app.panels import PANELS, PanelEntry
 from app.panels.base import Panel
-from app.panels.multihead import head_divisors
+from app.panels.multihead.state import MAX_HEADS
 from core.masks import causal
-from core.multihead import head_table, multi_head, random_weights
+from core.multihead import head_divisors, head_table, multi_head, random_weights
 
 ARTICLE_TOKENS = ["the", "trophy", "would", "not", "fit", "into", "my", "suitcase"]
 
@@ -16,7 +16,8 @@ def core_trace(tokens, d_model, heads, seed=42, scale=0.1, **kwargs):
 
 
 def table_texts(panel):
-    t = panel.table
+    panel.set_step(1)  # the table is drawn when its step is shown
+    t = panel.table_page.table
     return [[t.item(i, j).text() for j in range(t.columnCount())] for i in range(t.rowCount())]
 
 
@@ -33,33 +34,34 @@ def test_default_is_the_articles_example_and_its_table(panel):
     assert [r[4] for r in rows] == ["0.1250"] * 4
     trace = core_trace(ARTICLE_TOKENS, 32, 4)
     for i in range(4):
-        np.testing.assert_allclose(panel.grid_maps[i].values, trace.heads[i].weights)
+        np.testing.assert_allclose(panel.side_by_side.grid_maps[i].values, trace.heads[i].weights)
 
 
 def test_every_head_shares_one_colour_scale(panel):
     top = panel.trace.weights.max()
-    levels = {m.levels for m in panel.grid_maps[:4]} | {panel.detail_map.levels}
+    levels = {m.levels for m in panel.side_by_side.grid_maps[:4]} | {panel.side_by_side.detail_map.levels}
     assert levels == {(0.0, top)}
-    assert panel.detail_map.colorbar is not None
-    assert all(m.colorbar is None for m in panel.grid_maps)
+    assert panel.side_by_side.detail_map.colorbar is not None
+    assert all(m.colorbar is None for m in panel.side_by_side.grid_maps)
     panel.temperature_slider.setValue(0.2)
     sharper = panel.trace.weights.max()
     assert sharper > top
-    assert {m.levels for m in panel.grid_maps[:4]} == {(0.0, sharper)}
+    assert {m.levels for m in panel.side_by_side.grid_maps[:4]} == {(0.0, sharper)}
 
 
 def test_heads_control_offers_divisors_and_changes_the_grid(panel):
     offered = [panel.heads_box.itemText(k) for k in range(panel.heads_box.count())]
-    assert offered == ["1", "2", "4", "8", "16"] == [str(h) for h in head_divisors(32)]
+    assert offered == ["1", "2", "4", "8", "16"] == [str(h) for h in head_divisors(32, MAX_HEADS)]
     panel.choose_heads(8)
     trace = core_trace(ARTICLE_TOKENS, 32, 8)
-    assert sum(m.isVisibleTo(panel) for m in panel.grid_maps) == 8
+    assert sum(m.isVisibleTo(panel) for m in panel.side_by_side.grid_maps) == 8
     for i in range(8):
-        np.testing.assert_allclose(panel.grid_maps[i].values, trace.heads[i].weights)
+        np.testing.assert_allclose(panel.side_by_side.grid_maps[i].values, trace.heads[i].weights)
     assert panel.d_k_label.text().endswith("= 4")
-    assert panel.table.rowCount() == 8
+    assert len(table_texts(panel)) == 8
     panel.choose_heads(2)
-    assert sum(m.isVisibleTo(panel) for m in panel.grid_maps) == 2
+    panel.set_step(0)
+    assert sum(m.isVisibleTo(panel) for m in panel.side_by_side.grid_maps) == 2
 
 
 @pytest.mark.parametrize(
@@ -72,11 +74,11 @@ def test_heads_control_offers_divisors_and_changes_the_grid(panel):
     ],
 )
 def test_a_typed_head_count_is_checked(panel, typed, message):
-    before = panel.grid_maps[0].values.copy()
+    before = panel.side_by_side.grid_maps[0].values.copy()
     type_heads(panel, typed)
     assert message in panel.message.text() and panel.message.level == "error"
     assert panel.settings.heads == 4
-    np.testing.assert_array_equal(panel.grid_maps[0].values, before)
+    np.testing.assert_array_equal(panel.side_by_side.grid_maps[0].values, before)
     type_heads(panel, "2")
     assert panel.settings.heads == 2 and not panel.message.isVisibleTo(panel)
 
@@ -97,55 +99,59 @@ def test_d_model_change_keeps_a_dividing_head_count(panel):
     ]
     panel.d_model_spin.setValue(1)
     assert panel.settings.heads == 1
-    assert panel.table.rowCount() == 1
-    assert np.all(np.isfinite(panel.output_map.values)) and panel.output_map.values.shape == (8, 1)
+    assert len(table_texts(panel)) == 1
+    panel.set_step(2)
+    assert np.all(np.isfinite(panel.join.output_map.values)) and panel.join.output_map.values.shape == (8, 1)
 
 
 def test_one_head(panel):
     panel.choose_heads(1)
     trace = core_trace(ARTICLE_TOKENS, 32, 1)
-    np.testing.assert_allclose(panel.grid_maps[0].values, trace.heads[0].weights)
+    np.testing.assert_allclose(panel.side_by_side.grid_maps[0].values, trace.heads[0].weights)
     assert table_texts(panel)[0][3] == f"{head_table(trace).agreement_head0[0]:.4f}"
-    assert sum(b.isVisible() for b in panel.concat_blocks) == 1
+    panel.set_step(2)
+    assert sum(b.isVisible() for b in panel.join.concat_blocks) == 1
 
 
 def test_clicking_a_head_enlarges_it_with_its_queries_and_keys(panel):
-    panel.grid_maps[2].clicked.emit(0, 0)
-    assert panel.selected == 2
-    np.testing.assert_allclose(panel.detail_map.values, panel.trace.heads[2].weights)
-    np.testing.assert_allclose(panel.q_map.values, panel.trace.queries[2])
-    np.testing.assert_allclose(panel.k_map.values, panel.trace.keys[2])
-    assert panel.q_map.values.shape == (8, 8)
-    assert "<b>head 2</b>" in panel.grid_maps[2].plot.titleLabel.text
-    assert panel.detail_map.describe(1, 3).startswith("[trophy → not] = ")
+    panel.side_by_side.grid_maps[2].clicked.emit(0, 0)
+    assert panel.side_by_side.selected == 2
+    np.testing.assert_allclose(panel.side_by_side.detail_map.values, panel.trace.heads[2].weights)
+    np.testing.assert_allclose(panel.side_by_side.q_map.values, panel.trace.queries[2])
+    np.testing.assert_allclose(panel.side_by_side.k_map.values, panel.trace.keys[2])
+    assert panel.side_by_side.q_map.values.shape == (8, 8)
+    assert "<b>head 2</b>" in panel.side_by_side.grid_maps[2].plot.titleLabel.text
+    assert panel.side_by_side.detail_map.describe(1, 3).startswith("[trophy → not] = ")
     panel.choose_heads(2)
-    assert panel.selected == 1  # the enlarged head stays within the new head count
+    assert panel.side_by_side.selected == 1  # the enlarged head stays within the new head count
 
 
 def test_mask_applies_to_every_head_and_the_table(panel):
     panel.mask_box.setCurrentText("causal")
-    for m in panel.grid_maps[:4]:
+    for m in panel.side_by_side.grid_maps[:4]:
         np.testing.assert_array_equal(m.values[~causal(8)], 0.0)
     assert table_texts(panel)[0][4] == f"{np.mean(1 / np.arange(1, 9)):.4f}"
 
 
 def test_join_shows_the_actual_matrices_and_head_blocks(panel):
+    panel.set_step(2)
     trace = core_trace(ARTICLE_TOKENS, 32, 4)
-    np.testing.assert_allclose(panel.concat_map.values, trace.concat)
-    np.testing.assert_allclose(panel.output_map.values, trace.output)
-    np.testing.assert_allclose(panel.output_map.values, panel.concat_map.values @ panel.w_o_map.values)
-    rects = [(b.rect().x(), b.rect().width()) for b in panel.concat_blocks if b.isVisible()]
+    np.testing.assert_allclose(panel.join.concat_map.values, trace.concat)
+    np.testing.assert_allclose(panel.join.output_map.values, trace.output)
+    join = panel.join
+    np.testing.assert_allclose(join.output_map.values, join.concat_map.values @ join.w_o_map.values)
+    rects = [(b.rect().x(), b.rect().width()) for b in panel.join.concat_blocks if b.isVisible()]
     assert rects == [(0, 8), (8, 8), (16, 8), (24, 8)]
-    rows = [(b.rect().y(), b.rect().height()) for b in panel.w_o_blocks if b.isVisible()]
+    rows = [(b.rect().y(), b.rect().height()) for b in panel.join.w_o_blocks if b.isVisible()]
     assert rows == [(0, 8), (8, 8), (16, 8), (24, 8)]
-    assert "concat 8 × 32" in panel.shapes_label.text()
-    assert panel.concat_map.describe(0, 9).endswith("output of head 1, feature 1, for “the”")
+    assert "concat 8 × 32" in panel.join.shapes_label.text()
+    assert panel.join.concat_map.describe(0, 9).endswith("output of head 1, feature 1, for “the”")
     # 1 head of width 32 and 4 of width 8 do the same matrix work at n = 8.
     total = 8 * 8 * 32**2 + 4 * 8**2 * 32
-    assert panel.cost_note.text().count(f"{total:,}") == 2
+    assert panel.join.cost_note.text().count(f"{total:,}") == 2
     panel.choose_heads(8)
-    assert sum(b.isVisible() for b in panel.concat_blocks) == 8
-    assert panel.concat_blocks[7].rect().x() == 28
+    assert sum(b.isVisible() for b in panel.join.concat_blocks) == 8
+    assert panel.join.concat_blocks[7].rect().x() == 28
 
 
 def test_real_model_button_asks_for_the_model_panel(panel, qtbot):
@@ -158,23 +164,24 @@ def test_real_model_button_asks_for_the_model_panel(panel, qtbot):
     ("text", "message"), [("", "at least one token"), (" ".join(["x"] * 129), "at most 128 tokens")]
 )
 def test_bad_tokens_keep_the_previous_state(panel, text, message):
-    before = panel.grid_maps[0].values.copy()
+    before = panel.side_by_side.grid_maps[0].values.copy()
     panel.tokens_edit.setText(text)
     assert message in panel.message.text()
-    np.testing.assert_array_equal(panel.grid_maps[0].values, before)
+    np.testing.assert_array_equal(panel.side_by_side.grid_maps[0].values, before)
 
 
 def test_tokens_and_repeats(panel):
     panel.tokens_edit.setText("a b a")
-    assert panel.grid_maps[0].row_labels == ["a", "b", "a"]
-    np.testing.assert_array_equal(panel.q_map.values[0], panel.q_map.values[2])
+    assert panel.side_by_side.grid_maps[0].row_labels == ["a", "b", "a"]
+    np.testing.assert_array_equal(panel.side_by_side.q_map.values[0], panel.side_by_side.q_map.values[2])
 
 
 def test_steps_switch_pages_and_reset_restores_the_article(panel):
-    for step, page in enumerate((0, 1, 2, 0)):
+    for step in range(4):
         panel.set_step(step)
-        assert panel.pages.currentIndex() == page
-    assert "real-model panel" in panel.caption.text()
+        assert panel.pages.currentIndex() == step
+    assert "real-model panel" in panel.learned.caption.text()
+    np.testing.assert_allclose(panel.learned.grid_maps[0].values, panel.side_by_side.grid_maps[0].values)
     panel.seed_spin.setValue(1)
     panel.scale_slider.setValue(1.0)
     panel.reset()
@@ -185,7 +192,8 @@ def test_steps_switch_pages_and_reset_restores_the_article(panel):
 def test_exercise_ends_on_finite_values(panel):
     panel.exercise()
     assert panel.settings == type(panel.settings)()
-    for m in (*panel.grid_maps, panel.detail_map, panel.concat_map, panel.output_map):
+    heads, join = panel.side_by_side, panel.join
+    for m in (*heads.grid_maps, heads.detail_map, join.concat_map, join.output_map):
         assert np.all(np.isfinite(m.values))
 
 

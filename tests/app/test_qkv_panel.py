@@ -19,14 +19,14 @@ def visit_all_steps(panel):
 def test_default_view_shows_the_articles_numbers(panel):
     trace, V = article_weights()
     visit_all_steps(panel)
-    np.testing.assert_allclose(panel.weight_map.values, trace.weights)
-    np.testing.assert_allclose(panel.blend.c.values, trace.output)
-    np.testing.assert_allclose(panel.blend.b.values, V)
-    assert panel.blend.c.texts[1] == ["0.94", "−0.40", "−0.03", "0.59"]
-    assert "[0.94, −0.40, −0.03, 0.59]" in panel.output_note.text()
-    assert panel.weight_map.image.image.shape == (4, 4)
-    assert panel.weight_map.levels == (0.0, 1.0)
-    assert "Row sums: 1.00 1.00 1.00 1.00" in panel.sum_note.text()
+    np.testing.assert_allclose(panel.weights.weight_map.values, trace.weights)
+    np.testing.assert_allclose(panel.output.blend.c.values, trace.output)
+    np.testing.assert_allclose(panel.output.blend.b.values, V)
+    assert panel.output.blend.c.texts[1] == ["0.94", "−0.40", "−0.03", "0.59"]
+    assert "[0.94, −0.40, −0.03, 0.59]" in panel.output.output_note.text()
+    assert panel.weights.weight_map.image.image.shape == (4, 4)
+    assert panel.weights.weight_map.levels == (0.0, 1.0)
+    assert "Row sums: 1.00 1.00 1.00 1.00" in panel.weights.sum_note.text()
 
 
 def test_steps_switch_views_and_diagram(panel):
@@ -45,62 +45,62 @@ def test_every_step_view_matches_core(panel):
     visit_all_steps(panel)
     Q, K, V = panel.example.projections()
     t = attend(Q, K, V)
-    np.testing.assert_allclose(panel.score_map.values, t.scores)
-    np.testing.assert_allclose(panel.scaled_map.values, t.scaled)
-    np.testing.assert_allclose(panel.weight_map.values, t.weights)
-    np.testing.assert_allclose(panel.proj.c.values, Q)
-    np.testing.assert_array_equal(panel.x_view.values[0], panel.x_view.values[3])
-    assert panel.score_map.row_labels == ["a", "b", "c", "a", "d"]
+    np.testing.assert_allclose(panel.scores.score_map.values, t.scores)
+    np.testing.assert_allclose(panel.scaled.scaled_map.values, t.scaled)
+    np.testing.assert_allclose(panel.weights.weight_map.values, t.weights)
+    np.testing.assert_allclose(panel.projections.proj.c.values, Q)
+    np.testing.assert_array_equal(panel.embeddings.x_view.values[0], panel.embeddings.x_view.values[3])
+    assert panel.scores.score_map.row_labels == ["a", "b", "c", "a", "d"]
 
 
 def test_clicking_a_projection_cell_highlights_its_row_and_column(panel):
     panel.set_step(1)
-    panel.proj.c.clicked.emit(1, 2)
-    assert panel.proj.a.rows == {1} and panel.proj.b.cols == {2}
-    text = panel.proj.explanation.text()
+    panel.projections.proj.c.clicked.emit(1, 2)
+    assert panel.projections.proj.a.rows == {1} and panel.projections.proj.b.cols == {2}
+    text = panel.projections.proj.explanation.text()
     assert text.startswith("Q[cat, 2] = ") and "X[cat] · W_Q[:, 2]" in text
-    assert text.endswith(f"= {panel.proj.c.texts[1][2]}")
-    panel.proj_buttons.buttons()[2].click()
-    assert panel.proj.c.name == "V" and panel.proj.a.rows == {1}
+    assert text.endswith(f"= {panel.projections.proj.c.texts[1][2]}")
+    panel.projections.proj_buttons.buttons()[2].click()
+    assert panel.projections.proj.c.name == "V" and panel.projections.proj.a.rows == {1}
 
 
 def test_hidden_steps_catch_up_when_shown(panel):
     visit_all_steps(panel)
     panel.set_step(0)
     panel.seed_spin.setValue(5)
-    assert panel.stale == {1, 2, 3, 4, 5}
+    assert [page.stale for page in panel.step_pages] == [False, True, True, True, True, True]
     panel.set_step(4)
     Q, K, V = panel.example.projections()
-    np.testing.assert_allclose(panel.weight_map.values, attend(Q, K, V).weights)
+    np.testing.assert_allclose(panel.weights.weight_map.values, attend(Q, K, V).weights)
 
 
 def test_hover_text_explains_the_cell(panel):
     visit_all_steps(panel)
-    assert panel.scaled_map.describe(1, 3).startswith("[cat → down] = ")
-    assert "÷ 2.000" in panel.scaled_map.describe(1, 3)
-    assert panel.weight_map.describe(0, 0).startswith("[the → the] = 0.3")
+    assert panel.scaled.scaled_map.describe(1, 3).startswith("[cat → down] = ")
+    assert "÷ 2.000" in panel.scaled.scaled_map.describe(1, 3)
+    assert panel.weights.weight_map.describe(0, 0).startswith("[the → the] = 0.3")
 
 
 def test_editing_x_changes_every_copy_and_the_result(panel):
     panel.tokens_edit.setText("the cat the")
     visit_all_steps(panel)
-    before = panel.weight_map.values.copy()
+    before = panel.weights.weight_map.values.copy()
     panel.set_step(0)
-    model = panel.x_view.model
+    model = panel.embeddings.x_view.model
     assert model.setData(model.index(0, 0), "2,5")
-    assert panel.x_view.values[0, 0] == 2.5 and panel.x_view.values[2, 0] == 2.5
+    assert panel.embeddings.x_view.values[0, 0] == 2.5 and panel.embeddings.x_view.values[2, 0] == 2.5
     panel.set_step(4)
-    assert not np.allclose(before, panel.weight_map.values)
+    assert not np.allclose(before, panel.weights.weight_map.values)
 
 
 @pytest.mark.parametrize("text", ["nan", "inf", "abc", ""])
 def test_bad_matrix_entries_are_refused_with_a_message(panel, text):
-    before = panel.x_view.values.copy()
-    model = panel.x_view.model
+    before = panel.embeddings.x_view.values.copy()
+    model = panel.embeddings.x_view.model
     assert not model.setData(model.index(1, 2), text)
     assert panel.message.isVisibleTo(panel) and panel.message.level == "error"
     assert "X (embeddings)[cat, 2]" in panel.message.text()
-    np.testing.assert_array_equal(panel.x_view.values, before)
+    np.testing.assert_array_equal(panel.embeddings.x_view.values, before)
 
 
 @pytest.mark.parametrize(
@@ -114,13 +114,18 @@ def test_bad_matrix_entries_are_refused_with_a_message(panel, text):
 )
 def test_bad_settings_keep_the_previous_state(panel, action, message):
     panel.set_step(4)
-    before = panel.weight_map.values.copy()
+    before = panel.weights.weight_map.values.copy()
     action(panel)
     assert message in panel.message.text()
-    np.testing.assert_array_equal(panel.weight_map.values, before)
-    assert np.all(np.isfinite(panel.weight_map.values))
-    panel.seed_spin.setValue(3)  # a valid change clears the message
-    assert not panel.message.isVisibleTo(panel)
+    np.testing.assert_array_equal(panel.weights.weight_map.values, before)
+    assert np.all(np.isfinite(panel.weights.weight_map.values))
+    panel.seed_spin.setValue(3)  # the refused value is still what the controls show
+    assert message in panel.message.text()
+    np.testing.assert_array_equal(panel.weights.weight_map.values, before)
+    panel.tokens_edit.setText("the cat sat down")  # put right: the message goes
+    panel.d_k_spin.setValue(4)
+    panel.d_model_spin.setValue(8)
+    assert not panel.message.isVisibleTo(panel) and panel.live.state.seed == 3
 
 
 def test_reset_restores_the_article_example(panel):
@@ -129,7 +134,7 @@ def test_reset_restores_the_article_example(panel):
     panel.reset()
     panel.set_step(4)
     trace, _ = article_weights()
-    np.testing.assert_allclose(panel.weight_map.values, trace.weights)
+    np.testing.assert_allclose(panel.weights.weight_map.values, trace.weights)
     assert panel.tokens_edit.text() == "the cat sat down" and panel.seed_spin.value() == 0
 
 
@@ -137,6 +142,6 @@ def test_64_tokens_and_big_dims_stay_finite(panel):
     panel.tokens_edit.setText(" ".join(f"w{i}" for i in range(64)))
     panel.d_k_spin.setValue(256)
     visit_all_steps(panel)
-    assert panel.weight_map.values.shape == (64, 64)
-    assert panel.weight_map.cells.texts == []  # too many cells to write numbers in
-    assert np.all(np.isfinite(panel.blend.c.values))
+    assert panel.weights.weight_map.values.shape == (64, 64)
+    assert panel.weights.weight_map.cells.texts == []  # too many cells to write numbers in
+    assert np.all(np.isfinite(panel.output.blend.c.values))

@@ -10,8 +10,20 @@ from app.lesson_files import LessonError
 from app.panels import PANELS
 from app.window import MainWindow
 
-# The order the first article builds the idea, then the second article's retrieval view.
-ARTICLE_ORDER = ["qkv", "scale", "masks", "multihead", "model", "position", "cost", "bench", "memory"]
+# The order the first article builds the idea, then the second article's retrieval view, then what
+# training makes of attention.
+ARTICLE_ORDER = [
+    "qkv",
+    "scale",
+    "masks",
+    "multihead",
+    "model",
+    "position",
+    "cost",
+    "bench",
+    "memory",
+    "induction",
+]
 LIGHT = [cls for cls in PANELS if cls.key in ("qkv", "scale", "masks")]
 
 
@@ -29,7 +41,7 @@ def test_the_tour_follows_the_articles_order():
     first_visits = list(dict.fromkeys(tour_panels()))
     assert all(key in ARTICLE_ORDER for key in first_visits)
     assert first_visits == sorted(first_visits, key=ARTICLE_ORDER.index)
-    assert first_visits[-1] == "memory"
+    assert first_visits[-1] == "induction"
 
 
 @pytest.fixture
@@ -79,15 +91,15 @@ def test_predict_then_reveal_covers_each_steps_result(light_window, qtbot):
     panel = win.show_panel("qkv")
     panel.set_step(4)
     win.predict_action.trigger()
-    assert win.reveal.covered() == [panel.weight_map]
+    assert win.reveal.covered() == [panel.weights.weight_map]
     cover = win.reveal.covers[0]
-    assert cover.isVisible() and cover.geometry() == panel.weight_map.rect()
-    panel.weight_map.resize(panel.weight_map.width() + 40, panel.weight_map.height())
-    assert cover.geometry() == panel.weight_map.rect()
+    assert cover.isVisible() and cover.geometry() == panel.weights.weight_map.rect()
+    panel.weights.weight_map.resize(panel.weights.weight_map.width() + 40, panel.weights.weight_map.height())
+    assert cover.geometry() == panel.weights.weight_map.rect()
     qtbot.mouseClick(cover, Qt.MouseButton.LeftButton)
     assert win.reveal.covered() == []
     qtbot.keyClick(win, Qt.Key.Key_PageDown)  # the next step is covered again
-    assert win.reveal.covered() == [panel.blend.c]
+    assert win.reveal.covered() == [panel.output.blend.c]
     qtbot.keyClick(win, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
     assert win.reveal.covered() == []
     win.predict_action.trigger()

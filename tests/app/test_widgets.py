@@ -22,7 +22,7 @@ def test_parse_number_accepts_ordinary_numbers(text, value):
     assert parse_number(text) == value
 
 
-@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "x", ""])
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "x", "", "1e308", "99999999999999999999", "10001"])
 def test_parse_number_refuses_the_rest(text):
     with pytest.raises(ValueError):
         parse_number(text)
@@ -151,3 +151,15 @@ def test_heatmap_without_labels_for_small_multiples(qtbot):
     h.set_data(np.eye(3))
     assert not h.plot.getAxis("left").isVisible() and not h.plot.getAxis("top").isVisible()
     assert not h.readout.isVisibleTo(h)
+
+
+def test_heatmap_writes_given_texts_into_its_cells_up_to_its_limit(qtbot):
+    h = Heatmap(max_cell_texts=6)
+    qtbot.addWidget(h)
+    values = np.arange(6.0).reshape(2, 3) / 5
+    h.set_data(values, texts=np.array([["a", "b", "c"], ["d", "e", "f"]]))
+    assert h.cells.texts == ["a", "b", "c", "d", "e", "f"]
+    h.set_data(values)  # no texts: the numbers again
+    assert h.cells.texts[1] == "0.20"
+    h.set_data(np.zeros((3, 3)), texts=np.full((3, 3), "x"))  # 9 cells > 6: none written
+    assert h.cells.texts == []

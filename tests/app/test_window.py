@@ -80,7 +80,7 @@ def test_font_scale_reaches_widgets_and_plot_labels(window, qtbot):
     window.set_font_scale(2.0)
     qtbot.wait(1)
     assert panel.font().pointSizeF() == pytest.approx(2 * base)
-    axis = panel.score_map.plot.getAxis("left")
+    axis = panel.scores.score_map.plot.getAxis("left")
     assert axis.style["tickFont"].pointSizeF() == pytest.approx(2 * base)
     window.set_font_scale(100)
     assert window.font_scale == 3.0
@@ -105,9 +105,9 @@ def test_settings_are_remembered(window, qtbot):
 def test_dark_theme_restyles_plots(window):
     panel = window.show_panel("qkv")
     window.set_theme("dark")
-    assert panel.score_map.view.backgroundBrush().color().lightness() < 80
+    assert panel.scores.score_map.view.backgroundBrush().color().lightness() < 80
     window.set_theme("light")
-    assert panel.score_map.view.backgroundBrush().color().lightness() > 200
+    assert panel.scores.score_map.view.backgroundBrush().color().lightness() > 200
 
 
 def test_about_lists_versions():

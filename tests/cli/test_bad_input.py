@@ -94,6 +94,11 @@ CASES.update(
             ["--layer", "1", "--head", "-1"],
         ],
         ("heads", "--find"): [["--find", "cat"], ["--find", "cat", "dog"], ["--find", "", "cat"]],
+        ("heads", "--pattern"): [
+            ["--pattern", "nope"],
+            ["--pattern"],
+            ["--pattern", "induction"],  # with --text, and MiniLM is no decoder
+        ],
         ("heads", "--words"): [["--words=yes"]],
         ("heads", "--json"): [["--json=1"]],
         ("predict", "--text"): [["--text", ""], ["--text", " \t "], ["--text"], []],
@@ -108,7 +113,13 @@ CASES.update(
             ["--model", "{truncated}"],
             ["--model"],
         ],
-        ("predict", "--top"): [["--top", "0"], ["--top", "-2"], ["--top", "x"], ["--top"]],
+        ("predict", "--top"): [
+            ["--top", "0"],
+            ["--top", "-2"],
+            ["--top", "x"],
+            ["--top", "99999999999999999999"],
+            ["--top"],
+        ],
         ("predict", "--temperature"): [
             ["--temperature", "0"],
             ["--temperature", "-1"],
@@ -117,10 +128,32 @@ CASES.update(
             ["--temperature", "hot"],
         ],
         ("predict", "--top-p"): [["--top-p", "0"], ["--top-p", "1.5"], ["--top-p", "-0.1"], ["--top-p", "x"]],
-        ("predict", "--top-k"): [["--top-k", "0"], ["--top-k", "-1"], ["--top-k", "2.5"]],
-        ("predict", "--seed"): [["--seed", "-1"], ["--seed", "x"]],
-        ("predict", "--generate"): [["--generate", "0"], ["--generate", "-3"], ["--generate", "many"]],
+        ("predict", "--top-k"): [
+            ["--top-k", "0"],
+            ["--top-k", "-1"],
+            ["--top-k", "2.5"],
+            ["--top-k", "99999999999999999999"],
+        ],
+        ("predict", "--seed"): [["--seed", "-1"], ["--seed", "x"], ["--seed", "99999999999999999999"]],
+        ("predict", "--generate"): [
+            ["--generate", "0"],
+            ["--generate", "-3"],
+            ["--generate", "many"],
+            ["--generate", "99999999999999999999"],
+        ],
         ("predict", "--json"): [["--json=1"]],
+        ("predict", "--ablate"): [
+            ["--ablate", "0.1"],  # counted from 1
+            ["--ablate", "3.1"],  # the tiny Llama has 2 layers
+            ["--ablate", "1.5"],  # … of 4 heads
+            ["--ablate", "1"],
+            ["--ablate", "x.y"],
+            ["--ablate"],
+        ],
+        ("predict", "--ablation"): [["--ablation", "half"], ["--ablation", "mean"], ["--ablation"]],
+        ("predict", "--target"): [["--target", ""], ["--target", "  "], ["--target"]],
+        ("predict", "--foil"): [["--foil", "cat"], ["--target", "the", "--foil", "the"], ["--foil"]],
+        ("predict", "--logit-lens"): [["--logit-lens=1"]],
     }
 )
 CASES.update(

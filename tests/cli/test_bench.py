@@ -1,5 +1,7 @@
 import csv
 import json
+import re
+import sys
 
 import pytest
 
@@ -40,11 +42,11 @@ def test_bench_prints_a_table_and_writes_json_and_csv(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--lengths", "0"], "Sequence lengths must be positive whole numbers"),
-        (["--lengths", "12x"], "got '12x'"),
+        (["--lengths", "0"], "must be a whole number from 1 to 1,048,576; 0 is out of range"),
+        (["--lengths", "12x"], "“12x” is not one"),
         (["--dtype", "fp8"], "dtype must be one of fp32, fp16, bf16, fp64"),
         (["--impl", "sdpa-cudnn"], "sdpa-cudnn cannot run on cpu"),
-        (["--heads", "0"], "heads must be a whole number of at least 1"),
+        (["--heads", "0"], "--heads must be a whole number from 1 to 1,024"),
         (
             ["--impl", "numpy-naive", "--json", "/no/such/folder/x.json"],
             "the folder /no/such/folder does not exist",
@@ -59,6 +61,46 @@ def test_bad_input_is_one_clear_message(args, message, capsys):
     err = capsys.readouterr().err
     assert rc == 2
     assert message in err and "Traceback" not in err
+
+
+def test_default_set_leaves_out_what_cannot_run_and_says_why(capsys, monkeypatch):
+    from core import bench
+
+    verdicts = bench.runnable_impls("cpu", "fp32", 16)
+    assert verdicts["numpy-tiled"] == "core.flash computes in float64 only; choose fp64"
+    assert verdicts["numpy-naive"] is None and bench.runnable_impls("cpu", "fp64", 16)["numpy-tiled"] is None
+    # The CLI's default set, on a device that has only the numpy implementations (no compiling here).
+    monkeypatch.setattr(bench, "available_impls", lambda device: ("numpy-naive", "numpy-tiled"))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # progress is for a person at a terminal
+    assert main(["bench", "--lengths", "32", "--heads", "1", "--head-dim", "8", "--repeats", "3"]) == 0
+    captured = capsys.readouterr()
+    assert "left out: numpy-tiled (core.flash computes in float64 only; choose fp64)" in captured.out
+    assert "numpy-naive" in captured.out and "not available" not in captured.out
+    assert captured.err == "finding the implementations that run at these settings…\n"
+
+
+def test_slopes_need_three_lengths(capsys):
+    small = ["--heads", "1", "--head-dim", "8", "--repeats", "3", "--impl", "numpy-naive"]
+    assert main(["bench", "--lengths", "64", "128", *small]) == 0
+    out = capsys.readouterr().out
+    assert "not meaningful from fewer than 3 lengths" in out and "log-log slope of time" not in out
+    assert main(["bench", "--lengths", "64", "128", "256", *small]) == 0
+    out = capsys.readouterr().out
+    assert "log-log slope of time vs n: numpy-naive" in out and "not meaningful" not in out
+
+
+def test_help_gives_each_size_a_description_and_default(capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for flag, default in (
+        ("--device", "cpu"),
+        ("--batch", 1),
+        ("--heads", 8),
+        ("--head-dim", 64),
+        ("--repeats", 10),
+    ):
+        assert re.search(rf"{flag} \S+ [^-]+\(default: {default}\)", text), flag
 
 
 def test_cuda_without_a_gpu_says_so(capsys):

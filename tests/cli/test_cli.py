@@ -27,7 +27,7 @@ def test_version(capsys):
 
 def test_smoke_renders_every_panel(tmp_path):
     out = run_cli("smoke", "--screenshots", str(tmp_path))
-    assert out.returncode == 0, out.stderr
+    assert (out.returncode, out.stderr) == (0, "")  # no crash at exit, nothing printed on the way
     from app.panels import PANELS
 
     pngs = sorted(p.name for p in tmp_path.glob("*.png"))
@@ -44,6 +44,14 @@ def test_smoke_unknown_panel_is_one_line_error():
         out.stderr.strip().splitlines() == [out.stderr.strip().splitlines()[0]]
         and "unknown panel nope" in out.stderr
     )
+
+
+def test_unknown_panel_lists_the_panels():
+    from app.panels import PANELS
+
+    out = run_cli("--panel", "nope")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert f"choose from {', '.join(cls.key for cls in PANELS)}" in out.stderr
 
 
 def test_bad_flag_exits_2_without_traceback():

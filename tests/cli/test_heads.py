@@ -25,7 +25,11 @@ def minilm():
 def load_minilm_once(minilm, monkeypatch):
     """Each command loads its model; here the bundled one is loaded once for the whole module."""
     real = models.load_model
-    monkeypatch.setattr(models, "load_model", lambda source: minilm if source == "minilm" else real(source))
+    monkeypatch.setattr(
+        models,
+        "load_model",
+        lambda source, **kw: minilm if source == "minilm" and not kw.get("expect") else real(source, **kw),
+    )
 
 
 def heads(capsys, *args):
@@ -35,8 +39,9 @@ def heads(capsys, *args):
 
 
 def test_find_prints_the_articles_head(capsys):
-    code, out, _ = heads(capsys, "--text", TROPHY, "--find", "it", "trophy")
+    code, out, err = heads(capsys, "--text", TROPHY, "--find", "it", "trophy")
     assert code == 0
+    assert err == ""  # no progress when stderr is not a terminal, nothing from the libraries
     assert "tokens (17): [CLS] the trophy didn ' t fit" in out
     assert "it → trophy: layer 4, head 2: 0.58" in out
     assert "then layer 5, head 4: 0.41" in out
@@ -83,4 +88,32 @@ def test_local_decoder_folder(capsys, tmp_path):
 def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
     code, out, err = heads(capsys, *args)
     assert code == 2 and out == ""
-    assert len(err.strip().splitlines()) == 1 and message in err
+    *stages, refusal = err.strip().splitlines()  # progress stages ("loading the model…") may come first
+    assert all(s.endswith("…") for s in stages) and message in refusal
+
+
+@pytest.mark.parametrize("pattern", ["previous", "sink"])
+def test_pattern_rankings_match_the_scores(capsys, minilm, pattern):
+    from core.attention_sinks import sink_scores
+    from core.head_analysis import previous_token
+
+    code, out, _ = heads(capsys, "--text", TROPHY, "--pattern", pattern, "--json")
+    doc = json.loads(out)["pattern"]
+    result = models.run(minilm, TROPHY)
+    scores = previous_token(result) if pattern == "previous" else sink_scores(result.attentions)
+    assert code == 0 and doc["name"] == pattern and len(doc["ranking"]) == 72
+    layer, head = np.unravel_index(np.argmax(scores), scores.shape)
+    assert (doc["layer"], doc["head"]) == (layer + 1, head + 1)  # counted from 1
+    assert doc["score"] == pytest.approx(scores.max(), abs=1e-6)
+    code, out, _ = heads(capsys, "--text", TROPHY, "--pattern", pattern)
+    title = "previous-token score" if pattern == "previous" else "weight on the first token"
+    assert f"{title}: layer {layer + 1}, head {head + 1}: {scores.max():.2f}" in out
+
+
+def test_induction_needs_a_decoder_and_no_text(capsys):
+    code, _, err = heads(capsys, "--pattern", "induction")
+    assert code == 2 and "needs a Llama-style decoder" in err and "BertModel is not one" in err
+    code, _, err = heads(capsys, "--pattern", "induction", "--text", TROPHY, "--words")
+    assert code == 2 and "leave out --text, --words" in err
+    code, _, err = heads(capsys)
+    assert code == 2 and "give --text" in err

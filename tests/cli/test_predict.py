@@ -82,3 +82,41 @@ def test_models_bad_input_is_one_line(argv, capsys):
         code = exc.code
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and ": error: " in err[0]
+
+
+def test_predict_with_heads_knocked_out_a_target_a_foil_and_the_logit_lens(llama, capsys):
+    from core.ablation import ablated, next_token_probs, run
+    from core.ablation_ranking import answer_token
+    from core.logit_lens import logit_lens
+
+    doc = run_json(
+        capsys, "predict", "--text", PROMPT, "--model", str(llama), "--top", "3",
+        "--ablate", "2.3", "1.1", "--target", "the", "--foil", " because", "--logit-lens",
+    )  # fmt: skip
+    model = models.load_model(llama)
+    ids = decoder.encode(model, PROMPT)[0]
+    assert doc["ablated"] == [{"layer": 1, "head": 1}, {"layer": 2, "head": 3}] and doc["ablation"] == "zero"
+    with ablated(model.module, [(0, 0), (1, 2)]):
+        probs = next_token_probs(model.module, ids)
+        logits = run(model.module, ids)[0][-1].astype(float)
+        lens = logit_lens(model.module, ids, answer_token(model.tokenizer, " the").id)
+    assert [t["id"] for t in doc["top"]] == list(np.argsort(-probs)[:3])
+    target, clean = doc["target"], run(model.module, ids)[0][-1].astype(float)
+    the, because = answer_token(model.tokenizer, " the").id, answer_token(model.tokenizer, " because").id
+    assert target["token"] == " the" and target["prob"] == pytest.approx(probs[the], abs=1e-6)
+    assert target["logit_diff"] == pytest.approx(logits[the] - logits[because], abs=1e-5)
+    assert target["clean_logit_diff"] == pytest.approx(clean[the] - clean[because], abs=1e-5)
+    assert target["clean_logit_diff"] != pytest.approx(target["logit_diff"], abs=1e-6)
+    rows = doc["logit_lens"]
+    assert [r["layer"] for r in rows] == [1, 2]
+    assert [r["id"] for r in rows] == list(lens.top_ids[:, -1])
+    assert [r["target_rank"] for r in rows] == list(lens.target_rank)
+
+
+def test_predict_text_output_names_the_knocked_out_heads(llama, capsys):
+    code = main(["predict", "--text", PROMPT, "--model", str(llama), "--ablate", "1.2", "--ablation", "mean",
+                 "--target", "the", "--logit-lens"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and "knocked out (mean): 1.2" in out
+    assert "target ␣the: p = " in out and "(every head: " in out
+    assert "logit lens" in out and "layer   2:" in out

@@ -108,6 +108,23 @@ def test_top_p_keeps_the_smallest_set_reaching_p(logits, p):
     assert smaller < p + 1e-9  # leaving out the least probable kept token falls short of p
 
 
+@pytest.mark.parametrize("temperature", [0.2, 1.0, 5.0])
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9, 0.999])
+def test_top_p_on_a_large_vocabulary_equals_sorting_everything(temperature, p):
+    probs = sampling.tempered(np.random.default_rng(1).normal(size=20_000) * 4, temperature)
+    order = np.argsort(-probs, kind="stable")
+    count = int(np.searchsorted(np.cumsum(probs[order]), p * (1 - 1e-12))) + 1
+    assert sorted(np.flatnonzero(sampling.top_p_mask(probs, p))) == sorted(order[:count])
+
+
+@given(st.lists(st.sampled_from([0.0, 0.1, 0.2, 0.3]), min_size=1, max_size=12), st.integers(1, 12))
+def test_top_k_keeps_k_most_probable_ties_by_lower_id(values, k):
+    probs = np.array(values)
+    mask = sampling.top_k_mask(probs, k)
+    expected = np.argsort(-probs, kind="stable")[:k]
+    assert sorted(np.flatnonzero(mask)) == sorted(expected)
+
+
 def test_top_k_and_the_rest(llama):
     dist = sampling.reshape(decoder.predict(llama, PROMPT).logits, top_k=3)
     assert dist.kept.sum() == 3
@@ -176,5 +193,5 @@ def test_query_heads_sharing_a_key_head(llama_folder):
 
 
 def test_timing_measures_both_ways(llama):
-    timing = decoder.time_decode(llama, PROMPT, tokens=20, repeats=2)
+    timing = decoder.time_decode(llama, decoder.encode(llama, PROMPT)[0], tokens=20, repeats=2)
     assert timing.tokens == 20 and timing.cached > 0 and timing.uncached > 0

@@ -137,3 +137,16 @@ def test_only_part_zeroes_everything_outside_the_block():
     np.testing.assert_allclose(r.attentions[..., :4, 4:], a[..., :4, 4:], rtol=1e-6)
     assert not r.attentions[..., 4:, :].any() and not r.attentions[..., :, :4].any()
     assert find_head(r, "[CLS]", "saw").best.score == pytest.approx(a[..., 0, 4].max(), rel=1e-6)
+
+
+def test_express_joins_words_then_hides_specials_then_keeps_one_part():
+    from core.head_analysis import express
+
+    r = make(heads(np.random.default_rng(8)), segment=[0, 0, 0, 0, 1, 1, 1])
+    assert express(r) is r
+    both = express(r, words=True, hide_special=True, rescale=False, part="A→B")
+    step = only_part(drop_special(to_words(r), renormalize=False), "A→B")
+    assert both.tokens == ("the", "cats", "saw", "the")
+    np.testing.assert_array_equal(both.attentions, step.attentions)
+    with pytest.raises(ValueError, match="single sentence"):
+        express(make(heads(np.random.default_rng(8))), part="A→A")

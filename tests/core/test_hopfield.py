@@ -282,3 +282,19 @@ def test_capacity_sweep_stops_when_progress_raises():
 def test_capacity_sweep_rejects_bad_settings(kwargs, message):
     with pytest.raises(ValueError, match=message):
         capacity_sweep(np.random.default_rng(0), **kwargs)
+
+
+def test_pick_patterns_checks_the_count_and_the_source():
+    from core.hopfield import pick_patterns
+
+    glyphs = np.ones((10, 64))
+    rng = np.random.default_rng(0)
+    assert pick_patterns("digits", 3, glyphs, 64, rng).shape == (3, 64)
+    assert set(np.unique(pick_patterns("random", 5, glyphs, 64, rng))) <= {-1.0, 1.0}
+    for source, stored, message in (
+        ("digits", 0, "at least one"),
+        ("digits", 11, "There are 10 digit"),
+        ("words", 2, "Unknown pattern source"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            pick_patterns(source, stored, glyphs, 64, rng)

@@ -194,13 +194,16 @@ def test_training_stops_when_on_step_raises_and_continues_later():
     class Stop(Exception):
         pass
 
+    calls = []
+
     def stop_at_3(step, total):
+        calls.append(step)
         if step == 3:
             raise Stop
 
     with pytest.raises(Stop):
         list(run.train(stop_at_3))
-    assert run.step == 3
+    assert run.step == 3 and calls == [0, 1, 1, 2, 2, 3]  # midway through each step and after it
     assert [c.step for c in run.train()] == [5, 10]
 
 

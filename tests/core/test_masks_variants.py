@@ -179,3 +179,23 @@ def test_every_built_mask_gives_finite_weights_and_reports_its_empty_rows(spec):
         assert not np.any(m & ~masks.causal(n))  # never sees the future
     if spec.n_pad == 0 and (spec.kind == "none" or (spec.symmetric and spec.kind != "causal")):
         np.testing.assert_array_equal(m, m.T)  # bidirectional kinds are symmetric
+
+
+def test_resized_custom_grids():
+    from core.masks import causal, resized_grid
+
+    grid = np.ones((3, 3), dtype=bool)
+    bigger = resized_grid(grid, 5)
+    assert bigger[:3, :3].all() and (bigger[3:] == causal(5)[3:]).all()
+    assert resized_grid(grid, 2).shape == (2, 2) and resized_grid(None, 4).tolist() == causal(4).tolist()
+
+
+def test_cross_attention_is_a_rectangle_from_one_shared_layer():
+    from core.attention import attend
+    from core.qkv import cross_attention, random_example
+
+    t = cross_attention(["die", "Katze"], ["the", "cat", "sits"], 8, 4, 0)
+    assert t.weights.shape == (2, 3)
+    np.testing.assert_allclose(t.weights.sum(axis=1), 1.0)
+    Q, K, V = random_example(["die", "Katze", "the", "cat", "sits"], 8, 4, 0).projections()
+    np.testing.assert_allclose(t.output, attend(Q[:2], K[2:], V[2:]).output)

@@ -226,3 +226,17 @@ def test_equals_torch_sdpa_per_head_with_temperature_and_wider_values():
     ]
     expected = torch.cat(heads, dim=-1) @ torch.from_numpy(W_O)
     np.testing.assert_allclose(trace.output, expected.numpy(), rtol=0, atol=1e-6)
+
+
+def test_head_counts_are_checked_against_d_model():
+    from core.multihead import check_heads, fitting_heads, head_divisors, parse_heads
+
+    assert head_divisors(32, 16) == [1, 2, 4, 8, 16] and head_divisors(48, 16) == [1, 2, 3, 4, 6, 8, 12, 16]
+    assert fitting_heads(30, 4, 16) == 3 and fitting_heads(7, 4, 16) == 1
+    assert parse_heads(" 8 ", 32, 16) == 8
+    with pytest.raises(ValueError, match="Heads must be a whole number from 1 to 16"):
+        parse_heads("many", 32, 16)
+    with pytest.raises(ValueError, match="5 heads do not divide d_model = 32; choose one of 1, 2, 4, 8, 16"):
+        check_heads(32, 5, 16)
+    with pytest.raises(ValueError, match="At most 16 heads"):
+        check_heads(64, 32, 16)

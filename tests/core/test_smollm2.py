@@ -33,6 +33,14 @@ def test_data_folder_follows_the_override(data):
         models.load_model("smollm2")
 
 
+def test_missing_converter_is_named_before_downloading(data, monkeypatch):
+    monkeypatch.setitem(sys.modules, "gguf", None)
+    monkeypatch.setattr(smollm2, "_fetch_gguf", lambda into, alive: pytest.fail("downloaded anyway"))
+    with pytest.raises(ValueError, match=r"'gguf' and 'accelerate'.*attention-lab\[models\]"):
+        smollm2.install()
+    assert left_in(data) == []
+
+
 def test_no_network_says_what_to_do(data, tmp_path, monkeypatch):
     fake = tmp_path / "python"
     fake.write_text(

@@ -7,15 +7,21 @@ Measures, in one process:
   2. prompt → predictions at 16 tokens: one forward pass with every head's weights, then the
      distribution and its top 10;
   3. a temperature / top-k / top-p change: the distribution and its top 10 again (no model run);
-  4. one decode step at 64 tokens, with the cache and without it (side by side, core.decoder.time_decode).
+  4. one decode step at 64 tokens, with the cache and without it (side by side, core.decoder.time_decode);
+  5. in the Next token panel (offscreen): prompt edit → predictions drawn at 16 tokens, and the
+     longest UI stall while the panel loads the model, runs a prompt and decodes a token.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
+import tempfile
 import time
 
 from core import decoder, models, sampling, smollm2
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 PROMPT = (
     "The quick brown fox jumps over the lazy dog while the farmer watches from the porch of his old "
@@ -53,7 +59,7 @@ def main() -> None:
     reshape = median_ms(
         lambda: sampling.top(sampling.reshape(logits, *next(cycle)), 10), repeats=len(SETTINGS) * 3
     )
-    timing = decoder.time_decode(model, PROMPT, tokens=64, repeats=REPEATS)
+    timing = decoder.time_decode(model, decoder.encode(model, PROMPT)[0], tokens=64, repeats=REPEATS)
 
     print(f"{'measure':<52} {'median':>10}  target")
     print(f"{'load from the converted folder (warm)':<52} {load / 1000:>8.2f} s  ≤ 3 s")
@@ -62,6 +68,39 @@ def main() -> None:
     print(f"{'decode step at 64 tokens, with the KV cache':<52} {1000 * timing.cached:>7.1f} ms  ≤ 100 ms")
     print(f"{'decode step at 64 tokens, without (all 64 again)':<52} {1000 * timing.uncached:>7.1f} ms")
     print(f"{'speed-up from the cache (same run)':<52} {timing.speedup:>8.1f} ×")
+    panel_measures(model.tokenizer.decode(ids16))
+
+
+def panel_measures(prompt16: str) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from app import settings, worker
+    from app.panels.next_token import NextTokenPanel
+    from tests.perf.model_perf import max_stall_during
+
+    settings.use_folder(tempfile.mkdtemp())
+    app = QApplication.instance() or QApplication([])
+    panel = NextTokenPanel()
+    panel.resize(1300, 800)
+
+    def idle() -> bool:
+        return panel.task is None and panel.run.task is None and not worker.busy()
+
+    load_stall = max_stall_during(panel.show, lambda: panel.generation is not None and idle())
+    drawn = []
+    for k in range(REPEATS):
+        start = time.perf_counter()
+        panel.prompt.setText(prompt16 + " " * (k % 2))  # a real change every time
+        worker.wait_idle()
+        app.processEvents()  # the step on screen repaints
+        drawn.append(time.perf_counter() - start)
+    run_stall = max_stall_during(lambda: panel.prompt.setText(prompt16 + " ."), idle)
+    step_stall = max_stall_during(panel.append_sample, idle)
+    draw_ms = 1000 * statistics.median(drawn)
+    print(f"{'panel: prompt edit → predictions drawn, 16 tokens':<52} {draw_ms:>7.1f} ms  ≤ 300 ms")
+    print(f"{'panel: longest UI stall while loading':<52} {load_stall:>7.0f} ms  ≤ 100 ms")
+    print(f"{'panel: longest UI stall during a prompt run':<52} {run_stall:>7.0f} ms  ≤ 100 ms")
+    print(f"{'panel: longest UI stall during a decode step':<52} {step_stall:>7.0f} ms  ≤ 100 ms")
 
 
 if __name__ == "__main__":

@@ -84,6 +84,14 @@ def main() -> None:
     timer.setInterval(FRAME_MS)
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
+    idle_from = time.perf_counter()
+    pump(app, args.seconds / 3)  # the same frames with nothing training: what the machine itself gives
+    idle = [(b - a) * 1e3 for a, b in itertools.pairwise(ticks) if a >= idle_from]
+    print(
+        f"idle, {args.seconds / 3:.0f} s: frame gaps median {statistics.median(idle):.1f} ms, "
+        f"95th percentile {percentile(idle, 0.95):.1f} ms, max {max(idle):.1f} ms; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     page.start()
     t0 = time.perf_counter()
     pump(app, args.seconds)
@@ -102,6 +110,11 @@ def main() -> None:
         f"95th percentile {percentile(gaps, 0.95):.1f} ms, "
         f"max {max(gaps):.1f} ms over {len(gaps)} frames (timer {FRAME_MS} ms)"
     )
+    worst = sorted(((b - a, a) for a, b in itertools.pairwise(ticks) if a >= t0), reverse=True)[:3]
+    for gap, at in worst:
+        during = [d for d in draws if at - 0.5 <= d[0] <= at + gap]
+        what = f"a redraw of {during[0][1] * 1e3:.0f} ms started in it" if during else "no redraw in it"
+        print(f"  gap of {gap * 1e3:.0f} ms at {at - t0:.2f} s: {what}")
     spacing = [(b[0] - a[0]) * 1e3 for a, b in itertools.pairwise(in_window)]
     print(
         f"redraws: {len(in_window) / args.seconds:.1f} a second, each median "

@@ -17,7 +17,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtWidgets import QApplication
 
-from app.panels.masks import MasksPanel, Settings, compute
+from app.panels.masks import MasksPanel
+from app.panels.masks.state import MasksState, compute_masks
 from core import masks
 
 WORDS = " ".join(f"w{i}" for i in range(64))
@@ -70,8 +71,8 @@ def main(repeats: int = 60) -> None:
         panel.set_step(step)
         for name, action in actions.items():
             print(f"step {step + 1} · {name:12} {summary(timed(panel, action, repeats))}")
-    state = Settings(text=WORDS, spec=masks.MaskSpec("sliding_window", window=8))
-    core = [measure(lambda: compute(state)) for _ in range(repeats)]
+    state = MasksState(text=WORDS, kind="sliding_window", window=8)
+    core = [measure(lambda: compute_masks(state)) for _ in range(repeats)]
     print(f"core recompute alone      {summary(core)}")
 
 

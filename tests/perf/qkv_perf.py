@@ -36,7 +36,7 @@ def main(repeats: int = 60) -> None:
     panel.show()
     panel.tokens_edit.setText(" ".join(f"w{i}" for i in range(64)))
     app.processEvents()
-    model = panel.x_view.model
+    model = panel.embeddings.x_view.model
     actions = {
         "seed": lambda k: panel.seed_spin.setValue(k + 1),
         "d_k": lambda k: panel.d_k_spin.setValue(4 + k % 8),

@@ -62,10 +62,20 @@ def main() -> None:
         return list(range(labelled.slider.minimum() + 1, labelled.slider.maximum() + 1, stride))
 
     sliders = [
-        ("multiplier ×1…×16", 0, panel.multiplier_slider, every(panel.multiplier_slider)),
-        ("d_k growth 1…1024", 1, panel.growth_slider, every(panel.growth_slider)),
-        ("temperature 0.05…20", 2, panel.temperature_slider, every(panel.temperature_slider, 20)),
-        ("head d_k 1…512", 3, panel.head_slider, every(panel.head_slider)),
+        (
+            "multiplier ×1…×16",
+            0,
+            panel.saturation.multiplier_slider,
+            every(panel.saturation.multiplier_slider),
+        ),
+        ("d_k growth 1…1024", 1, panel.growth.growth_slider, every(panel.growth.growth_slider)),
+        (
+            "temperature 0.05…20",
+            2,
+            panel.temperature.temperature_slider,
+            every(panel.temperature.temperature_slider, 20),
+        ),
+        ("head d_k 1…512", 3, panel.heads.head_slider, every(panel.heads.head_slider)),
     ]
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'':<22} {'':>5} {'whole step':>22} {'update':>8} {'unchanged':>10}")

@@ -25,10 +25,10 @@ from PySide6.QtCore import QThreadPool, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QAbstractSlider, QAbstractSpinBox, QApplication
 
 from app import settings, worker
+from app.main import PLATFORM_NOISE
 from app.panels import PANELS
 
 GROWTH_LIMIT_MB = 50
-PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
 TEXT = "The trophy didn't fit in the suitcase because it was too big."
 
 

@@ -29,10 +29,13 @@ SCRIPTS = [
     ("masks", "tests.perf.masks_perf", []),
     ("multihead", "tests.perf.multihead_perf", []),
     ("model", "tests.perf.model_perf", []),
+    ("inside a decoder", "tests.perf.decoder_analysis_perf", ["--rankings", "1"]),
     ("position", "tests.perf.position_perf", []),
     ("cost (flash)", "tests.perf.flash_perf", []),
     ("bench fidelity", "tests.perf.bench_fidelity", []),
     ("memory (hopfield)", "tests.perf.hopfield_perf", []),
+    ("induction (training)", "tests.perf.induction_perf", []),
+    ("induction (panel)", "tests.perf.induction_ui_perf", []),
 ]
 
 

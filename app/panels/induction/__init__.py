@@ -61,7 +61,7 @@ class InductionPanel(Panel):
             worker.wait_idle(timeout_s=600)
         k.layer_spin.setValue(5)
         k.text_edit.setText("3 99 4")
-        k.text_edit.setText("3 9 14 1 7 12 3 9 14 1 7 12")
+        k.text_edit.setText(" ".join(["3 9 14 1 7 12 40 22 50 61 5 33 18 27 44 2"] * 2))
         k.layer_spin.setValue(1)
         worker.wait_idle()
         super().exercise()

@@ -26,9 +26,9 @@ class KnockoutPage(Step):
         controls.addRow("… head", self.head_spin)
         controls.addRow("Your sequence", self.text_edit)
         self.summary = note()
-        self.losses = Heatmap("Repeat loss (nats) with each head knocked out; click one", cell_text=True)
-        self.weights = Heatmap("The chosen head reading your sequence (rows look at columns)", colorbar=False)
-        self.table = text_table(("token", "next, all heads", "next, head knocked out"))
+        self.losses = Heatmap("Repeat loss without each head (click one)", colorbar=False, cell_text=True)
+        self.weights = Heatmap("The chosen head reading your sequence", colorbar=False, max_ticks=16)
+        self.table = text_table(("token", "next", "without it"))
         views = QGridLayout()
         views.addWidget(self.losses, 0, 0)
         views.addWidget(self.table, 0, 1, 2, 1)
@@ -39,8 +39,9 @@ class KnockoutPage(Step):
         holder.setLayout(views)
         self.layout_with(
             "Remove one head from the model trained in step 2 (its output set to zero) and see what "
-            "the repeat costs. Type token numbers with a repeat in them: the induction head looks one "
-            "place after the earlier copy, and the model predicts the token it finds there.",
+            "the repeat costs. Type token numbers with a repeat in them (a block of 16 to 32, as in "
+            "training): the induction head looks one place after the earlier copy, and the model "
+            "predicts the token it finds there.",
             controls,
             holder,
             (self.summary,),
@@ -49,19 +50,20 @@ class KnockoutPage(Step):
         trainer.updated.connect(self.take_model)
 
     def take_model(self) -> None:
-        """Measure the step-2 model whenever it stands still (paused or finished)."""
-        run = self.trainer.run
-        if self.trainer.phase in (Phase.PAUSED, Phase.DONE) and run is not None and run.step > 0:
+        """Measure the step-2 model whenever it stands still: paused, or trained to its last step
+        (not after a cancel, which also comes when the window closes)."""
+        run, phase = self.trainer.run, self.trainer.phase
+        finished = run is not None and phase == Phase.DONE and run.step == run.settings.steps
+        if (phase == Phase.PAUSED and run is not None and run.step > 0) or finished:
             if (run, run.step) != (self.state.run, self.state.step):
                 self.apply(run=run, step=run.step)
         elif run is None and self.state.run is not None:
             self.apply(run=None, step=0)
 
     def draw(self, r: KnockoutResult | None) -> Notice:
+        for view in (self.losses, self.weights, self.table):
+            view.setVisible(r is not None)  # nothing to show before a model is trained
         if r is None:
-            self.losses.set_data(np.full((1, 1), np.nan), [""], [""])
-            self.weights.set_data(np.full((1, 1), np.nan), [""], [""])
-            fill_table(self.table, [])
             self.summary.setText("")
             return ("Train the model in step 2 first (or pause it); this step measures it.", "info")
         s = self.state

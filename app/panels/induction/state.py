@@ -12,7 +12,9 @@ import numpy as np
 
 from core.induction_settings import InductionSettings
 
-EXAMPLE_TEXT = "12 40 7 33 21 5 58 12 40 7 33 21 5 58"  # a block of 7 tokens shown twice
+# A block of 16 tokens shown twice: the shortest block training uses. Shorter repeats are read
+# right but with little confidence, since the model never saw one.
+EXAMPLE_TEXT = " ".join(["12 40 7 33 21 5 58 3 9 14 1 27 50 61 44 18"] * 2)
 
 
 def check_settings(settings: InductionSettings) -> InductionSettings:
@@ -37,11 +39,16 @@ class TaskResult:
 def compute_task(s: TaskState) -> TaskResult:
     """One example of the task and, for each target token 1…2L−1, the best loss a model can
     expect: ln V while the tokens are new, 0 once the block repeats."""
-    from core.induction_data import repeated_sequences
-    from core.induction_training import torch_generator
-
     InductionSettings(seed=s.seed, length=s.length, vocab=s.vocab).checked()
-    tokens = repeated_sequences(torch_generator(s.seed), 1, s.length, s.vocab)[0].numpy()
+    try:
+        from core.induction_data import repeated_sequences
+        from core.induction_training import torch_generator
+
+        tokens = repeated_sequences(torch_generator(s.seed), 1, s.length, s.vocab)[0].numpy()
+    except (
+        ImportError
+    ):  # a lite install: the same kind of example, drawn by NumPy; training says what to install
+        tokens = np.tile(np.random.default_rng(s.seed).integers(s.vocab, size=s.length), 2)
     best = np.where(np.arange(1, 2 * s.length) < s.length, math.log(s.vocab), 0.0)
     return TaskResult(tokens, best, s.vocab)
 

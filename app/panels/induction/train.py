@@ -37,7 +37,7 @@ def marker(text: str) -> pg.InfiniteLine:
             "position": 0.9,
             "color": "#ffffff",
             "fill": FORMED_COLOR,
-            "anchors": [(0, 0.5), (0, 0.5)],
+            "anchors": [(1, 0.5), (1, 0.5)],
         },
     )
 
@@ -77,17 +77,16 @@ class TrainPage(Step):
             labelOpts={"position": 0.05},
         )
         self.loss_plot.addItem(self.guess_line)
-        self.score_plot = plot(
-            "Head scores (solid: induction, dashed: previous token)", "training step", "score"
-        )
+        self.score_plot = plot("Head scores (dashed: previous token)", "training step", "score")
         self.score_plot.setYRange(0, 1, padding=0.02)
-        self.score_plot.addLegend(offset=(8, 8))
+        self.score_plot.addLegend(offset=(8, 8), colCount=2)
         self.score_curves: dict[tuple[int, int, bool], pg.PlotDataItem] = {}
         self.loss_marker, self.score_marker = marker(""), marker("")
         self.loss_plot.addItem(self.loss_marker)
         self.score_plot.addItem(self.score_marker)
         self.grid = HeadGrid()
-        self.large = Heatmap("", cell_text=False, max_ticks=16)
+        self.grid.readout.setWordWrap(True)  # the hint must not widen the page
+        self.large = Heatmap("", colorbar=False, cell_text=False, max_ticks=8)
         self.chosen: tuple[int, int] | None = None  # the head clicked in the grid; None: the best one
         views = QGridLayout()
         views.addWidget(self.loss_plot, 0, 0)
@@ -96,6 +95,8 @@ class TrainPage(Step):
         views.addWidget(self.probe_note, 1, 0, 1, 2)
         views.addWidget(self.grid, 2, 0)
         views.addWidget(self.large, 2, 1)
+        views.setColumnStretch(0, 1)
+        views.setColumnStretch(1, 1)
         views.setRowStretch(0, 3)
         views.setRowStretch(2, 2)
         holder = QWidget()
@@ -127,7 +128,34 @@ class TrainPage(Step):
         except ValueError as exc:
             self.tell(str(exc), "error")
             return
+        if not (self.trainer.phase == Phase.PAUSED and self.trainer.settings == settings):
+            self.prepare(settings)
         self.trainer.start(settings)
+
+    def prepare(self, settings) -> None:
+        """Empty views sized for a new run: one score curve per head and fixed axis ranges, so a
+        redraw while training only moves points (no curve to create, no axis to lay out again)."""
+        self.chosen = None
+        for key in list(self.score_curves):
+            self.score_plot.removeItem(self.score_curves.pop(key))
+        for layer in range(settings.layers):
+            for head in range(settings.heads):
+                for dashed in (False, True):
+                    name = None if dashed else f"L{layer + 1} H{head + 1}"
+                    pen = head_pen(layer, head, settings.heads, dashed)
+                    self.score_curves[layer, head, dashed] = self.score_plot.plot(pen=pen, name=name)
+        for view in (self.loss_plot, self.score_plot):
+            view.setXRange(0, settings.steps, padding=0.02)
+        self.loss_plot.setYRange(0, math.log(settings.vocab) * 1.3, padding=0)
+        self.guess_line.setValue(math.log(settings.vocab))
+        t = 2 * settings.length
+        self.grid.set_data(np.zeros((settings.layers, settings.heads, t, t)))
+        self.probe_note.setText(
+            f"Every head reading one probe sequence, a block of {settings.length} tokens shown twice (rows "
+            "look at columns); the best induction head is outlined. Its stripe runs one place right of the "
+            f"diagonal that starts {settings.length} rows down."
+        )
+        self.clear_views()
 
     def draw(self, settings) -> Notice:
         run = self.trainer.run
@@ -149,63 +177,47 @@ class TrainPage(Step):
             self.status.setText("Not trained yet." if t.phase == Phase.EMPTY else "Starting…")
             return
         s, cps = t.run.settings, t.checkpoints
-        self.probe_note.setText(
-            f"Every head reading one probe sequence, a block of {s.length} tokens shown twice (rows look at "
-            "columns); the best induction head is outlined. Its stripe runs one place right of the diagonal "
-            f"that starts {s.length} rows down."
-        )
         steps = np.array([c.step for c in cps])
         self.first_curve.setData(steps, [c.loss_first for c in cps])
         self.repeat_curve.setData(steps, [c.loss_second for c in cps])
-        self.guess_line.setValue(math.log(s.vocab))
         induction = np.stack([c.induction for c in cps])  # (checkpoints, L, H)
         previous = np.stack([c.previous for c in cps])
         for layer, head in np.ndindex(induction.shape[1:]):
             for dashed, scores in ((False, induction), (True, previous)):
-                self.curve(layer, head, dashed).setData(steps, scores[:, layer, head])
+                self.score_curves[layer, head, dashed].setData(steps, scores[:, layer, head])
         formed = next((c for c in cps if c.induction.max() > 0.5), None)
         for line in (self.loss_marker, self.score_marker):
             line.setVisible(formed is not None)
             if formed is not None:
                 line.setValue(formed.step)
-                line.label.setFormat(f"induction head at step {formed.step}")
+                line.label.setFormat(f"step {formed.step}")
+                side = 1 if formed.step > s.steps / 2 else 0  # the label on the side with room
+                line.label.anchors = [(side, 0.5), (side, 0.5)]
+                line.label.updatePosition()
         last = cps[-1]
         self.grid.set_data(last.probe)
         layer, head = np.unravel_index(last.induction.argmax(), last.induction.shape)
-        shown = (
-            self.chosen if self.chosen is not None and self.chosen < last.induction.shape else (layer, head)
+        fits = self.chosen is not None and all(
+            c < n for c, n in zip(self.chosen, last.induction.shape, strict=True)
         )
+        shown = self.chosen if fits else (int(layer), int(head))
         self.grid.select(*shown)
         tokens = [str(int(token)) for token in t.run.eval_ids[0]]
         self.large.set_data(last.probe[shown], tokens, tokens, levels=(0.0, 1.0))
-        self.large.set_title(
-            f"layer {shown[0] + 1}, head {shown[1] + 1}: induction {last.induction[shown]:.2f}, "
-            f"previous token {last.previous[shown]:.2f}"
-        )
+        self.large.set_title(f"L{shown[0] + 1} H{shown[1] + 1}: induction {last.induction[shown]:.2f}")
         state = {Phase.RUNNING: "training", Phase.PAUSED: "paused", Phase.DONE: "finished"}.get(t.phase, "")
         self.status.setText(
             f"{state}: step {max(t.step, last.step):,} of {s.steps:,}\n"
             f"repeat loss {last.loss_second:.2f} nats (first copy {last.loss_first:.2f})\n"
             f"best induction head: layer {layer + 1}, head {head + 1}: {last.induction[layer, head]:.2f}"
+            + (f"\ngreen line: its score passed 0.5 at step {formed.step}" if formed is not None else "")
         )
 
-    def curve(self, layer: int, head: int, dashed: bool) -> pg.PlotDataItem:
-        """The score curve of one head, made the first time it is needed."""
-        key = (layer, head, dashed)
-        if key not in self.score_curves:
-            name = None if dashed else f"L{layer + 1} H{head + 1}"
-            heads = self.trainer.run.settings.heads
-            self.score_curves[key] = self.score_plot.plot(pen=head_pen(layer, head, heads, dashed), name=name)
-        return self.score_curves[key]
-
     def clear_views(self) -> None:
-        self.chosen = None
+        """No curves, no marker, an empty large map (the grid keeps its shape)."""
         for item in (self.first_curve, self.repeat_curve, *self.score_curves.values()):
             item.setData([], [])
-        for key in list(self.score_curves):  # the next run may have other heads
-            self.score_plot.removeItem(self.score_curves.pop(key))
         self.loss_marker.setVisible(False)
         self.score_marker.setVisible(False)
-        self.grid.set_data(np.zeros((1, 1, 1, 1)))
-        self.large.set_data(np.full((1, 1), np.nan), [""], [""])
+        self.large.set_data(np.zeros((1, 1)), [""], [""], levels=(0.0, 1.0))
         self.large.set_title("")

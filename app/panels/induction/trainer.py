@@ -37,7 +37,8 @@ class Trainer(QObject):
 
     def __init__(self):
         super().__init__()
-        self.run = None  # core.induction_training.InductionRun
+        self.run = None  # core.induction_training.InductionRun, once the worker has built it
+        self.settings: InductionSettings | None = None  # of the run started last
         self.checkpoints: list = []
         self.phase = Phase.EMPTY
         self.step = 0  # the last finished training step (updated every step)
@@ -53,24 +54,17 @@ class Trainer(QObject):
         """Resume a paused run with the same settings, or train a new one from step 0."""
         if self.phase == Phase.RUNNING:
             return
-        if self.phase == Phase.PAUSED and self.run is not None and self.run.settings == settings:
+        if self.phase == Phase.PAUSED and self.settings == settings:
             self._paused.clear()
             self._set_phase(Phase.RUNNING)
             return
         self.reset()
-        try:
-            from core.induction_training import InductionRun
-        except ImportError:
-            self.failed.emit(f"Training needs torch. {models_advice()}")
-            return
-        self.run = InductionRun(settings)  # settings were checked by the caller's Live
-        self._inbox, self._paused = (
-            deque(),
-            threading.Event(),
-        )  # this run's own: a cancelled one cannot reach them
+        # This run's own inbox and pause flag: a cancelled run still finishing cannot reach the next.
+        self._inbox, self._paused = deque(), threading.Event()
+        self.settings = settings  # checked by the caller's Live
         self.task = worker.run_task(
             self._train,
-            self.run,
+            settings,
             self._inbox,
             self._paused,
             on_error=self._on_error,
@@ -95,9 +89,16 @@ class Trainer(QObject):
         self.run, self.checkpoints, self.step = None, [], 0
         self._set_phase(Phase.EMPTY)
 
-    def _train(self, run, inbox: deque, paused: threading.Event, progress) -> None:
-        """In the worker: train, leaving checkpoints in ``inbox``; waits while ``paused`` is set;
-        stops after the step during which the task was cancelled."""
+    def _train(self, settings: InductionSettings, inbox: deque, paused: threading.Event, progress) -> None:
+        """In the worker: build the run (torch loads here, not on the UI thread), put it in ``inbox``
+        followed by its checkpoints; wait while ``paused`` is set; stop after the step during which
+        the task was cancelled."""
+        try:
+            from core.induction_training import InductionRun
+        except ImportError as exc:
+            raise ImportError(f"Training needs torch. {models_advice()}") from exc
+        run = InductionRun(settings)
+        inbox.append(run)
 
         def between_steps(step: int, total: int) -> None:
             progress(step, total)  # raises Cancelled once the task is cancelled
@@ -126,7 +127,11 @@ class Trainer(QObject):
     def _drain(self) -> None:
         if self._inbox:
             while self._inbox:
-                self.checkpoints.append(self._inbox.popleft())
+                item = self._inbox.popleft()
+                if self.run is None:
+                    self.run = item  # the first item: the run itself
+                else:
+                    self.checkpoints.append(item)
             self.updated.emit()
 
     def _set_phase(self, phase: Phase) -> None:

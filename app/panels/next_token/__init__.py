@@ -256,6 +256,7 @@ class NextTokenPanel(Panel):
         if model.source != SMOLLM2:
             recent = [model.source, *(r for r in self._recent() if r != model.source)]
             s.setValue("next_token/recent", recent[:MAX_RECENT])
+        self.groups.layer_spin.setMaximum(model.n_layers)
         self.run.apply(model=model)
         self._fill_model_combo(model.source)
         self._show_model_info(model)
@@ -349,8 +350,7 @@ class NextTokenPanel(Panel):
             return
         from core import decoder
 
-        text = g.model.tokenizer.decode(g.ids)
-        self._start("timing", decoder.time_decode, g.model, text, g.length, on_result=self.cache.show_timing)
+        self._start("timing", decoder.time_decode, g.model, g.ids, g.length, on_result=self.cache.show_timing)
 
     # --- smoke, tests, export ---------------------------------------------------------------
     def exercise(self) -> None:

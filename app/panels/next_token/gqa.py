@@ -17,7 +17,10 @@ class GroupsPage(Step):
         super().__init__(run)
         self.layer_spin = spin(1, 1, 1)
         self.groups = note(rich=True)
+        self.groups.setMinimumWidth(260)
         self.grid = HeadGrid()
+        self.grid.readout.setText("Rows are key/value heads; each column is a query head that reads it.")
+        self.grid.set_describer(self._describe)
         controls = QFormLayout()
         controls.addRow("Layer", self.layer_spin)
         self.layout_with(
@@ -28,6 +31,11 @@ class GroupsPage(Step):
             (self.groups,),
         )
         self.layer_spin.valueChanged.connect(lambda _: self.result is not None and self.draw(self.result))
+
+    def _describe(self, row: int, col: int) -> str:
+        m = self.result.model
+        size = m.n_heads // m.n_kv_heads
+        return f"query head {row * size + col + 1} reads key/value head {row + 1}"
 
     def draw(self, generation) -> Notice:
         m = generation.model

@@ -32,7 +32,7 @@ class CachePage(Step):
 
     def __init__(self, run: Live):
         super().__init__(run)
-        self.cache_map = Heatmap("KV cache: layers × cached tokens", colorbar=False, cell_text=False)
+        self.cache_map = Heatmap("KV cache: layers (rows) × cached tokens", colorbar=False, cell_text=False)
         self.size_plot = pg.PlotWidget(title="KV cache size (float32)")
         self.size_plot.setLabel("bottom", "tokens")
         self.size_plot.setLabel("left", "MiB")
@@ -91,8 +91,8 @@ class CachePage(Step):
         )
         self.work.setText(
             f"The prefill read the {t} prompt tokens at once: {t} × {t} weights per head. Each decode "
-            f"step adds one token, whose single query row meets every cached key: {step}. Blue cells "
-            "came from the prompt, orange ones from decoding."
+            f"step adds one token, whose single query row meets every cached key: {step}. Every layer "
+            "keeps its own keys and values: light cells came from the prompt, darker ones from decode steps."
         )
         self.sizes.setText(
             f"Per token: 2 (keys and values) × {m.n_layers} layers × {m.n_kv_heads} key/value heads × "

@@ -12,15 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import decoder, sampling
+from core.decoder import visible
 from core.sampling import Choice, Distribution
 
 DEFAULT_PROMPT = "The capital of France is"
-SPACE = "␣"
-
-
-def visible(piece: str) -> str:
-    """A token's text with spaces and line breaks made visible ("␣Paris")."""
-    return piece.replace(" ", SPACE).replace("\n", "↵") or "∅"
 
 
 @dataclass(frozen=True)

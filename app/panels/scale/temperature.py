@@ -42,8 +42,12 @@ class TemperaturePage(Step):
         form.addRow("Tokens", self.tokens_spin)
         form.addRow("dₖ", self.d_k_spin)
         form.addRow("Seed", self.seed_spin)
-        self.token_table = text_table(["Query", "Peak key", "Max weight", "Entropy (nats)"], row_labels=False)
-        self.sweep_table = text_table(["T", "Mean entropy", "Mean max weight"], row_labels=False)
+        self.token_table = text_table(
+            ["Query", "Peak key", "Max weight", "Entropy (nats)"], row_labels=False, size_columns=True
+        )
+        self.sweep_table = text_table(
+            ["T", "Mean entropy", "Mean max weight"], row_labels=False, size_columns=True
+        )
         self.summary = note("")
         left = QVBoxLayout()
         left.addLayout(form)

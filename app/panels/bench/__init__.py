@@ -1,97 +1,48 @@
 """Panel "Benchmark": attention measured on this computer's CPU (and GPU), point by point.
 
 The sweep is ``core.bench.run_benchmark`` in the app's background worker; each finished point
-arrives through a queued signal and updates the table and the existing plot curves. torch is
-imported only in the worker, when the panel is first shown.
+arrives through a queued signal, joins the sweep's state (``state.py``), and the table and the plot
+of the step on screen follow. torch is imported only in the worker, when the panel is first shown.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
-    QTableWidget,
     QTableWidgetItem,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app import worker
 from app.panels.base import Panel
-from app.theme import style_plots
+from app.panels.bench.state import COLUMNS, PLOTS, SweepState, probe, row_texts, summarise
+from app.panels.bench.sweep_plot import SweepPlotPage
+from app.panels.step import Live
+from app.widgets.controls import spin
+from app.widgets.tables import text_table
 from core import inputs
-from core.bench import (
-    DTYPES,
-    BenchConfig,
-    BenchReport,
-    BenchResult,
-    fastest_summary,
-    fit_slopes,
-    implementation_choices,
-    run_benchmark,
-)
+from core.bench import DTYPES, BenchConfig, BenchReport, BenchResult, run_benchmark
 from core.bench_device import describe_device
 from core.bench_runners import IMPLEMENTATIONS
 from core.install_advice import models_advice
 
 # ticked when a device is chosen (where the device has them)
 DEFAULT_IMPLS = ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn")
-COLUMNS = ("implementation", "n", "median ms", "TFLOP/s", "peak MB", "max error", "status")
-SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "h")
-# (name, BenchResult field, axis label, unit, slope shown in the legend)
-PLOTS = (
-    ("Time", "median_s", "median time", "s", True),
-    ("Throughput", "tflops", "achieved TFLOP/s", "", False),
-    ("Memory", "peak_bytes", "peak memory beyond the inputs", "B", True),
-)
-
-
-def probe() -> tuple[dict[str, dict[str, str | None]], dict[str, str]]:
-    """Which implementations each device has (or why not), and a one-line description per device."""
-    choices = implementation_choices()
-    names = {}
-    for device in choices:
-        info = describe_device(device, "fp32")
-        memory = f", {info.memory_bytes / 2**30:.0f} GiB" if info.memory_bytes else ""
-        names[device] = f"{info.name}{memory}"
-    return choices, names
-
-
-def row_texts(r: BenchResult) -> list[str]:
-    """The table cells of one result, in COLUMNS order."""
-    if not r.ok:
-        return [r.impl, str(r.n), "", "", "", "", r.status]
-    peak = f"{r.peak_bytes / 1e6:.1f}" if r.peak_bytes is not None else "?"
-    status = "ok" if r.tflops_pct is None else f"ok, {r.tflops_pct:.0f}% of peak"
-    if r.compile_s is not None:
-        status += f", first call {r.compile_s:.1f} s"
-    return [
-        r.impl,
-        str(r.n),
-        f"{r.median_s * 1e3:.3f}",
-        f"{r.tflops:.3g}",
-        peak,
-        f"{r.max_abs_error:.1e}",
-        status,
-    ]
 
 
 class BenchPanel(Panel):
@@ -108,16 +59,39 @@ class BenchPanel(Panel):
         self.probe_task: worker.Task | None = None
         self.task: worker.Task | None = None
         self.config: BenchConfig | None = None
-        self.results: list[BenchResult] = []
         self.report: BenchReport | None = None
-        self._build()
+        self.sweep = Live(SweepState(), summarise)
+        self.plot_pages = {
+            field: SweepPlotPage(self.sweep, name, field, label, unit)
+            for name, field, label, unit, _ in PLOTS
+        }
+        self.curves = {field: page.curves for field, page in self.plot_pages.items()}
+        self.legends = {field: page.legend for field, page in self.plot_pages.items()}
+        self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
+        self.summary = QLabel("Run a sweep to fill the table and the plots.")
+        self.summary.setWordWrap(True)
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.summary)
+        lower_layout.addWidget(self.table, 1)
+        right = QSplitter(Qt.Orientation.Vertical)
+        row = QHBoxLayout()
+        row.addWidget(self._controls())
+        row.addWidget(right, 1)
+        self.body.addLayout(row)
+        time, throughput, memory = self.plot_pages.values()
+        self.add_steps(time, time, throughput, memory, into=right)  # "What runs" shows the time plot
+        right.addWidget(lower)
+        right.setStretchFactor(0, 3)
+        right.setStretchFactor(1, 2)
         self.resultArrived.connect(self._add_result)
         self.set_step(0)
 
-    # --- layout -----------------------------------------------------------------------------
-    def _build(self) -> None:
+    def _controls(self) -> QWidget:
         self.device_combo = QComboBox()
         self.device_combo.addItem("cpu")
+        self.device_combo.currentTextChanged.connect(self._on_device)
         self.device_label = QLabel("Looking for torch and a GPU…")
         self.device_label.setWordWrap(True)
         self.impl_list = QListWidget()
@@ -135,21 +109,23 @@ class BenchPanel(Panel):
         self.dtype_combo = QComboBox()
         self.dtype_combo.addItems(DTYPES)
         self.causal_check = QCheckBox("causal (each token sees only earlier ones)")
-        self.batch_spin = self._spin(1, 1, 64)
-        self.heads_spin = self._spin(8, 1, 128)
-        self.head_dim_spin = self._spin(64, 8, 256)
-        self.window_spin = self._spin(256, 1, 65536)
-        self.repeats_spin = self._spin(10, 1, 100)
+        self.batch_spin = spin(1, 1, 64, tracking=True)
+        self.heads_spin = spin(8, 1, 128, tracking=True)
+        self.head_dim_spin = spin(64, 8, 256, tracking=True)
+        self.window_spin = spin(256, 1, 65536, tracking=True)
+        self.repeats_spin = spin(10, 1, 100, tracking=True)
         self.run_button = QPushButton("Run")
         self.run_button.setEnabled(False)
+        self.run_button.clicked.connect(self.run)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
         self.export_button = QPushButton("Export…")
         self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self._ask_export)
         self.progress = QProgressBar()
         self.progress.setFormat("idle")
         self.progress.setValue(0)
-
         form = QFormLayout()
         form.addRow("Device", self.device_combo)
         form.addRow(self.device_label)
@@ -158,11 +134,14 @@ class BenchPanel(Panel):
         form.addRow("Lengths n", self.lengths_edit)
         form.addRow("dtype", self.dtype_combo)
         form.addRow(self.causal_check)
-        form.addRow("Batch", self.batch_spin)
-        form.addRow("Heads", self.heads_spin)
-        form.addRow("Head dim", self.head_dim_spin)
-        form.addRow("Window", self.window_spin)
-        form.addRow("Repeats", self.repeats_spin)
+        for name, box in (
+            ("Batch", self.batch_spin),
+            ("Heads", self.heads_spin),
+            ("Head dim", self.head_dim_spin),
+            ("Window", self.window_spin),
+            ("Repeats", self.repeats_spin),
+        ):
+            form.addRow(name, box)
         buttons = QHBoxLayout()
         for button in (self.run_button, self.cancel_button, self.export_button):
             buttons.addWidget(button)
@@ -174,72 +153,11 @@ class BenchPanel(Panel):
         left_layout.addLayout(form)
         left_layout.addStretch(1)
         left.setMaximumWidth(340)
+        return left
 
-        self.tabs = QTabWidget()
-        self.plots: dict[str, pg.PlotWidget] = {}
-        self.curves: dict[str, dict[str, pg.PlotDataItem]] = {}
-        self.legends: dict[str, pg.LegendItem] = {}
-        for name, field, label, unit, _ in PLOTS:
-            plot = pg.PlotWidget()
-            plot.setLogMode(x=True, y=True)
-            plot.showGrid(x=True, y=True, alpha=0.25)
-            plot.setLabel("bottom", "sequence length n")
-            plot.setLabel("left", label, units=unit or None)
-            plot.getAxis("left").enableAutoSIPrefix(bool(unit))  # TFLOP/s stays in TFLOP/s
-            self.legends[field] = plot.addLegend(offset=(10, 10))
-            self.curves[field] = {}
-            for i, key in enumerate(IMPLEMENTATIONS):
-                color = pg.intColor(i, hues=len(IMPLEMENTATIONS), values=1, maxValue=220)
-                self.curves[field][key] = plot.plot(
-                    [], [], pen=pg.mkPen(color, width=2), symbol=SYMBOLS[i], symbolBrush=color, symbolSize=7
-                )
-            self.plots[field] = plot
-            self.tabs.addTab(plot, name)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.summary = QLabel("Run a sweep to fill the table and the plots.")
-        self.summary.setWordWrap(True)
-        lower = QWidget()
-        lower_layout = QVBoxLayout(lower)
-        lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addWidget(self.summary)
-        lower_layout.addWidget(self.table, 1)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.tabs)
-        right.addWidget(lower)
-        right.setStretchFactor(0, 3)
-        right.setStretchFactor(1, 2)
-
-        row = QHBoxLayout()
-        row.addWidget(left)
-        row.addWidget(right, 1)
-        self.body.addLayout(row)
-
-        self.device_combo.currentTextChanged.connect(self._on_device)
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.export_button.clicked.connect(self._ask_export)
-        self.tabs.currentChanged.connect(self._on_tab)
-
-    def _on_tab(self, i: int) -> None:
-        if i != self.tabs_for_step(self.step):
-            self.set_step(i + 1)
-
-    @staticmethod
-    def tabs_for_step(step: int) -> int:
-        """The plot tab of a lecture step: the first step (what runs) shows the time plot."""
-        return max(0, step - 1)
-
-    @staticmethod
-    def _spin(value: int, low: int, high: int) -> QSpinBox:
-        spin = QSpinBox()
-        spin.setRange(low, high)
-        spin.setValue(value)
-        return spin
+    @property
+    def results(self) -> list[BenchResult]:
+        return list(self.sweep.state.results)
 
     # --- which implementations exist (found in the worker: it imports torch) ------------------
     def showEvent(self, event) -> None:
@@ -311,6 +229,7 @@ class BenchPanel(Panel):
         )
 
     def run(self) -> None:
+        """Start a sweep of what the controls describe; bad settings are refused with a message."""
         if self.choices is None:
             self.show_message("Still looking for torch and a GPU; try again in a moment.", "info")
             return
@@ -322,16 +241,9 @@ class BenchPanel(Panel):
             self.show_message(str(exc))
             return
         self.clear_message()
-        self.config, self.results, self.report = config, [], None
+        self.config, self.report = config, None
         self.table.setRowCount(0)
-        for field, curves in self.curves.items():
-            self.legends[field].clear()
-            for key, curve in curves.items():
-                curve.setData([], [])
-                if key in config.impls:
-                    self.legends[field].addItem(curve, key)
-        style_plots(self)  # the new legend labels take the theme's text colour
-        self.summary.setText("")
+        self.sweep.apply(impls=config.impls, results=())
         total = len(config.points())
         self.progress.setRange(0, total)
         self._on_progress(0, total)
@@ -361,25 +273,15 @@ class BenchPanel(Panel):
             self.progress.setFormat(f"{total} points done")
 
     def _add_result(self, r: BenchResult) -> None:
-        self.results.append(r)
         row = self.table.rowCount()
         self.table.insertRow(row)
         for column, text in enumerate(row_texts(r)):
-            item = QTableWidgetItem(text)
-            if r.status != "ok" and column == len(COLUMNS) - 1:
-                item.setToolTip(r.status)
-            self.table.setItem(row, column, item)
+            self.table.setItem(row, column, QTableWidgetItem(text))
+        if not r.ok:
+            self.table.item(row, len(COLUMNS) - 1).setToolTip(r.status)
         self.table.scrollToBottom()
-        mine = sorted((x for x in self.results if x.impl == r.impl and x.ok), key=lambda x: x.n)
-        for _, field, _, _, with_slope in PLOTS:
-            points = [(x.n, getattr(x, field)) for x in mine if getattr(x, field)]  # log axes: > 0 only
-            self.curves[field][r.impl].setData([p[0] for p in points], [p[1] for p in points])
-            if with_slope:
-                slope = fit_slopes(self.results, field).get(r.impl)
-                label = self.legends[field].getLabel(self.curves[field][r.impl])
-                if label is not None:
-                    label.setText(r.impl if slope is None else f"{r.impl}  slope {slope:.2f}")
-        self.summary.setText(fastest_summary(self.results))
+        self.sweep.apply(results=(*self.sweep.state.results, r))
+        self.summary.setText(self.sweep.result.summary)
         self.export_button.setEnabled(True)
 
     def _on_report(self, report: BenchReport) -> None:
@@ -394,9 +296,9 @@ class BenchPanel(Panel):
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         if cancelled:
-            total = len(self.config.points())
-            self.progress.setFormat(f"cancelled: {len(self.results)} of {total} points ran")
-            self.show_message(f"Cancelled after {len(self.results)} of {total} points.", "info")
+            total, ran = len(self.config.points()), len(self.results)
+            self.progress.setFormat(f"cancelled: {ran} of {total} points ran")
+            self.show_message(f"Cancelled after {ran} of {total} points.", "info")
 
     # --- export -----------------------------------------------------------------------------
     def current_report(self) -> BenchReport:
@@ -431,12 +333,7 @@ class BenchPanel(Panel):
         else:
             self.show_message(f"Saved {path}.", "info")
 
-    # --- lecture steps, smoke, export -------------------------------------------------------------
-    def show_step(self, i: int) -> None:
-        self.tabs.setCurrentIndex(self.tabs_for_step(i))
-        if i == 0:
-            self.impl_list.setFocus()
-
+    # --- smoke, export ------------------------------------------------------------------------------
     def exercise(self) -> None:
         worker.wait_idle()  # the probe started when the panel was shown
         self.lengths_edit.setText("0, abc")
@@ -453,4 +350,5 @@ class BenchPanel(Panel):
         super().exercise()
 
     def export(self) -> dict[str, QWidget]:
-        return {**{name.lower(): self.plots[field] for name, field, *_ in PLOTS}, "table": self.table}
+        plots = {name.lower(): self.plot_pages[field].plot for name, field, *_ in PLOTS}
+        return {**plots, "table": self.table}

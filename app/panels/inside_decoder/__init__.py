@@ -1,0 +1,104 @@
+"""Panel "Inside a decoder": knock heads out of SmolLM2 and watch the prediction change; rank
+heads by effect and by attention; the logit lens; attention sinks; induction heads."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from app.panels.base import Panel
+from app.panels.inside_decoder.induction import InductionPage
+from app.panels.inside_decoder.knock_out import KnockPage
+from app.panels.inside_decoder.lens import LensPage
+from app.panels.inside_decoder.sinks import SinkPage
+from app.panels.inside_decoder.state import KnockState, compute_knock
+from app.panels.inside_decoder.which_heads import RankPage
+from app.panels.step import Live
+
+
+class InsideDecoderPanel(Panel):
+    key = "inside_decoder"
+    title = "Inside a decoder"
+    steps = ("Knock out heads", "Which heads matter", "Logit lens", "Attention sinks", "Induction heads")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        knock = Live(KnockState(), compute_knock, background=True)  # steps 1 and 2 share it
+        self.knock = KnockPage(knock)
+        self.rank = RankPage(knock)
+        self.lens = LensPage()
+        self.sinks = SinkPage()
+        self.induction = InductionPage()
+        self.model_info = QLabel("Loading the decoder…")
+        self.open_button = QPushButton("Open decoder folder…")
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Model"))
+        row.addWidget(self.model_info, 1)
+        row.addWidget(self.open_button)
+        self.body.addLayout(row)
+        self.add_steps(self.knock, self.rank, self.lens, self.sinks, self.induction)
+        self.open_button.clicked.connect(self.choose_folder)
+        knock.changed.connect(self._describe_model)
+        knock.failed.connect(lambda _: self.model_info.setText("No decoder loaded: see the message above."))
+        for live in self.lives():
+            live.busy.connect(self._busy)
+        self.set_step(0)
+
+    def lives(self) -> list[Live]:
+        return [self.knock.live, self.lens.live, self.sinks.live, self.induction.live]
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a decoder model folder")
+        if folder:
+            self.use_model(folder)
+
+    def use_model(self, source: str) -> None:
+        """Run every step on the decoder ``source`` ("smollm2" or a folder)."""
+        for live in self.lives():
+            live.apply(source=source)
+
+    def _describe_model(self) -> None:
+        m = self.knock.result.model
+        kv = f", {m.n_kv_heads} key/value heads" if m.n_kv_heads != m.n_heads else ""
+        self.model_info.setText(f"{m.name}: {m.n_layers} layers × {m.n_heads} heads{kv}")
+
+    def _busy(self, running: bool) -> None:
+        if running:
+            self.model_info.setText(self.model_info.text().removesuffix(" (running…)") + " (running…)")
+        elif not any(live.task is not None for live in self.lives()):
+            self.model_info.setText(self.model_info.text().removesuffix(" (running…)"))
+
+    def exercise(self) -> None:
+        from app import worker
+
+        k = self.knock
+        for heads in (((0, 0),), ((0, 0), (29, 8)), ((99, 0),), ()):
+            k.apply(heads=heads)
+            worker.wait_idle()
+        k.mode.setCurrentIndex(1)
+        k.layer_button.click()
+        worker.wait_idle()
+        self.rank.target.setText("John")
+        self.rank.target.setText("Mary")
+        self.rank.foil.setText("")
+        self.rank.foil.setText("John")
+        self.lens.prompt.setText("")
+        self.lens.prompt.setText(self.lens.state.prompt or "The capital of France is")
+        self.induction.n.setValue(1)
+        self.induction.n.setValue(20)
+        super().exercise()
+        worker.wait_idle()
+
+    def export(self) -> dict[str, QWidget]:
+        return {
+            "knocked": self.knock.grid,
+            "before": self.knock.before,
+            "after": self.knock.after,
+            "effect": self.rank.effect_map,
+            "weight": self.rank.weight_map,
+            "lens": self.lens.grid,
+            "rank": self.lens.rank_plot,
+            "sinks": self.sinks.grid,
+            "induction": self.induction.induction_map,
+            "previous": self.induction.previous_map,
+            "losses": self.induction.loss_plot,
+        }

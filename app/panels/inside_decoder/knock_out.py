@@ -1,0 +1,104 @@
+"""Step 1: knock heads out and compare the next-token probabilities before and after."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.panels.inside_decoder.state import KnockResult
+from app.panels.inside_decoder.views import HeadMap, show_top, toggle_on_click, toggled, visible
+from app.panels.step import Live, Notice, Step
+from app.widgets.controls import note, spin
+from app.widgets.token_bars import TokenBars
+from core.ablation import MODES
+
+MODE_NAMES = {"zero": "zero: output set to 0", "mean": "mean over a reference text"}
+
+
+def mode_box() -> QComboBox:
+    box = QComboBox()
+    for mode in MODES:
+        box.addItem(MODE_NAMES[mode], mode)
+    return box
+
+
+class KnockPage(Step):
+    def __init__(self, live: Live):
+        super().__init__(live)
+        s = self.state
+        self.prompt = self.bind(QLineEdit(s.prompt), "prompt")
+        self.mode = self.bind(mode_box(), "mode")
+        self.layer = spin(1, 1, 30)
+        self.layer_button = QPushButton("Knock out the whole layer")
+        self.reset = QPushButton("Reset: every head back")
+        self.summary = note()
+        self.tokens = note()
+        controls = QFormLayout()
+        controls.addRow("Prompt", self.prompt)
+        controls.addRow("Ablation", self.mode)
+        controls.addRow("Layer", self.layer)
+        controls.addRow(self.layer_button)
+        controls.addRow(self.reset)
+        self.grid = HeadMap("Knocked-out heads (click a head)")
+        self.before = TokenBars("Every head")
+        self.after = TokenBars("Without the crossed heads")
+        pair = QHBoxLayout()
+        pair.addWidget(self.before)
+        pair.addWidget(self.after)
+        column = QVBoxLayout()
+        column.addWidget(self.grid, 3)
+        column.addLayout(pair, 2)
+        views = QWidget()
+        views.setLayout(column)
+        self.layout_with(
+            "Click heads to remove them; the model runs again without them. The prediction with "
+            "every head stands on the left, the one without the crossed heads on the right.",
+            controls,
+            views,
+            (self.summary, self.tokens),
+        )
+        toggle_on_click(self.grid, self)
+        self.layer_button.clicked.connect(self.knock_layer)
+        self.reset.clicked.connect(lambda: self.apply(heads=()))
+
+    def knock_layer(self) -> None:
+        if self.result is None:
+            return
+        layer = self.layer.value() - 1
+        self.apply(heads=toggled(self.state.heads, *((layer, h) for h in range(self.result.model.n_heads))))
+
+    def draw(self, r: KnockResult) -> Notice:
+        m = r.model
+        self.layer.setMaximum(m.n_layers)
+        mask = np.zeros((m.n_layers, m.n_heads))
+        for layer, head in r.heads:
+            mask[layer, head] = 1.0
+        self.grid.set_scores(mask, (0.0, 1.0))
+        self.grid.set_knocked(r.heads)
+        show_top(self.before, m, r.clean)
+        show_top(self.after, m, r.ablated)
+        self.tokens.setText(
+            f"Tokens ({len(r.prompt.ids)}): " + " | ".join(visible(p) for p in r.prompt.pieces)
+        )
+        named = ", ".join(f"{layer + 1}.{head + 1}" for layer, head in r.heads) or "none"
+        lines = [f"Knocked out ({r.mode}): {named}."]
+        if r.target is not None:
+            lines.append(
+                f"p({visible(r.target.text)}): {r.clean[r.target.id]:.3f} → {r.ablated[r.target.id]:.3f}."
+            )
+            before, after = r.logit_diff(r.clean), r.logit_diff(r.ablated)
+            if before is not None:
+                lines.append(
+                    f"Logit difference {visible(r.target.text)} − {visible(r.foil.text)}: "
+                    f"{before:.2f} → {after:.2f}."
+                )
+        self.summary.setText(" ".join(lines))
+        return (" ".join(r.notices), "warning") if r.notices else None

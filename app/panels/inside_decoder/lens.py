@@ -1,0 +1,84 @@
+"""Step 3: the logit lens, the prediction read after every layer."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QWidget
+
+from app.panels.inside_decoder.state import LensResult, LensState, compute_lens
+from app.panels.inside_decoder.views import visible
+from app.panels.step import Live, Notice, Step
+from app.widgets import Heatmap
+from app.widgets.controls import note
+from app.widgets.plots import plot
+
+CELL_CHARS = 4  # characters of a top token written into its cell (hover shows all)
+RANK_WIDTH = 190  # pixels of the rank plot beside the grid
+
+
+class LensPage(Step):
+    def __init__(self):
+        super().__init__(Live(LensState(), compute_lens, background=True))
+        s = self.state
+        self.prompt = self.bind(QLineEdit(s.prompt), "prompt")
+        self.target = self.bind(QLineEdit(s.target), "target")
+        self.summary = note()
+        controls = QFormLayout()
+        controls.addRow("Prompt", self.prompt)
+        controls.addRow("Target", self.target)
+        self.grid = Heatmap("Top token after each layer (colour: its probability)", max_cell_texts=4096)
+        self.rank_plot = plot("Target's rank", "rank (1 = top)", "layer")
+        self.rank_plot.setFixedWidth(RANK_WIDTH)
+        self.rank_plot.setLogMode(x=True)
+        self.rank_plot.invertY(True)  # layer 1 on top, as in the grid beside it
+        self.rank_plot.setMouseEnabled(x=False, y=False)
+        self.rank_line = self.rank_plot.plot(symbol="o", symbolSize=5)
+        row = QHBoxLayout()
+        row.addWidget(self.grid, 1)
+        row.addWidget(self.rank_plot)
+        views = QWidget()
+        views.setLayout(row)
+        self.layout_with(
+            "After every layer the residual stream is read with the model's final norm and "
+            "unembedding, as if the remaining layers did nothing. Rows are layers, columns are the "
+            "prompt's tokens; each cell names the token predicted next from there (hover for all of it).",
+            controls,
+            views,
+            (self.summary,),
+        )
+
+    def draw(self, r: LensResult) -> Notice:
+        lens = r.lens
+        layers = lens.top_ids.shape[0]
+        texts = np.vectorize(lambda t: visible(t)[:CELL_CHARS], otypes=[object])(r.top_pieces)
+        self.grid.set_data(
+            lens.top_probs,
+            [str(i + 1) for i in range(layers)],
+            [visible(p) for p in r.prompt.pieces],
+            (0.0, 1.0),
+            texts=texts,
+        )
+        self.grid.set_describer(
+            lambda i, j: (
+                f"after layer {i + 1}, at {visible(r.prompt.pieces[j])}: "
+                f"{visible(r.top_pieces[i, j])} ({lens.top_probs[i, j]:.1%})"
+            )
+        )
+        if lens.target_rank is None or r.target is None:
+            self.rank_line.setData([], [])
+            self.summary.setText("Name a target to follow its rank layer by layer.")
+            return None
+        self.rank_line.setData(lens.target_rank.astype(float), np.arange(1, layers + 1))
+        formed = lens.formed_at()
+        name = visible(r.target.text)
+        where = (
+            f"{name} is the top prediction from layer {formed + 1} on."
+            if formed is not None
+            else f"{name} is not the model's top prediction here (rank {lens.target_rank[-1]} at the end)."
+        )
+        half = layers // 2
+        self.summary.setText(
+            f"{where} Its probability after the last layer: {lens.target_prob[-1]:.1%}; after "
+            f"layer {half}: {lens.target_prob[half - 1]:.2%} (rank {lens.target_rank[half - 1]})."
+        )
+        return (r.target.notice, "warning") if r.target.notice else None

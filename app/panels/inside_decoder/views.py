@@ -1,0 +1,58 @@
+"""Views the steps of the Inside a decoder panel share: a layers × heads map with knocked-out
+heads crossed, and token text made readable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pyqtgraph as pg
+
+from app.panels.inside_decoder.state import top_tokens
+from app.widgets import Heatmap
+from app.widgets.token_bars import TokenBars
+from core.decoder import visible
+
+CROSS = "#d62728"
+
+
+class HeadMap(Heatmap):
+    """One value per head, rows = layers and columns = heads (both counted from 1 on screen);
+    ``set_knocked(heads)`` crosses the knocked-out (layer, head) cells. Clicking a cell emits
+    ``clicked(layer, head)``, 0-based."""
+
+    def __init__(self, title: str, signed: bool = False):
+        super().__init__(title, signed=signed, cell_text=False)
+        self.crosses = pg.ScatterPlotItem(symbol="x", size=11, pen=pg.mkPen(CROSS, width=2), brush=CROSS)
+        self.crosses.setZValue(20)
+        self.plot.addItem(self.crosses)
+
+    def set_scores(self, scores: np.ndarray, levels: tuple[float, float] | None = None) -> None:
+        layers, heads = scores.shape
+        self.set_data(scores, [str(i + 1) for i in range(layers)], [str(j + 1) for j in range(heads)], levels)
+
+    def describe(self, i: int, j: int) -> str:
+        return f"layer {i + 1}, head {j + 1}: {self.values[i, j]:.3f}"
+
+    def set_knocked(self, heads: Iterable[tuple[int, int]]) -> None:
+        cells = list(heads)
+        self.crosses.setData(x=[h + 0.5 for _, h in cells], y=[layer + 0.5 for layer, _ in cells])
+
+
+def toggled(heads: tuple[tuple[int, int], ...], *changed: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """``heads`` with ``changed`` added, or removed when they were all in already; sorted."""
+    now = set(heads)
+    return tuple(sorted(now - set(changed) if set(changed) <= now else now | set(changed)))
+
+
+def toggle_on_click(view: HeadMap, step) -> None:
+    """Clicking a head in ``view`` knocks it out in ``step``'s state (a Step whose state has
+    ``heads``), or puts it back."""
+    view.clicked.connect(lambda layer, head: step.apply(heads=toggled(step.state.heads, (layer, head))))
+
+
+def show_top(view: TokenBars, model, probs: np.ndarray) -> None:
+    """The most probable next tokens under ``probs`` (vocab,) as bars, the rest summed."""
+    top = top_tokens(model, probs)
+    rest = 1.0 - sum(p for _, p in top)
+    view.set_bars([visible(t) for t, _ in top], [p for _, p in top], [True] * len(top), rest)

@@ -1,0 +1,139 @@
+"""Step 2: rank every head by how much knocking it out alone lowers the target's logit difference,
+beside the ranking by attention weight. The ranking runs in the worker, with progress and cancel."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QProgressBar, QPushButton, QWidget
+
+from app import worker
+from app.panels.inside_decoder.state import KnockResult, KnockState, compute_ranking
+from app.panels.inside_decoder.views import HeadMap, toggle_on_click, visible
+from app.panels.step import Live, Notice, Step
+from app.widgets.controls import note
+from core.ablation_ranking import AblationRanking
+from core.head_analysis import HeadRanking
+
+LISTED = 5  # heads named under each map
+
+
+def ranking_key(s: KnockState) -> KnockState:
+    """What a ranking depends on: everything but the heads knocked out by hand."""
+    return replace(s, heads=())
+
+
+def top_list(ranking: HeadRanking, unit: str) -> str:
+    return "<br>".join(f"{k}. layer {h.layer + 1}, head {h.head + 1}: {h.score:.2f}{unit}"
+                       for k, h in enumerate(ranking.ranked(LISTED), 1))  # fmt: skip
+
+
+class RankPage(Step):
+    def __init__(self, live: Live):
+        super().__init__(live)
+        s = self.state
+        self.target = self.bind(QLineEdit(s.target), "target")
+        self.foil = self.bind(QLineEdit(s.foil), "foil")
+        self.rank_button = QPushButton("Rank all heads (knock each out)")
+        self.cancel_button = QPushButton("Cancel")
+        self.progress = QProgressBar()
+        self.cancel_button.setEnabled(False)
+        self.by_effect = note(rich=True)
+        self.by_weight = note(rich=True)
+        controls = QFormLayout()
+        controls.addRow("Target", self.target)
+        controls.addRow("Foil", self.foil)
+        controls.addRow(self.rank_button)
+        controls.addRow(self.progress, self.cancel_button)
+        self.effect_map = HeadMap("Drop in logit difference, each head knocked out alone", signed=True)
+        self.weight_map = HeadMap("Weight from the last token to the target")
+        row = QHBoxLayout()
+        row.addWidget(self.effect_map)
+        row.addWidget(self.weight_map)
+        views = QWidget()
+        views.setLayout(row)
+        self.layout_with(
+            "The score of a head is how much knocking it out alone lowers logit(target) − "
+            "logit(foil). Beside it: how much the last token looks at the target's earlier "
+            "copy. Click a head in either map to knock it out (step 1).",
+            controls,
+            views,
+            (self.by_effect, self.by_weight),
+        )
+        self.ranking: AblationRanking | None = None
+        self.ranked_for: KnockState | None = None
+        self.task: worker.Task | None = None
+        self.rank_button.clicked.connect(self.rank)
+        self.cancel_button.clicked.connect(self.cancel)
+        for view in (self.effect_map, self.weight_map):
+            toggle_on_click(view, self)
+
+    def rank(self) -> None:
+        if self.task is not None:
+            return
+        wanted = ranking_key(self.state)
+        self.progress.setValue(0)
+        self.rank_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+
+        def landed(ranking: AblationRanking) -> None:
+            self.ranking, self.ranked_for = ranking, wanted
+            self.mark_stale()
+            best = ranking.ranking.best
+            self.tell(
+                f"Every head tested. Knocking out layer {best.layer + 1}, head {best.head + 1} "
+                f"lowers the difference most, by {best.score:.2f}.",
+                "info",
+            )
+
+        def ended() -> None:
+            self.task = None
+            self.rank_button.setEnabled(True)
+            self.cancel_button.setEnabled(False)
+
+        self.task = worker.run_task(
+            compute_ranking,
+            wanted,
+            on_result=landed,
+            on_error=self.tell,
+            on_progress=self._progressed,
+            on_finished=ended,
+        )
+
+    def _progressed(self, done: int, total: int) -> None:
+        self.progress.setMaximum(total)
+        self.progress.setValue(done)
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            self.tell("Ranking cancelled; the model is intact.", "info")
+
+    def draw(self, r: KnockResult) -> Notice:
+        m = r.model
+        fresh = self.ranking is not None and self.ranked_for == ranking_key(self.state)
+        if fresh:
+            drop = self.ranking.drop
+            reach = float(np.abs(drop).max()) or 1.0
+            self.effect_map.set_scores(drop, (-reach, reach))
+            self.by_effect.setText(
+                f"<b>By effect</b> (clean difference {self.ranking.clean:.2f}):<br>"
+                + top_list(self.ranking.ranking, "")
+            )
+        else:
+            self.effect_map.set_scores(np.full((m.n_layers, m.n_heads), np.nan), (-1.0, 1.0))
+            self.by_effect.setText(
+                "<b>By effect</b>: press the button to test all "
+                f"{m.n_layers * m.n_heads} heads for this prompt, target, foil and ablation."
+            )
+        if r.looking is not None:
+            self.weight_map.set_scores(r.looking.scores, (0.0, 1.0))
+            self.weight_map.set_title(f"Weight from the last token to {visible(r.target.text)}")
+            self.by_weight.setText("<b>By attention weight</b>:<br>" + top_list(r.looking, ""))
+        else:
+            self.weight_map.set_scores(np.full((m.n_layers, m.n_heads), np.nan), (0.0, 1.0))
+            self.by_weight.setText("<b>By attention weight</b>: the target must occur earlier in the prompt.")
+        for view in (self.effect_map, self.weight_map):
+            view.set_knocked(r.heads)
+        return (" ".join(r.notices), "warning") if r.notices else None

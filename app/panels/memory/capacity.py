@@ -1,0 +1,130 @@
+"""Step 5: capacity: the share of corrupted queries each network recovers as M grows (a sweep in
+the worker, with progress and cancel)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
+
+from app import worker
+from app.panels.memory.state import MemoryResult, N
+from app.panels.step import Live, Notice, Step
+from app.widgets.controls import note, spin
+from app.widgets.plots import plot
+from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR
+from core.explain import num
+from core.hopfield import CAPACITY_RATIO, CapacitySweep, capacity_sweep
+
+
+class CapacityPage(Step):
+    """The sweep uses the flips, β and seed of the shared settings when Run is pressed."""
+
+    def __init__(self, live: Live):
+        super().__init__(live)
+        self.sweep: CapacitySweep | None = None
+        self.task: worker.Task | None = None
+        self.trials_spin = spin(50, 0, 1000, tracking=True)
+        self.run_button = QPushButton("Run the sweep")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Trials per load"))
+        controls.addWidget(self.trials_spin)
+        controls.addWidget(self.run_button)
+        controls.addWidget(self.cancel_button)
+        controls.addWidget(self.progress, 1)
+        self.capacity_plot = plot(
+            "Corrupted queries recovered exactly (N = 64)", "stored patterns M", "recovered", False
+        )
+        self.capacity_plot.setLogMode(x=True, y=False)
+        self.capacity_plot.setMouseEnabled(x=False, y=False)
+        self.capacity_plot.hideButtons()
+        self.capacity_plot.setYRange(0, 1.02, padding=0)
+        self.capacity_plot.setXRange(0, np.log10(400), padding=0.03)
+        loads = (1, 2, 5, 10, 20, 50, 100, 200, 400)
+        self.capacity_plot.getAxis("bottom").setTicks([[(np.log10(m), str(m)) for m in loads]])
+        self.capacity_plot.addLegend(offset=(-10, 10))
+        self.classical_curve = self.capacity_plot.plot(
+            pen=pg.mkPen(OTHER_COLOR, width=2), symbol="o", symbolBrush=OTHER_COLOR, name="classical"
+        )
+        self.modern_curve = self.capacity_plot.plot(
+            pen=pg.mkPen(TARGET_COLOR, width=2), symbol="t", symbolBrush=TARGET_COLOR, name="modern"
+        )
+        self.capacity_plot.addItem(
+            pg.InfiniteLine(
+                pos=np.log10(CAPACITY_RATIO * N),
+                angle=90,
+                pen=pg.mkPen("#888888", style=Qt.PenStyle.DashLine),
+                label=f"0.14·N = {num(CAPACITY_RATIO * N, 1)}",
+                labelOpts={"position": 0.3, "color": "#555555"},
+            )
+        )
+        self.capacity_note = note(
+            "Press <b>Run the sweep</b>: for each load M, the network stores M fresh random ±1 "
+            "patterns, every one of them is queried with the chosen number of flipped pixels, "
+            "and the plot shows the share that comes back exactly. β and flips come from the left.",
+            rich=True,
+        )
+        layout = QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addWidget(self.capacity_note)
+        layout.addWidget(self.capacity_plot, 1)
+        self.run_button.clicked.connect(self.run_sweep)
+        self.cancel_button.clicked.connect(self.cancel_sweep)
+
+    def draw(self, r: MemoryResult) -> Notice:
+        return None  # the plot changes only when a sweep is run
+
+    def run_sweep(self) -> None:
+        """Start the capacity sweep with the current flips, β and seed, in the background."""
+        if self.task is not None and not self.task.done:
+            return
+        s = self.state
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.task = worker.run_task(
+            capacity_sweep,
+            np.random.default_rng(s.seed),
+            n=N,
+            trials=self.trials_spin.value(),
+            flips=6 if s.source == "article" else s.flips,
+            beta=s.beta,
+            on_result=self._show_sweep,
+            on_error=lambda text: self.tell(text),
+            on_progress=self._on_progress,
+            on_finished=self._sweep_finished,
+        )
+
+    def cancel_sweep(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+
+    def _sweep_finished(self) -> None:
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        if self.task is not None and self.task.cancelled:
+            self.tell("Sweep cancelled; the plot keeps the last finished sweep.", "info")
+
+    def _show_sweep(self, sweep: CapacitySweep) -> None:
+        self.sweep = sweep
+        self.tell("")
+        self.classical_curve.setData(sweep.loads, sweep.classical)
+        self.modern_curve.setData(sweep.loads, sweep.modern)
+        self.capacity_note.setText(
+            f"{sweep.trials} trials per load, {sweep.flips} flipped pixels, β = {sweep.beta:.4g}. "
+            f"At least 90% of queries come back exactly up to M = {sweep.reliable_load(sweep.classical)} "
+            f"for the classical network (0.14·N = {num(sweep.classical_limit, 1)}) and up to "
+            f"M = {sweep.reliable_load(sweep.modern)} for the modern one (largest load tried: "
+            f"{int(sweep.loads[-1])})."
+        )

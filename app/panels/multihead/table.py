@@ -1,0 +1,54 @@
+"""Step 2: per-head statistics: mean peak position, entropy, agreement with head 0 and uniform."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QVBoxLayout
+
+from app.panels.multihead.side_by_side import head_color
+from app.panels.multihead.state import MultiHeadResult
+from app.panels.step import Live, Notice, Step
+from app.widgets.controls import note
+from app.widgets.tables import fill_table, text_table
+
+COLUMNS = (
+    "head",
+    "mean peak position",
+    "mean entropy (nats)",
+    "agreement with head 0",
+    "agreement with uniform",
+)
+
+
+class TablePage(Step):
+    def __init__(self, live: Live):
+        super().__init__(live)
+        self.caption = note(
+            "The per-head statistics: where each head looks on average, how spread its rows are, and how "
+            "much its weights overlap with head 0's and with evenly spread weights."
+        )
+        self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
+        self.table_note = note()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.caption)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.table_note)
+
+    def draw(self, r: MultiHeadResult) -> Notice:
+        t, h = r.table, len(r.trace.heads)
+        columns = (t.mean_peak, t.mean_entropy, t.agreement_head0, t.agreement_uniform)
+        rows = [
+            [f"head {i}"] + [f"{c[i]:.4f}" if k else f"{c[i]:.3f}" for k, c in enumerate(columns)]
+            for i in range(h)
+        ]
+        fill_table(self.table, rows)
+        for i in range(h):
+            self.table.item(i, 0).setForeground(head_color(i, h))
+        n = len(r.tokens)
+        self.table_note.setText(
+            f"Mean entropy can reach at most ln({n}) = {np.log(n):.4f} (weights spread evenly over every "
+            "key). Head 0's agreement with itself measures how concentrated it is; between different "
+            "heads, compare the agreement with the uniform column, the level two unrelated heads reach."
+        )
+        return None

@@ -1,0 +1,29 @@
+"""Step 5: softmax turns each row of scaled scores into weights that sum to 1."""
+
+from __future__ import annotations
+
+from app.panels.qkv.pages import lay_out
+from app.panels.qkv.state import QKVResult
+from app.panels.step import Live, Notice, Step
+from app.widgets import Heatmap
+from app.widgets.controls import note
+from core import explain
+
+
+class WeightsPage(Step):
+    def __init__(self, live: Live):
+        super().__init__(live)
+        self.weight_map = Heatmap("Weights softmax(scaled)", signed=False)
+        self.weight_map.set_describer(lambda i, j: explain.weight(self.result.trace, i, j))
+        self.sum_note = note("")
+        lay_out(self, self.sum_note, self.weight_map)
+
+    def draw(self, r: QKVResult) -> Notice:
+        tokens, t = r.example.tokens, r.trace
+        self.weight_map.set_data(t.weights, tokens, tokens, levels=(0.0, 1.0))
+        sums = " ".join(explain.num(v) for v in t.weights.sum(axis=1))
+        self.sum_note.setText(
+            "Step 3: softmax makes every entry positive and scales each row to a total of 1; cell "
+            f"(i, j) is the share of token j's value that token i takes. Row sums: {sums}."
+        )
+        return None

@@ -1,0 +1,127 @@
+"""Panel "Grow an induction head": the task, live training with Pause/Reset, one layer, knock-outs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from app import worker
+from app.panels.induction.trainer import Phase
+
+pytestmark = pytest.mark.models
+pytest.importorskip("torch")
+
+# A model that grows its induction head in about 200 steps (2 heads, blocks of 16).
+SMALL = {"steps": 300, "heads": 2, "length": 16}
+
+
+def train(panel, **settings) -> None:
+    panel.settings.apply(**(SMALL | settings))
+    panel.set_step(1)
+    panel.train.start_button.click()
+    assert worker.wait_idle(600)
+
+
+def test_the_task_shows_a_block_twice_and_refuses_a_bad_length(panel):
+    page = panel.task
+    page.length_spin.setValue(5)
+    tokens = page.result.tokens
+    assert len(tokens) == 10 and list(tokens[:5]) == list(tokens[5:])
+    assert page.result.best_loss[:4] == pytest.approx([math.log(64)] * 4)
+    assert not page.result.best_loss[4:].any()
+    page.length_spin.setValue(0)
+    assert panel.message.isVisibleTo(panel) and "block length" in panel.message.text()
+    assert len(page.result.tokens) == 10  # the last good example stays
+
+
+def test_bad_settings_are_refused_at_start_and_nothing_trains(panel):
+    panel.set_step(1)
+    panel.train.lr_spin.setValue(0.0)
+    assert "learning rate" in panel.message.text()
+    panel.train.start_button.click()
+    assert panel.trainer.phase == Phase.EMPTY and panel.trainer.run is None
+    assert "learning rate" in panel.message.text()
+    panel.train.lr_spin.setValue(0.001)
+    panel.train.heads_spin.setValue(3)
+    assert "split evenly" in panel.message.text()
+
+
+def test_training_grows_an_induction_head_and_marks_the_step(panel):
+    train(panel)
+    t, page = panel.trainer, panel.train
+    assert t.phase == Phase.DONE and t.checkpoints[-1].step == SMALL["steps"]
+    steps, losses = page.repeat_curve.getData()
+    assert list(steps) == [c.step for c in t.checkpoints]
+    assert losses[0] > 3.0 and losses[-1] < 1.0
+    formed = next(c for c in t.checkpoints if c.induction.max() > 0.5)
+    assert page.loss_marker.isVisible() and page.loss_marker.value() == formed.step
+    layer, head = np.unravel_index(t.checkpoints[-1].induction.argmax(), (2, 2))
+    assert layer == 1 and f"layer 2, head {head + 1}" in page.status.text()
+    assert page.start_button.isEnabled() and not page.pause_button.isEnabled()
+
+    # Step 3 compares with one layer, which does not learn the repeat.
+    panel.set_step(2)
+    panel.one_layer.start_button.click()
+    assert worker.wait_idle(600)
+    one = panel.one_layer_trainer.checkpoints[-1]
+    assert one.loss_second > 1.5 and one.induction.max() < 0.5
+    assert "1 layer, step 300" in panel.one_layer.summary.text()
+
+    # Step 4 knocks heads out of the 2-layer model and reads a typed sequence.
+    panel.set_step(3)
+    k = panel.knockout
+    assert worker.wait_idle(60)
+    assert k.result is not None and k.result.losses.shape == (2, 2)
+    assert k.result.losses.max() > k.result.intact + 1.0
+    block = "3 9 14 1 7 12 40 22 50 61 5 33 18 27 44 2"
+    k.text_edit.setText(f"{block} {block}")
+    assert worker.wait_idle(60)
+    predicted = k.result.reading.predicted[16:-1].tolist()
+    assert sum(p == int(b) for p, b in zip(predicted, block.split()[1:], strict=True)) >= 12
+    before = k.result
+    k.text_edit.setText("3 9 64")
+    assert worker.wait_idle(60)
+    assert "outside the vocabulary" in panel.message.text()
+    assert k.result is before
+
+
+def test_pause_stops_the_steps_and_resume_and_reset_work(panel, qtbot):
+    panel.settings.apply(steps=5000)
+    panel.set_step(1)
+    page, t = panel.train, panel.trainer
+    page.start_button.click()
+    qtbot.waitUntil(lambda: t.run is not None and t.run.step >= 3, timeout=60_000)
+    page.pause_button.click()
+    qtbot.waitUntil(lambda: t.paused_at is not None, timeout=10_000)
+    stopped = t.run.step
+    qtbot.wait(300)
+    assert t.run.step == stopped and t.phase == Phase.PAUSED
+    assert page.start_button.text() == "Resume"
+    page.start_button.click()
+    qtbot.waitUntil(lambda: t.run.step > stopped, timeout=60_000)
+    page.reset_button.click()
+    assert worker.wait_idle(10)
+    assert t.phase == Phase.EMPTY and t.checkpoints == [] and t.run is None
+    assert page.repeat_curve.getData()[0] is None or len(page.repeat_curve.getData()[0]) == 0
+
+
+def test_cancelling_the_worker_stops_training(panel, qtbot):
+    """What closing the window does (worker.cancel_all), here while training and while paused."""
+    panel.settings.apply(steps=5000)
+    panel.set_step(1)
+    t = panel.trainer
+    for pause in (False, True):
+        panel.train.start_button.click()
+        qtbot.waitUntil(lambda: t.run is not None and t.run.step >= 2, timeout=60_000)
+        if pause:
+            panel.train.pause_button.click()
+        worker.cancel_all()
+        assert not worker.busy() and t.phase == Phase.DONE and t.run.step < 5000
+
+
+def test_exercise_ends_trained(panel):
+    panel.exercise()
+    assert panel.trainer.phase == Phase.DONE and panel.one_layer_trainer.phase == Phase.DONE
+    assert panel.knockout.result is not None

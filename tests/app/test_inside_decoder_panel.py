@@ -1,0 +1,194 @@
+"""Panel "Inside a decoder" on a tiny random Llama with grouped-query attention: every number drawn
+is core's, runs go through the worker, the ranking can be cancelled, bad input keeps the result."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from app import worker
+from app.panels.inside_decoder import InsideDecoderPanel, which_heads
+from app.panels.inside_decoder.state import decoder
+from core.ablation import ablated, next_token_probs, run
+from core.ablation_ranking import answer_token, rank_by_ablation
+from core.decoder_induction import induction_test
+from core.logit_lens import logit_lens
+from tests.tiny_models import save_tiny_llama
+
+pytestmark = pytest.mark.models
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+PROMPT = "the cat sat on the mat because the cat"
+
+
+@pytest.fixture(scope="module")
+def llama_folder(tmp_path_factory):
+    return str(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama")))
+
+
+def settle(action, *args):
+    action(*args)
+    assert worker.wait_idle(120)
+
+
+@pytest.fixture
+def panel(qtbot, llama_folder):
+    p = InsideDecoderPanel()
+    qtbot.addWidget(p)
+    p.resize(1300, 850)
+    p.show()
+    worker.wait_idle()
+    settle(p.use_model, llama_folder)
+    settle(p.knock.prompt.setText, PROMPT)
+    settle(p.rank.target.setText, " because")
+    settle(p.rank.foil.setText, " the")
+    return p
+
+
+def hooks(model) -> int:
+    """How many hooks the model's modules carry."""
+    return sum(len(m._forward_pre_hooks) + len(m._forward_hooks) for m in model.module.modules())
+
+
+def ids_of(model, text):
+    return model.tokenizer(text)["input_ids"]
+
+
+def test_without_smollm2_the_panel_says_what_to_do(qtbot):
+    p = InsideDecoderPanel()
+    qtbot.addWidget(p)
+    p.show()
+    worker.wait_idle()
+    assert "has not been added yet" in p.message.text() and "models add smollm2" in p.message.text()
+    assert "No decoder loaded" in p.model_info.text()
+
+
+def test_an_encoder_is_refused_and_the_last_result_stays(panel):
+    before = panel.knock.result
+    settle(panel.use_model, "minilm")
+    assert "is an encoder" in panel.message.text()
+    assert panel.knock.result is before and panel.knock.state.source != "minilm"
+
+
+def test_knocking_out_heads_equals_core(panel, llama_folder):
+    model = decoder(llama_folder)
+    ids = ids_of(model, PROMPT)
+    settle(panel.knock.grid.clicked.emit, 1, 2)
+    settle(panel.knock.grid.clicked.emit, 0, 3)
+    r = panel.knock.result
+    assert r.heads == ((0, 3), (1, 2))
+    with ablated(model.module, [(0, 3), (1, 2)]):
+        expected = next_token_probs(model.module, ids)
+    np.testing.assert_allclose(r.ablated, expected, atol=1e-6)
+    np.testing.assert_allclose(r.clean, next_token_probs(model.module, ids), atol=1e-6)
+    assert "Knocked out (zero): 1.4, 2.3." in panel.knock.summary.text()
+    settle(panel.knock.grid.clicked.emit, 1, 2)  # a second click puts the head back
+    assert panel.knock.result.heads == ((0, 3),)
+    panel.knock.layer.setValue(2)
+    settle(panel.knock.layer_button.click)
+    assert panel.knock.result.heads == ((0, 3), (1, 0), (1, 1), (1, 2), (1, 3))
+    settle(panel.knock.reset.click)
+    assert panel.knock.result.heads == () and panel.knock.result.ablated is panel.knock.result.clean
+    assert not any(m._forward_pre_hooks for m in model.module.modules())  # pre-hooks are ours only
+
+
+def test_mean_ablation(panel, llama_folder):
+    settle(panel.knock.mode.setCurrentIndex, 1)
+    settle(panel.knock.grid.clicked.emit, 0, 0)
+    r = panel.knock.result
+    assert r.mode == "mean" and r.heads == ((0, 0),)
+    assert not np.allclose(r.ablated, r.clean)
+
+
+def test_target_equal_to_foil_is_refused_and_the_result_stays(panel):
+    before = panel.knock.result
+    settle(panel.rank.foil.setText, "because")
+    assert "same token" in panel.message.text()
+    assert panel.knock.result is before
+
+
+def test_the_ranking_runs_in_the_worker_and_equals_core(panel, llama_folder, qtbot):
+    panel.set_step(1)
+    values = []
+    panel.rank.progress.valueChanged.connect(values.append)
+    settle(panel.rank.rank_button.click)
+    model = decoder(llama_folder)
+    ids = ids_of(model, PROMPT)
+    expected = rank_by_ablation(
+        model.module, ids, answer_token(model.tokenizer, " because"), answer_token(model.tokenizer, " the")
+    )
+    np.testing.assert_allclose(panel.rank.ranking.drop, expected.drop, atol=1e-5)
+    np.testing.assert_allclose(panel.rank.effect_map.values, expected.drop, atol=1e-5)
+    assert values[-1] == model.n_layers
+    assert "Every head tested" in panel.message.text()
+    best = expected.ranking.best
+    assert f"1. layer {best.layer + 1}, head {best.head + 1}" in panel.rank.by_effect.text()
+    _, attentions = run(model.module, ids, attentions=True)
+    j = ids.index(answer_token(model.tokenizer, " because").id)
+    np.testing.assert_allclose(panel.rank.weight_map.values, attentions[:, :, -1, j], atol=1e-6)
+    settle(panel.rank.target.setText, " cat")  # another target: the old ranking no longer applies
+    assert np.isnan(panel.rank.effect_map.values).all()
+
+
+def test_a_cancelled_ranking_leaves_the_model_clean(panel, llama_folder, monkeypatch):
+    model = decoder(llama_folder)
+    ids = ids_of(model, PROMPT)
+    clean = run(model.module, ids)[0]
+    before = hooks(model)
+    gate = threading.Event()
+    real = which_heads.compute_ranking
+
+    def held_after_the_first_layer(state, progress):
+        def tick(done, total):
+            if done == 1:
+                gate.wait(30)  # the first layer has run with its heads knocked out
+            progress(done, total)
+
+        return real(state, progress=tick)
+
+    monkeypatch.setattr(which_heads, "compute_ranking", held_after_the_first_layer)
+    panel.set_step(1)
+    panel.rank.rank_button.click()
+    panel.rank.cancel_button.click()
+    gate.set()
+    assert worker.wait_idle(120)
+    assert "cancelled" in panel.message.text() and panel.rank.ranking is None
+    assert hooks(model) == before
+    np.testing.assert_array_equal(run(model.module, ids)[0], clean)
+    assert panel.rank.rank_button.isEnabled() and not panel.rank.cancel_button.isEnabled()
+
+
+def test_logit_lens_equals_core(panel, llama_folder):
+    panel.set_step(2)
+    settle(panel.lens.prompt.setText, PROMPT)
+    settle(panel.lens.target.setText, " because")
+    model = decoder(llama_folder)
+    lens = logit_lens(model.module, ids_of(model, PROMPT), answer_token(model.tokenizer, " because").id)
+    np.testing.assert_allclose(panel.lens.grid.values, lens.top_probs, atol=1e-6)
+    assert panel.lens.grid.texts[0] == model.tokenizer.decode([int(lens.top_ids[0, 0])]).replace(" ", "␣")[:4]
+    np.testing.assert_array_equal(panel.lens.rank_line.xData, lens.target_rank)
+
+
+def test_sinks_and_the_dropped_first_token(panel):
+    panel.set_step(3)
+    settle(panel.sinks.prompt.setText, PROMPT)
+    r = panel.sinks.result
+    assert r.scores.shape == (2, 4) and np.all((r.scores >= 0) & (r.scores <= 1))
+    title = panel.sinks.dropped.plot.getPlotItem().titleLabel.text
+    assert f"Without {r.prompt.pieces[0].replace(' ', '␣')}" in title
+    settle(panel.sinks.prompt.setText, "the")
+    assert "at least two tokens" in panel.message.text() and panel.sinks.result is r
+
+
+def test_induction_with_a_head_knocked_out(panel, llama_folder):
+    panel.set_step(4)
+    settle(panel.induction.n.setValue, 8)
+    clean = panel.induction.result.clean
+    settle(panel.induction.induction_map.clicked.emit, 1, 1)
+    r = panel.induction.result
+    expected = induction_test(decoder(llama_folder).module, clean.ids, [(1, 1)])
+    assert r.ablated.loss_second == pytest.approx(expected.loss_second, rel=1e-6)
+    assert "With 1 head(s) knocked out" in panel.induction.summary.text()
+    settle(panel.induction.reset.click)
+    assert panel.induction.result.ablated is None

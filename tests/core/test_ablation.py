@@ -1,0 +1,288 @@
+"""Head ablation and the ablation ranking on a tiny random Llama with grouped-query attention."""
+
+import numpy as np
+import pytest
+
+from core.ablation import ablated, ablated_rows, check_heads, head_means, head_outputs, run, shape_of
+from core.ablation_ranking import (
+    AnswerToken,
+    answer_token,
+    rank_by_ablation,
+    rank_by_attention,
+)
+from tests.tiny_models import LLAMA_PROMPT as PROMPT
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+
+
+def rms_norm(x, weight, eps):
+    return x / np.sqrt((x**2).mean(axis=-1, keepdims=True) + eps) * weight
+
+
+def rotate(x, theta):
+    """RoPE on (T, d) vectors at positions 0…T−1, pairs (i, i + d/2)."""
+    t, d = x.shape
+    inv_freq = 1.0 / theta ** (np.arange(0, d, 2) / d)
+    angles = np.outer(np.arange(t), inv_freq)
+    cos, sin = np.cos(np.concatenate([angles, angles], -1)), np.sin(np.concatenate([angles, angles], -1))
+    half = np.concatenate([-x[:, d // 2 :], x[:, : d // 2]], -1)
+    return x * cos + half * sin
+
+
+def reference_layer(module, layer, x, zero_head=None):
+    """One Llama decoder layer written out in NumPy; ``zero_head``'s slice of the o_proj input is 0.
+
+    ``x`` (T, hidden) is the layer's input. Returns its output (T, hidden).
+    """
+    cfg = module.config
+    block = module.model.layers[layer]
+    w = {k: v.detach().double().numpy() for k, v in block.state_dict().items()}
+    shape = shape_of(module)
+    d, group = shape.head_dim, shape.heads // shape.kv_heads
+    theta = cfg.rope_parameters["rope_theta"]
+    h = rms_norm(x, w["input_layernorm.weight"], cfg.rms_norm_eps)
+    q, k, v = (h @ w[f"self_attn.{p}_proj.weight"].T for p in "qkv")
+    t = len(x)
+    future = np.triu(np.ones((t, t), dtype=bool), 1)
+    heads = []
+    for i in range(shape.heads):
+        kv = i // group  # query head i shares key/value head i // group
+        qi = rotate(q[:, i * d : (i + 1) * d], theta)
+        ki = rotate(k[:, kv * d : (kv + 1) * d], theta)
+        scores = np.where(future, -np.inf, qi @ ki.T / np.sqrt(d))
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        weights /= weights.sum(-1, keepdims=True)
+        out = weights @ v[:, kv * d : (kv + 1) * d]
+        heads.append(np.zeros_like(out) if i == zero_head else out)
+    x = x + np.concatenate(heads, -1) @ w["self_attn.o_proj.weight"].T
+    h = rms_norm(x, w["post_attention_layernorm.weight"], cfg.rms_norm_eps)
+    gate = h @ w["mlp.gate_proj.weight"].T
+    mlp = (gate / (1 + np.exp(-gate)) * (h @ w["mlp.up_proj.weight"].T)) @ w["mlp.down_proj.weight"].T
+    return x + mlp
+
+
+def layer_io(module, ids, layer):
+    """(input, output) of decoder layer ``layer`` in one forward pass, each (T, hidden) float64."""
+    seen = {}
+
+    def keep_input(_, args, kwargs):
+        seen["in"] = (args[0] if args else kwargs["hidden_states"])[0]
+
+    def keep_output(_, __, out):
+        seen["out"] = (out[0] if isinstance(out, tuple) else out)[0]
+
+    block = module.model.layers[layer]
+    pre = block.register_forward_pre_hook(keep_input, with_kwargs=True)
+    post = block.register_forward_hook(keep_output)
+    try:
+        run(module, ids)
+    finally:
+        pre.remove()
+        post.remove()
+    return seen["in"].double().numpy(), seen["out"].double().numpy()
+
+
+def no_hooks_left(module) -> bool:
+    return not any(m._forward_pre_hooks or m._forward_hooks for m in module.modules())
+
+
+def logit_diff(module, ids, target, foil, heads=()):
+    with ablated(module, heads):
+        logits = run(module, ids)[0][-1]
+    return float(logits[target] - logits[foil])
+
+
+def test_reference_layer_matches_the_clean_model(llama, ids):
+    model, _ = llama
+    for layer in range(2):
+        x, out = layer_io(model, ids, layer)
+        np.testing.assert_allclose(reference_layer(model, layer, x), out, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layer, head", [(0, 0), (0, 3), (1, 1), (1, 2)])
+def test_zero_ablation_equals_the_layer_recomputed_with_the_head_slice_zeroed(llama, ids, layer, head):
+    model, _ = llama
+    x_clean, out_clean = layer_io(model, ids, layer)
+    with ablated(model, [(layer, head)]):
+        x, out = layer_io(model, ids, layer)
+    np.testing.assert_array_equal(x, x_clean)  # earlier layers are untouched
+    np.testing.assert_allclose(out, reference_layer(model, layer, x, zero_head=head), rtol=1e-5, atol=1e-5)
+    assert np.abs(out - out_clean).max() > 1e-3
+    assert no_hooks_left(model)
+
+
+def test_mean_ablation_puts_the_reference_mean_in_every_position(llama, ids):
+    model, tokenizer = llama
+    means = head_means(model, tokenizer("a dog ran after the ball and caught it")["input_ids"])
+    assert means.shape == (2, 4, 8)
+    clean = head_outputs(model, ids)
+    with ablated(model, [(1, 2)], mode="mean", means=means):
+        outputs = head_outputs(model, ids)
+    np.testing.assert_allclose(
+        outputs[1, :, 2], np.broadcast_to(means[1, 2], outputs[1, :, 2].shape), atol=1e-6
+    )
+    np.testing.assert_allclose(outputs[0], clean[0], atol=1e-6)  # layer 1 is before the change
+    np.testing.assert_allclose(outputs[1, :, [0, 1, 3]], clean[1, :, [0, 1, 3]], atol=1e-6)
+
+
+def test_hooks_are_removed_after_an_error(llama, ids):
+    model, _ = llama
+    clean = run(model, ids)[0]
+    with pytest.raises(RuntimeError), ablated(model, [(0, 1), (1, 3)]):
+        raise RuntimeError("boom")
+    assert no_hooks_left(model)
+    np.testing.assert_array_equal(run(model, ids)[0], clean)
+
+
+@pytest.mark.parametrize(
+    "heads, message",
+    [
+        ([(2, 0)], "Layer 3 does not exist: this model has layers 1–2"),
+        ([(-1, 0)], "Layer 0 does not exist"),
+        ([(0, 4)], "Head 5 of layer 1 does not exist: each layer has heads 1–4"),
+    ],
+)
+def test_heads_that_do_not_exist_are_refused(llama, heads, message):
+    model, _ = llama
+    with pytest.raises(ValueError, match=message):
+        check_heads(model, heads)
+    with pytest.raises(ValueError, match=message), ablated(model, heads):
+        pass
+    assert no_hooks_left(model)
+
+
+def test_bad_modes_and_masks_are_refused(llama):
+    model, _ = llama
+    with (
+        pytest.raises(ValueError, match="Unknown ablation 'half'; choose zero or mean"),
+        ablated(model, [(0, 0)], "half"),
+    ):
+        pass
+    with (
+        pytest.raises(ValueError, match="Mean-ablation needs every head's mean output"),
+        ablated(model, [(0, 0)], "mean"),
+    ):
+        pass
+    with (
+        pytest.raises(ValueError, match=r"needs \(batch, 2, 4\)"),
+        ablated_rows(model, np.ones((1, 3, 4), bool)),
+    ):
+        pass
+    assert no_hooks_left(model)
+
+
+def test_rows_of_a_batch_get_their_own_heads(llama, ids):
+    model, _ = llama
+    mask = np.zeros((3, 2, 4), dtype=bool)
+    mask[1, 0, 2] = mask[2, 1, 0] = mask[2, 1, 3] = True
+    with ablated_rows(model, mask), torch.inference_mode():
+        batch = model(input_ids=torch.tensor([ids] * 3)).logits.numpy()
+    for row, heads in enumerate([[], [(0, 2)], [(1, 0), (1, 3)]]):
+        with ablated(model, heads):
+            np.testing.assert_allclose(batch[row], run(model, ids)[0], atol=1e-5)
+
+
+def test_answer_tokens(llama):
+    _, tokenizer = llama
+    word = answer_token(tokenizer, "because", PROMPT)
+    assert word.text == " because" and not word.notice  # the space a continuing word starts with
+    assert answer_token(tokenizer, "the", PROMPT + " ").text == "the"
+    long = answer_token(tokenizer, " suitcase", PROMPT)
+    pieces = tokenizer(" suitcase", add_special_tokens=False)["input_ids"]
+    assert len(pieces) > 1 and long.id == pieces[0]
+    assert "pieces here" in long.notice and "using the first" in long.notice
+    with pytest.raises(ValueError, match="Name a target token"):
+        answer_token(tokenizer, "  ", PROMPT)
+
+
+def test_ranking_refuses_a_target_equal_to_the_foil(llama, ids):
+    model, tokenizer = llama
+    word = answer_token(tokenizer, " because")
+    with pytest.raises(ValueError, match="The target and the foil are the same token"):
+        rank_by_ablation(model, ids, word, answer_token(tokenizer, "because", PROMPT))
+
+
+def test_batched_ranking_equals_knocking_out_one_head_at_a_time(llama, ids):
+    model, tokenizer = llama
+    target, foil = answer_token(tokenizer, " because"), answer_token(tokenizer, " the")
+    calls = []
+    ranking = rank_by_ablation(model, ids, target, foil, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(0, 2), (1, 2), (2, 2)]
+    assert ranking.clean == pytest.approx(logit_diff(model, ids, target.id, foil.id), abs=1e-5)
+    for layer in range(2):
+        for head in range(4):
+            expected = logit_diff(model, ids, target.id, foil.id, [(layer, head)])
+            assert ranking.ablated[layer, head] == pytest.approx(expected, abs=1e-5)
+    best = ranking.ranking.best
+    assert ranking.drop[best.layer, best.head] == ranking.drop.max()
+    assert no_hooks_left(model)
+
+
+def test_mean_ablation_ranking_matches_single_runs(llama, ids):
+    model, tokenizer = llama
+    means = head_means(model, tokenizer("a dog ran after the ball and caught it")["input_ids"])
+    target, foil = answer_token(tokenizer, " because"), answer_token(tokenizer, " the")
+    ranking = rank_by_ablation(model, ids, target, foil, mode="mean", means=means)
+    with ablated(model, [(1, 3)], "mean", means):
+        logits = run(model, ids)[0][-1]
+    assert ranking.ablated[1, 3] == pytest.approx(logits[target.id] - logits[foil.id], abs=1e-5)
+
+
+def test_a_cancelled_ranking_leaves_the_model_clean(llama, ids):
+    model, tokenizer = llama
+    clean = run(model, ids)[0]
+
+    class Stop(Exception):
+        pass
+
+    def cancel_in_second_layer(done, total):
+        if done == 1:
+            raise Stop
+
+    with pytest.raises(Stop):
+        rank_by_ablation(model, ids, answer_token(tokenizer, " because"), answer_token(tokenizer, " the"),
+                         progress=cancel_in_second_layer)  # fmt: skip
+    assert no_hooks_left(model)
+    np.testing.assert_array_equal(run(model, ids)[0], clean)
+
+
+def test_attention_ranking_reads_the_last_row_at_the_targets_earlier_copy(llama, ids):
+    model, tokenizer = llama
+    _, attentions = run(model, ids, attentions=True)
+    word = answer_token(tokenizer, " because")
+    j = ids.index(word.id)
+    ranking = rank_by_attention(attentions, ids, word)
+    np.testing.assert_array_equal(ranking.scores, attentions[:, :, -1, j])
+    assert f"position {j + 1}" in ranking.what
+    with pytest.raises(ValueError, match="does not occur earlier in the prompt"):
+        rank_by_attention(attentions, ids, AnswerToken(next(i for i in range(300) if i not in ids), " x"))
+
+
+def test_an_encoder_or_a_model_without_a_language_model_head_is_refused(llama, tmp_path):
+    from transformers import GPT2LMHeadModel
+
+    from tests.tiny_models import save_tiny_gpt2
+
+    gpt2 = GPT2LMHeadModel.from_pretrained(save_tiny_gpt2(tmp_path), attn_implementation="eager")
+    with pytest.raises(ValueError, match=r"needs a Llama-style decoder .* GPT2LMHeadModel is not one"):
+        check_heads(gpt2, [(0, 0)])
+    with pytest.raises(ValueError, match="LlamaModel is not one"):
+        shape_of(llama[0].model)  # the body without its language-model head
+
+
+def test_hooks_act_only_in_the_thread_that_installed_them(llama, ids):
+    import threading
+
+    model, _ = llama
+    clean = run(model, ids)[0]
+    seen = {}
+    with ablated(model, [(0, 0), (1, 1)]):
+        knocked = run(model, ids)[0]
+        other = threading.Thread(target=lambda: seen.update(logits=run(model, ids)[0]))
+        other.start()
+        other.join()
+        outputs = head_outputs(model, ids)  # recording hooks, too, stay in their thread
+    np.testing.assert_array_equal(seen["logits"], clean)
+    assert np.abs(knocked - clean).max() > 1e-4
+    assert np.all(outputs[0, :, 0] == 0)

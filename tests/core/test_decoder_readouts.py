@@ -1,0 +1,152 @@
+"""Logit lens, attention sinks and the induction test on a tiny random Llama."""
+
+import numpy as np
+import pytest
+
+from core.ablation import ablated, next_token_probs, run
+from core.attention_sinks import sink_scores, without_first_token
+from core.decoder_induction import induction_test, repeated_random_tokens
+from core.logit_lens import logit_lens
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+
+
+def test_the_last_layer_of_the_lens_is_the_models_prediction(llama, ids):
+    model, _ = llama
+    logits = run(model, ids)[0].astype(np.float64)
+    probs = np.exp(logits - logits.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    target = int(np.argsort(-logits[-1])[3])  # the fourth most likely token
+    lens = logit_lens(model, ids, target_id=target)
+    assert lens.top_ids.shape == lens.top_probs.shape == (2, len(ids))
+    np.testing.assert_array_equal(lens.top_ids[-1], logits.argmax(-1))
+    np.testing.assert_allclose(lens.top_probs[-1], probs.max(-1), atol=1e-6)
+    assert lens.target_rank[-1] == 4
+    assert lens.target_prob[-1] == pytest.approx(probs[-1, target], abs=1e-6)
+
+
+def test_the_first_layer_of_the_lens_reads_the_stream_after_layer_one(llama, ids):
+    model, _ = llama
+    seen = {}
+    handle = model.model.layers[0].register_forward_hook(lambda _, __, out: seen.update(h=out))
+    try:
+        run(model, ids)
+    finally:
+        handle.remove()
+    hidden = seen["h"][0] if isinstance(seen["h"], tuple) else seen["h"]
+    with torch.inference_mode():
+        expected = torch.softmax(model.lm_head(model.model.norm(hidden[0])), -1).numpy()
+    lens = logit_lens(model, ids)
+    np.testing.assert_array_equal(lens.top_ids[0], expected.argmax(-1))
+    np.testing.assert_allclose(lens.top_probs[0], expected.max(-1), atol=1e-6)
+    assert lens.target_rank is None and lens.formed_at() is None
+
+
+def test_formed_at_is_the_layer_from_which_the_target_stays_on_top(llama, ids):
+    model, _ = llama
+    lens = logit_lens(model, ids, target_id=int(run(model, ids)[0][-1].argmax()))
+    assert lens.target_rank[-1] == 1
+    formed = lens.formed_at()
+    assert np.all(lens.target_rank[formed:] == 1)
+    assert formed == 0 or lens.target_rank[formed - 1] > 1
+
+
+def test_the_lens_refuses_a_token_outside_the_vocabulary(llama, ids):
+    with pytest.raises(ValueError, match="Token id 300 is outside the vocabulary"):
+        logit_lens(llama[0], ids, target_id=300)
+
+
+def test_the_lens_sees_ablations(llama, ids):
+    model, _ = llama
+    clean = logit_lens(model, ids)
+    with ablated(model, [(0, 0), (0, 1), (0, 2), (0, 3)]):
+        knocked = logit_lens(model, ids)
+    assert not np.allclose(clean.top_probs[0], knocked.top_probs[0])
+
+
+def test_sink_scores_are_the_mean_weight_on_position_zero(llama, ids):
+    _, attentions = run(llama[0], ids, attentions=True)
+    scores = sink_scores(attentions)
+    manual = np.array(
+        [[np.mean([attentions[y, h, i, 0] for i in range(1, len(ids))]) for h in range(4)] for y in range(2)]
+    )
+    np.testing.assert_allclose(scores, manual, atol=1e-7)
+    with pytest.raises(ValueError, match="at least two tokens"):
+        sink_scores(attentions[..., :1, :1])
+
+
+def test_dropping_the_first_token(llama, ids):
+    model, _ = llama
+    result = without_first_token(model, ids)
+    np.testing.assert_allclose(result.full, next_token_probs(model, ids))
+    np.testing.assert_allclose(result.dropped, next_token_probs(model, ids[1:]))
+    assert result.full.sum() == pytest.approx(1.0)
+    assert 0 < result.total_variation() <= 1
+    full_top, dropped_top = result.top(3)
+    assert full_top[0] == result.full.argmax() and dropped_top[0] == result.dropped.argmax()
+    with pytest.raises(ValueError, match="at least two tokens"):
+        without_first_token(model, ids[:1])
+
+
+def test_repeated_random_tokens():
+    ids = repeated_random_tokens(300, 20, np.random.default_rng(1), exclude=range(10))
+    assert ids.shape == (40,) and np.array_equal(ids[:20], ids[20:])
+    assert len(set(ids[:20])) == 20 and ids.min() >= 10
+    with pytest.raises(ValueError, match="between 2 and 290"):
+        repeated_random_tokens(300, 291, np.random.default_rng(1), exclude=range(10))
+
+
+def test_induction_scores_and_losses_by_hand(llama):
+    model, _ = llama
+    n = 8
+    ids = repeated_random_tokens(300, n, np.random.default_rng(0))
+    test = induction_test(model, ids)
+    logits, attentions = run(model, ids, attentions=True)
+    induction = np.array(
+        [[np.mean([attentions[y, h, n + k, k + 1] for k in range(n)]) for h in range(4)] for y in range(2)]
+    )
+    previous = np.array(
+        [[np.mean([attentions[y, h, i, i - 1] for i in range(1, 2 * n)]) for h in range(4)] for y in range(2)]
+    )
+    np.testing.assert_allclose(test.induction, induction, atol=1e-7)
+    np.testing.assert_allclose(test.previous, previous, atol=1e-7)
+    losses = torch.nn.functional.cross_entropy(
+        torch.from_numpy(logits[:-1]), torch.from_numpy(ids[1:]), reduction="none"
+    )
+    np.testing.assert_allclose(test.losses, losses.numpy(), rtol=1e-5)
+    assert test.loss_first == pytest.approx(losses[: n - 1].mean().item(), rel=1e-5)
+    assert test.loss_second == pytest.approx(losses[n - 1 :].mean().item(), rel=1e-5)
+    assert test.heads == ()
+
+
+def test_induction_with_heads_knocked_out(llama):
+    model, _ = llama
+    ids = repeated_random_tokens(300, 8, np.random.default_rng(0))
+    clean = induction_test(model, ids)
+    knocked = induction_test(model, ids, heads=[(1, 2), (0, 1)])
+    assert knocked.heads == ((0, 1), (1, 2))
+    assert knocked.loss_second != pytest.approx(clean.loss_second)
+    np.testing.assert_allclose(knocked.induction[0], clean.induction[0], atol=1e-7)  # layer 1 reads the same
+    assert not any(m._forward_pre_hooks for m in model.modules())
+    with pytest.raises(ValueError, match="Layer 3 does not exist"):
+        induction_test(model, ids, heads=[(2, 0)])
+
+
+def test_induction_needs_a_repeated_sequence(llama):
+    with pytest.raises(ValueError, match="repeated twice"):
+        induction_test(llama[0], [5, 6, 7, 8, 5, 6, 7, 9])
+    with pytest.raises(ValueError, match="repeated twice"):
+        induction_test(llama[0], [5, 5])
+
+
+def test_the_lens_gives_the_same_in_small_chunks(llama, ids, monkeypatch):
+    from core import logit_lens as lens_module
+
+    whole = logit_lens(llama[0], ids, target_id=7)
+    monkeypatch.setattr(lens_module, "CHUNK_ROWS", 5)  # 2 layers × 14 positions in 6 pieces
+    pieces = logit_lens(llama[0], ids, target_id=7)
+    np.testing.assert_array_equal(pieces.top_ids, whole.top_ids)
+    np.testing.assert_allclose(pieces.top_probs, whole.top_probs, atol=1e-7)
+    np.testing.assert_array_equal(pieces.target_rank, whole.target_rank)
+    np.testing.assert_allclose(pieces.target_prob, whole.target_prob, atol=1e-7)
