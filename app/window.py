@@ -1,8 +1,12 @@
 """The main window: navigation built from PANELS, the live panel, and the lesson pane.
 
-Lecture mode is a set of shortcuts: F11 full screen, Ctrl+= / Ctrl+- text size, PgDn / PgUp
-through the current panel's steps and on to the next panel. Geometry, the last panel, text size,
-theme and the lesson pane are remembered between sessions.
+Lecture mode is a set of shortcuts: F5 presenting (navigation, lesson pane, control columns, menu
+and status bars hidden, so the step's view gets the window), F11 full screen, Ctrl+= / Ctrl+- text
+size, PgDn / PgUp through the current panel's steps and on to the next panel. Geometry, the last
+panel, text size, theme, the lesson pane and presenting are remembered between sessions.
+
+The side columns follow the text size: the navigation list is exactly as wide as its longest
+title, the lesson pane about LESSON_CHARS characters (never more than a third of the window).
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from resources import lesson_text
 log = logging.getLogger(__name__)
 
 MIN_SCALE, MAX_SCALE, SCALE_STEP = 0.6, 3.0, 1.15
+FULL_SCREEN_WAIT_MS = 500  # how long a window manager gets to make the window full screen
+LESSON_CHARS, MIN_LESSON_CHARS = 40, 18  # the lesson pane's width, and its least, in average characters
 
 
 class MainWindow(QMainWindow):
@@ -56,7 +62,7 @@ class MainWindow(QMainWindow):
 
         self.nav = QListWidget()
         self.nav.addItems([cls.title for cls in self.classes])
-        self.nav.setMaximumWidth(220)
+        self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.stack = QStackedWidget()
         self.lesson = QTextBrowser()
         self.lesson.setOpenExternalLinks(True)
@@ -64,8 +70,10 @@ class MainWindow(QMainWindow):
         for widget, stretch in ((self.nav, 0), (self.stack, 3), (self.lesson, 1)):
             self.splitter.addWidget(widget)
             self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
-        self.splitter.setSizes([170, 920, 330])
+        self.splitter.setChildrenCollapsible(False)
         self.setCentralWidget(self.splitter)
+        self.presenting = False
+        self.window_geometry, self.filled_by_hand = self.geometry(), False
         self.step_label = QLabel()
         self.statusBar().addPermanentWidget(self.step_label)
         self.classroom = Classroom(self)
@@ -96,6 +104,7 @@ class MainWindow(QMainWindow):
             panel.openPanel.connect(self.show_panel)
             self.stack.addWidget(panel)
             style_plots(panel)
+            panel.set_presenting(self.presenting)
             self.panels[key] = panel
         return self.panels[key]
 
@@ -181,8 +190,43 @@ class MainWindow(QMainWindow):
         app.setFont(font)
         for panel in self.panels.values():
             style_plots(panel)
+        self.fit_side_columns()
         if self.current() is not None:  # the lesson text moved: keep the current section in view
             QTimer.singleShot(0, lambda: self._scroll_lesson_to(self.current().step))
+
+    def fit_side_columns(self) -> None:
+        """Size the navigation list to its longest title and the lesson pane to about LESSON_CHARS
+        characters of the current text size; the panel gets the rest."""
+        nav, metrics = self.nav, self.nav.fontMetrics()
+        widest = max(metrics.horizontalAdvance(nav.item(k).text()) for k in range(nav.count()))
+        frame = 2 * nav.frameWidth() + 4 * nav.spacing() + metrics.averageCharWidth() * 2
+        nav.setFixedWidth(widest + frame)
+        char = self.lesson.fontMetrics().averageCharWidth()
+        self.lesson.setMinimumWidth(MIN_LESSON_CHARS * char)
+        sizes = self.splitter.sizes()
+        total = sum(sizes) or self.width()
+        lesson = min(LESSON_CHARS * char, total // 3) if self.lesson.isVisibleTo(self) else 0
+        nav_width = nav.width() if nav.isVisibleTo(self) else 0
+        self.splitter.setSizes([nav_width, max(total - nav_width - lesson, 0), lesson])
+
+    def set_presenting(self, on: bool) -> None:
+        """Presenting: hide the navigation, the lesson pane, the panels' control columns and the
+        menu and status bars, so the step's view gets the window; off shows them again (the
+        lesson pane only if it was on). The shortcuts keep working (they belong to the window)."""
+        self.presenting = on
+        self.nav.setVisible(not on)
+        self.lesson.setVisible(not on and self.lesson_action.isChecked())
+        self.menuBar().setVisible(not on)
+        self.statusBar().setVisible(not on)
+        for panel in self.panels.values():
+            panel.set_presenting(on)
+        if self.presenting_action.isChecked() != on:
+            self.presenting_action.setChecked(on)
+        self.fit_side_columns()
+
+    def set_lesson_visible(self, on: bool) -> None:
+        self.lesson.setVisible(on and not self.presenting)
+        self.fit_side_columns()
 
     def set_theme(self, name: str) -> None:
         apply_theme(QApplication.instance(), name)
@@ -198,7 +242,23 @@ class MainWindow(QMainWindow):
         self.end_tour_action.setEnabled(bool(line))
 
     def toggle_full_screen(self, on: bool) -> None:
-        self.showFullScreen() if on else self.showNormal()
+        """Full screen, also without a window manager: asking X for it does nothing there, so if
+        the window has not filled the screen shortly after, it takes the screen's geometry itself."""
+        if on:
+            self.window_geometry = self.geometry()
+            self.showFullScreen()
+            QTimer.singleShot(FULL_SCREEN_WAIT_MS, self._fill_screen)
+        else:
+            self.showNormal()
+            if self.filled_by_hand:
+                self.filled_by_hand = False
+                self.setGeometry(self.window_geometry)
+
+    def _fill_screen(self) -> None:
+        screen = self.screen().geometry()
+        if self.isFullScreen() and self.frameGeometry() != screen:
+            self.filled_by_hand = True
+            self.setGeometry(screen)
 
     def report_exception(self, kind, value, tb) -> None:
         """Unexpected errors: full traceback to the log, one line in the status bar; the app goes on."""
@@ -221,6 +281,7 @@ class MainWindow(QMainWindow):
             act.setCheckable(checkable)
             (act.toggled if checkable else act.triggered).connect(slot)
             menu.addAction(act)
+            self.addAction(act)  # so its shortcut works while the menu bar is hidden (presenting)
             return act
 
         bar = self.menuBar()
@@ -241,7 +302,8 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         view = bar.addMenu("&View")
-        self.lesson_action = action(view, "&Lesson pane", self.lesson.setVisible, "Ctrl+L", checkable=True)
+        self.lesson_action = action(view, "&Lesson pane", self.set_lesson_visible, "Ctrl+L", checkable=True)
+        self.presenting_action = action(view, "&Presenting", self.set_presenting, "F5", checkable=True)
         self.full_screen_action = action(view, "&Full screen", self.toggle_full_screen, "F11", checkable=True)
         view.addSeparator()
         action(
@@ -286,8 +348,9 @@ class MainWindow(QMainWindow):
         s = settings()
         if s.contains("window/geometry"):
             self.restoreGeometry(s.value("window/geometry"))
-        else:
-            self.resize(1400, 860)
+        else:  # 1400 × 860, or the screen when it is smaller
+            room = self.screen().availableGeometry()
+            self.resize(min(1400, room.width()), min(860, room.height()))
         if s.contains("window/splitter"):
             self.splitter.restoreState(s.value("window/splitter"))
         theme = str(s.value("view/theme", "system"))
@@ -299,6 +362,7 @@ class MainWindow(QMainWindow):
         lesson_visible = str(s.value("view/lesson", "true")) == "true"
         self.lesson_action.setChecked(lesson_visible)
         self.lesson.setVisible(lesson_visible)
+        self.set_presenting(str(s.value("view/presenting", "false")) == "true")
         last = str(s.value("view/panel", self.keys()[0]))
         self.show_panel(last if last in self.keys() else self.keys()[0])
 
@@ -309,6 +373,7 @@ class MainWindow(QMainWindow):
         s.setValue("view/theme", self.theme)
         s.setValue("view/font_scale", self.font_scale)
         s.setValue("view/lesson", "true" if self.lesson_action.isChecked() else "false")
+        s.setValue("view/presenting", "true" if self.presenting else "false")
         s.setValue("view/panel", self.current().key)
         s.sync()
 
