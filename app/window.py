@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from importlib.resources import files
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -190,7 +190,6 @@ class MainWindow(QMainWindow):
         app.setFont(font)
         for panel in self.panels.values():
             style_plots(panel)
-        self.fit_side_columns()
         if self.current() is not None:  # the lesson text moved: keep the current section in view
             QTimer.singleShot(0, lambda: self._scroll_lesson_to(self.current().step))
 
@@ -208,6 +207,11 @@ class MainWindow(QMainWindow):
         lesson = min(LESSON_CHARS * char, total // 3) if self.lesson.isVisibleTo(self) else 0
         nav_width = nav.width() if nav.isVisibleTo(self) else 0
         self.splitter.setSizes([nav_width, max(total - nav_width - lesson, 0), lesson])
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the widgets have the new text size now
+            self.fit_side_columns()
 
     def set_presenting(self, on: bool) -> None:
         """Presenting: hide the navigation, the lesson pane, the panels' control columns and the
