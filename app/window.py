@@ -67,12 +67,13 @@ class MainWindow(QMainWindow):
         self.lesson = QTextBrowser()
         self.lesson.setOpenExternalLinks(True)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        for widget, stretch in ((self.nav, 0), (self.stack, 3), (self.lesson, 1)):
+        for widget, stretch in ((self.nav, 0), (self.stack, 1), (self.lesson, 0)):  # room goes to the panel
             self.splitter.addWidget(widget)
             self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
         self.splitter.setChildrenCollapsible(False)
         self.setCentralWidget(self.splitter)
         self.presenting = False
+        self.fitted = False  # the side columns are sized once the window is first shown
         self.window_geometry, self.filled_by_hand = self.geometry(), False
         self.step_label = QLabel()
         self.statusBar().addPermanentWidget(self.step_label)
@@ -202,11 +203,16 @@ class MainWindow(QMainWindow):
         nav.setFixedWidth(widest + frame)
         char = self.lesson.fontMetrics().averageCharWidth()
         self.lesson.setMinimumWidth(MIN_LESSON_CHARS * char)
-        sizes = self.splitter.sizes()
-        total = sum(sizes) or self.width()
+        total = self.width()
         lesson = min(LESSON_CHARS * char, total // 3) if self.lesson.isVisibleTo(self) else 0
         nav_width = nav.width() if nav.isVisibleTo(self) else 0
         self.splitter.setSizes([nav_width, max(total - nav_width - lesson, 0), lesson])
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self.fitted:
+            self.fitted = True
+            self.fit_side_columns()
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -356,7 +362,7 @@ class MainWindow(QMainWindow):
             room = self.screen().availableGeometry()
             self.resize(min(1400, room.width()), min(860, room.height()))
         if s.contains("window/splitter"):
-            self.splitter.restoreState(s.value("window/splitter"))
+            self.fitted = self.splitter.restoreState(s.value("window/splitter"))
         theme = str(s.value("view/theme", "system"))
         self.set_theme(theme if theme in THEMES else "system")
         try:
