@@ -141,3 +141,18 @@ def test_presenting_hides_the_side_columns_and_back(window):
     window.presenting_action.trigger()
     assert window.nav.isVisible() and window.lesson.isVisible() and window.menuBar().isVisible()
     assert all(w.isVisible() for w in columns)
+
+
+def test_presenting_is_remembered(qapp, tmp_path):
+    from app.window import MainWindow
+
+    settings.use_folder(str(tmp_path))
+    first = MainWindow()
+    first.set_presenting(True)
+    first.save_state()
+    first.deleteLater()
+    again = MainWindow()
+    assert again.presenting and again.presenting_action.isChecked() and again.nav.isHidden()
+    again.set_presenting(False)
+    assert not again.nav.isHidden() and again.menuBar().isVisibleTo(again)
+    again.deleteLater()
