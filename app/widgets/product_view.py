@@ -91,9 +91,8 @@ class ProductView(QWidget):
                         round(n.height() * zoom) + title.height() + piece.layout().spacing(),
                     )
                 )
-            else:
-                m = piece.fontMetrics()
-                size = m.height() * OPERATOR_SCALE * zoom
+            else:  # the view's own font: the operators' fonts are already zoomed
+                size = self.fontMetrics().height() * OPERATOR_SCALE * zoom
                 sizes.append(QSize(round(size), round(size)))
         return sizes
 
