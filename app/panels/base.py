@@ -104,6 +104,7 @@ class Panel(QWidget):
         self.step_bar.blockSignals(True)
         self.step_bar.setCurrentIndex(i)
         self.step_bar.blockSignals(False)
+        self.step_bar.fit()  # the current step's tab keeps its full name
         self.show_step(i)
         self.stepChanged.emit(i)
 

@@ -156,3 +156,17 @@ def test_presenting_is_remembered(qapp, tmp_path):
     again.set_presenting(False)
     assert not again.nav.isHidden() and again.menuBar().isVisibleTo(again)
     again.deleteLater()
+
+
+def test_step_tabs_shorten_to_numbers_when_they_do_not_fit(qtbot):
+    from app.panels.base import StepBar
+
+    bar = StepBar(("A long first step name", "A long second step name", "A long third step name"))
+    qtbot.addWidget(bar)
+    bar.resize(2000, 30)
+    bar.show()
+    assert [bar.tabText(k) for k in range(3)] == bar.names
+    bar.resize(bar.tabSizeHint(0).width() + 80, 30)
+    bar.setCurrentIndex(2)
+    assert [bar.tabText(k) for k in range(3)] == ["1", "2", "3. A long third step name"]
+    assert bar.tabToolTip(0) == "1. A long first step name"
