@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from app import worker
 from app.about import versions
 from app.classroom import Classroom
-from app.panels import PANELS
+from app.panels import PANELS, PanelEntry
 from app.panels.base import Panel
 from app.reveal import Reveal
 from app.settings import settings
@@ -47,11 +47,11 @@ LESSON_CHARS, MIN_LESSON_CHARS = 40, 18  # the lesson pane's width, and its leas
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, panels: list[type[Panel]] = PANELS):
+    def __init__(self, panels: list[PanelEntry] = PANELS):
         super().__init__()
         self.setWindowTitle("Attention Lab")
         self.setWindowIcon(QIcon(str(files("resources").joinpath("icons", "attention-lab.svg"))))
-        self.classes = list(panels)
+        self.classes = list(panels)  # PANELS entries; a panel is built (and imported) on first use
         self.panels: dict[str, Panel] = {}
         app = QApplication.instance()
         if app.property("base_point_size") is None:  # the size before any scaling, once per process

@@ -93,6 +93,16 @@ class AttentionCost:
         return self.article_flops * self.layers * self.batch
 
     @property
+    def qkv_flops_model(self) -> int:
+        """The projections' multiply-adds over every layer and sequence of the batch."""
+        return self.qkv_flops * self.layers * self.batch
+
+    @property
+    def quadratic_flops_model(self) -> int:
+        """The n² terms' multiply-adds over every layer and sequence of the batch."""
+        return self.quadratic_flops * self.layers * self.batch
+
+    @property
     def benchmark_flops_model(self) -> int:
         return self.benchmark_flops * self.layers * self.batch
 

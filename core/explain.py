@@ -1,7 +1,7 @@
 """How each number of an attention computation was made, written out with the actual numbers.
 
-These strings are what the views show on hover: "multiply matching positions and add", the
-scaling, the softmax and the weighted sum, for one cell at a time.
+The views show these strings on hover, one cell at a time: a dot product as its list of products
+and their total, then the scaling, the softmax and the weighted sum.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Associative memory: the classical Hopfield network and its modern, attention-shaped successor.
 
-Classical (Hopfield, 1982): Hebbian weights W = XᵀX / N with a zero diagonal; the state is
-updated synchronously, s ← sign(W·s) (ties go to +1), until it stops changing. It holds about
-0.14·N random patterns.
+Classical (Hopfield, 1982): Hebbian weights W = XᵀX / N with a zero diagonal. Hopfield updated
+one neuron at a time, which always settles; here, as in the second article's code, every neuron
+updates at once, s ← sign(W·s) (ties go to +1), until the state stops changing or the steps run
+out (a synchronous update can cycle). It holds about 0.14·N random patterns.
 
 Modern (Ramsauer et al., 2020): one update ξ ← Xᵀ·softmax(β·X·ξ). That is scaled dot-product
 attention with the query ξ and keys = values = X, where β = 1 / (√d · T).

@@ -133,7 +133,8 @@ class LearnedTable:
 
 
 def learned_table(n_max: int, d: int, rng: np.random.Generator) -> LearnedTable:
-    """A position table of n_max rows, drawn like GPT-2's initial weights (normal, std 0.02)."""
+    """A position table of n_max rows, random normal with std 0.02 as Hugging Face's GPT-2 starts it
+    (the original GPT-2 code drew its position table with std 0.01)."""
     n_max = _check_length("The number of table rows", n_max)
     d = _check_length("The width d", d)
     return LearnedTable(rng.normal(0.0, 0.02, size=(n_max, d)))

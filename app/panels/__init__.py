@@ -1,24 +1,52 @@
-"""PANELS: every panel class, in teaching order. The window, the smoke command and the tests
-iterate over this one list; a panel never imports another panel."""
+"""PANELS: every panel, in teaching order. The window, the smoke command and the tests iterate
+over this one list; a panel never imports another panel.
 
-from app.panels.bench import BenchPanel
-from app.panels.cost import CostPanel
-from app.panels.masks import MasksPanel
-from app.panels.memory import MemoryPanel
-from app.panels.model import ModelPanel
-from app.panels.multihead import MultiHeadPanel
-from app.panels.position import PositionPanel
-from app.panels.qkv import QKVPanel
-from app.panels.scale import ScalePanel
+An entry names its panel without importing it: the window imports a panel's module only when the
+panel is first shown, so start-up pays for one panel, not all of them. An entry stands in for its
+class where a class is expected (``entry.steps``, ``entry()`` builds the panel).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+
+
+@dataclass(frozen=True)
+class PanelEntry:
+    key: str  # id: lesson file resources/lessons/<key>.md, settings, screenshots
+    title: str  # the navigation list's text
+    target: str  # "module:Class" of the Panel subclass
+    # File-menu entries the window adds for this panel: (menu text, name of a method to call
+    # once the panel is shown), e.g. ("Open model folder…", "choose_folder").
+    file_actions: tuple[tuple[str, str], ...] = ()
+
+    def load(self) -> type:
+        """The panel's class (imports its module the first time)."""
+        module, name = self.target.split(":")
+        return getattr(import_module(module), name)
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return self.load().steps
+
+    def lesson_file(self) -> str:
+        return f"{self.key}.md"
+
+    def __call__(self, *args, **kwargs):
+        return self.load()(*args, **kwargs)
+
 
 PANELS = [
-    QKVPanel,
-    ScalePanel,
-    MasksPanel,
-    MultiHeadPanel,
-    ModelPanel,
-    PositionPanel,
-    CostPanel,
-    BenchPanel,
-    MemoryPanel,
+    PanelEntry("qkv", "Q, K, V step by step", "app.panels.qkv:QKVPanel"),
+    PanelEntry("scale", "Scale and temperature", "app.panels.scale:ScalePanel"),
+    PanelEntry("masks", "Masks and variants", "app.panels.masks:MasksPanel"),
+    PanelEntry("multihead", "Multi-head", "app.panels.multihead:MultiHeadPanel"),
+    PanelEntry(
+        "model", "Real model", "app.panels.model:ModelPanel", (("Open &model folder…", "choose_folder"),)
+    ),
+    PanelEntry("position", "Position", "app.panels.position:PositionPanel"),
+    PanelEntry("cost", "Cost and FlashAttention", "app.panels.cost:CostPanel"),
+    PanelEntry("bench", "Benchmark", "app.panels.bench:BenchPanel"),
+    PanelEntry("memory", "Memory (Hopfield)", "app.panels.memory:MemoryPanel"),
 ]

@@ -1,18 +1,23 @@
 """The panel base class: a thin view over core with lecture steps and an inline message bar.
 
-A subclass sets the class attributes and builds its view into ``self.body``:
+A subclass sets the class attributes and gives one Step page per lecture step (docs/architecture.md):
 
     class MyPanel(Panel):
-        key = "mine"                 # id: lesson file resources/lessons/mine.md, settings, screenshots
-        title = "My panel"           # the navigation list's text
-        steps = ("First", "Second")  # lecture steps, in order
+        key = "mine"                 # as in its PANELS entry
+        title = "My panel"           # as in its PANELS entry
+        steps = ("First", "Second")  # lecture steps, in order (lesson sections follow them)
 
-        def show_step(self, i): ...  # show step i (called by set_step)
+        def __init__(self, parent=None):
+            super().__init__(parent)
+            self.first, self.second = FirstStep(), SecondStep()
+            self.add_steps(self.first, self.second)
+            self.set_step(0)
+
         def exercise(self): ...      # drive every control once (smoke command and tests)
         def export(self): ...        # {name: widget} of the views that can be exported
         def result_views(self, i): ... # the views "predict, then reveal" covers at step i
 
-Bad input goes to ``show_message`` and the previous valid state stays on screen. Control columns
+Bad input goes to the message bar and the previous valid state stays on screen. Control columns
 built with ``app.widgets.controls.side_column`` are hidden while the window is presenting.
 """
 
@@ -21,8 +26,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from PySide6.QtCore import QEvent, Signal
-from PySide6.QtWidgets import QTabBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QStackedWidget, QTabBar, QVBoxLayout, QWidget
 
+from app.panels.step import Notice, Step
 from app.widgets.controls import SIDE_COLUMN
 from app.widgets.message_bar import MessageBar
 
@@ -73,9 +79,6 @@ class Panel(QWidget):
     key: ClassVar[str]
     title: ClassVar[str]
     steps: ClassVar[tuple[str, ...]] = ("Overview",)
-    # File-menu entries the main window adds for this panel: (menu text, name of a method to call
-    # once the panel is shown), e.g. ("Open model folder…", "choose_folder").
-    file_actions: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     stepChanged = Signal(int)
     openPanel = Signal(str)  # ask the main window to show the panel with this key
@@ -92,6 +95,25 @@ class Panel(QWidget):
         root.addWidget(self.message)
         self.body = QVBoxLayout()
         root.addLayout(self.body, 1)
+        self.pages: QStackedWidget | None = None  # the Step pages, once add_steps has run
+
+    def add_steps(self, *pages: Step) -> None:
+        """One Step page per lecture step, in order; their states' refusals and notices reach the
+        message bar."""
+        if len(pages) != len(self.steps):
+            raise ValueError(f"{self.key} names {len(self.steps)} steps but gives {len(pages)} pages.")
+        self.pages = QStackedWidget()
+        lives = []
+        for page in pages:
+            self.pages.addWidget(page)
+            page.told.connect(lambda text, level, page=page: self._tell(page, text, level))
+            for live in page.lives:
+                if all(live is not seen for seen in lives):
+                    lives.append(live)
+                    live.failed.connect(self.show_message)
+                    # Connected after the pages' own slots: the step on screen has redrawn by then.
+                    live.changed.connect(lambda: self.report(self.pages.currentWidget().notice))
+        self.body.addWidget(self.pages)
 
     @classmethod
     def lesson_file(cls) -> str:
@@ -108,8 +130,27 @@ class Panel(QWidget):
         self.show_step(i)
         self.stepChanged.emit(i)
 
+    def _tell(self, page: Step, text: str, level: str) -> None:
+        """A step's passing message (empty text clears the bar), shown only while it is on screen."""
+        if page.is_current():
+            self.report((text, level) if text else None)
+
     def show_step(self, i: int) -> None:
-        """Show step ``i``; panels with several steps override this."""
+        """Show step ``i``'s page, drawn with the newest state, and its notice. Never changes a
+        setting: paging through a lecture leaves every state as it is."""
+        if self.pages is None:
+            return
+        self.pages.setCurrentIndex(i)
+        page = self.pages.currentWidget()
+        page.refresh()
+        self.report(page.notice)
+
+    def report(self, notice: Notice) -> None:
+        """Show a (text, level) notice in the message bar; None clears it."""
+        if notice is None:
+            self.clear_message()
+        else:
+            self.show_message(*notice)
 
     def set_presenting(self, on: bool) -> None:
         """Hide the control columns (presenting) or show them again."""

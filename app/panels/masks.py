@@ -44,16 +44,19 @@ KIND_NAMES = {
     "custom": "Custom (click the mask)",
 }
 FAMILIES = {
-    "none": "Bidirectional: BERT-style encoders (classification, named entities, embeddings).",
-    "causal": "Causal: GPT, Llama and Mistral decoders; each token sees only its past.",
-    "sliding_window": "Sliding window: Mistral 7B (causal, 4,096 tokens); cost grows like n·w.",
-    "global_local": "Global + local: Longformer and BigBird, built for document-length inputs.",
-    "custom": "Custom: any pattern of allowed cells, as sparse-attention designs draw them.",
+    "none": "No mask: every token reads the whole text, both ways, as in BERT-style encoders.",
+    "causal": "Causal: a token reads itself and earlier tokens only, as in GPT, Llama and Mistral.",
+    "sliding_window": (
+        "Sliding window: only nearby tokens; Mistral 7B v0.1 used a causal window of 4,096. "
+        "Cost grows like n·w."
+    ),
+    "global_local": "Global + local: a window plus a few tokens linked to all (Longformer, BigBird).",
+    "custom": "Custom: any pattern of allowed cells; click the mask to draw one.",
 }
-PADDING_NOTE = "Padding hides filler keys in every batched model, encoder or decoder alike."
+PADDING_NOTE = "Padding hides the filler keys of a batch from every query, in encoders and decoders."
 CROSS_NOTE = (
-    "Cross-attention: the T5 decoder querying its encoded source sentence; Stable Diffusion's "
-    "image features looking up the prompt's word vectors."
+    "Rows from one text, columns from another: a T5 decoder reading its encoded source, or "
+    "Stable Diffusion's image layers reading the encoded prompt."
 )
 
 
@@ -302,7 +305,7 @@ class MasksPanel(Panel):
         return self._page(
             f"{CROSS_NOTE} One sequence asks (Q), the other answers (K and V), through the same "
             "projections. The weights are a rectangle: one row per query token, one column per key "
-            "token. The weights are random, so who looks at whom means nothing here.",
+            "token. The weights are random, so the pattern carries no meaning here.",
             layout,
         )
 
@@ -327,10 +330,9 @@ class MasksPanel(Panel):
         grid.addWidget(self.copy_plot, 1, 1)
         grid.setRowStretch(1, 1)
         return self._page(
-            "Training shows the model every real (not padding) position at once, each one "
-            "predicting the token after it. Without the causal mask that next token is right there "
-            "to be read: the bars show how much weight each position puts on its own answer, the "
-            "cell just right of the diagonal in the heatmap (the largest is outlined).",
+            "In training every real (not padding) position predicts the token after it, all at "
+            "once. Unmasked, that token can be read directly: the bars give each position's "
+            "weight on it, the cell just right of the diagonal (the largest is outlined).",
             grid,
         )
 

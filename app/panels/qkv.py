@@ -91,9 +91,9 @@ class QKVPanel(Panel):
         self.pages = QStackedWidget()
         self.pages.addWidget(
             self._page(
-                "Each token is looked up in an embedding table. The row is the same wherever the token "
-                "appears, so a repeated word gets an identical vector: it cannot yet know its context. "
-                "Double-click a number to edit it; every copy of that token follows.",
+                "One table row per token, picked by the token alone: a word typed twice gets the same "
+                "row twice, whatever surrounds it. Double-click a number to edit it; every copy of "
+                "that token follows.",
                 self.x_view,
             )
         )
@@ -112,9 +112,9 @@ class QKVPanel(Panel):
         choice.addStretch(1)
         self.proj_buttons.buttonClicked.connect(lambda b: self._set_projection(b.property("projection")))
         page = self._page(
-            "Three learned matrices turn each embedding into a query (what it looks for), "
-            "a key (what it offers) and a value (what it hands over). Each number of the "
-            "result is one dot product: click it.",
+            "W_Q, W_K and W_V turn the same embedding into three vectors: a query to search with, "
+            "a key to be compared with, a value to hand over. Every number of the result is one "
+            "row-times-column sum: click it.",
             self.proj,
         )
         page.layout().insertLayout(1, choice)
@@ -124,8 +124,8 @@ class QKVPanel(Panel):
         self.score_map.set_describer(lambda i, j: explain.score(self.Q, self.K, i, j))
         self.pages.addWidget(
             self._page(
-                "Step 1: every query is compared with every key by a dot product. A large score means the "
-                "query's question is well matched by that key. Hover a cell for its sum.",
+                "Step 1: cell (i, j) is query i dotted with key j; the closer the two point the same "
+                "way, the larger it is. Hover a cell for its sum.",
                 self.score_map,
             )
         )
@@ -251,8 +251,8 @@ class QKVPanel(Panel):
         tokens, d_k = self.example.tokens, self.Q.shape[1]
         self.scaled_map.set_data(self.trace.scaled, tokens, tokens)
         self.scale_note.setText(
-            f"Step 2: divide by √d_k = √{d_k} = {explain.num(np.sqrt(d_k), 3)}. Longer vectors give "
-            "bigger dot products; the division keeps the scores in a range where softmax stays soft."
+            f"Step 2: divide by √d_k = √{d_k} = {explain.num(np.sqrt(d_k), 3)}. A sum of d_k products "
+            "spreads like √d_k; dividing it out keeps the scores the same size for any d_k."
         )
 
     def _show_weights(self) -> None:
@@ -260,8 +260,8 @@ class QKVPanel(Panel):
         self.weight_map.set_data(t.weights, tokens, tokens, levels=(0.0, 1.0))
         sums = " ".join(explain.num(v) for v in t.weights.sum(axis=1))
         self.sum_note.setText(
-            "Step 3: softmax turns each row into weights between 0 and 1 that add up to 1: how much "
-            f"each token takes from every other. Row sums: {sums}."
+            "Step 3: softmax makes every entry positive and scales each row to a total of 1; cell "
+            f"(i, j) is the share of token j's value that token i takes. Row sums: {sums}."
         )
 
     def _show_blend(self) -> None:
@@ -274,7 +274,7 @@ class QKVPanel(Panel):
         focus = 1 if len(tokens) > 1 else 0
         vector = ", ".join(explain.num(v) for v in t.output[focus])
         self.output_note.setText(
-            "Step 4: each token's new vector is a blend of every value, mixed by its weights. "
+            "Step 4: output row i is Σⱼ weight(i, j) × value j, every value in the share row i gives it. "
             f"New vector for “{tokens[focus]}”: [{vector}]. Click a cell of the output."
         )
 

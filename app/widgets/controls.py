@@ -1,9 +1,29 @@
-"""Small helpers every panel uses to build its controls."""
+"""Small helpers every panel uses to build its controls and tie them to a state.
+
+``bind(control, live, field)`` is the one link between a control and a state field: the control
+writes the field when the user changes it (``live.apply(field=value)``), and every accepted change
+of the state writes the field back into the control with its signals blocked (no recompute).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QLayout, QSizePolicy, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QComboBox,
+    QDoubleSpinBox,
+    QLabel,
+    QLayout,
+    QLineEdit,
+    QSizePolicy,
+    QSlider,
+    QSpinBox,
+    QWidget,
+)
+
+from app.widgets.sliders import LabelledSlider
 
 SIDE_COLUMN = "side_column"  # property of the control columns that presenting mode hides
 
@@ -18,11 +38,83 @@ def note(text: str = "", rich: bool = False) -> QLabel:
     return label
 
 
-def set_quietly(widget, value) -> None:
-    """Show ``value`` in a control without emitting its change signal (no recompute)."""
-    widget.blockSignals(True)
-    widget.setValue(value)
-    widget.blockSignals(False)
+def spin(value: int, minimum: int, maximum: int, step: int = 1, tracking: bool = False) -> QSpinBox:
+    """A whole-number box with thousands separators. Without ``tracking`` it reports once the
+    typing is done, not at every digit."""
+    box = QSpinBox()
+    box.setRange(minimum, maximum)
+    box.setSingleStep(step)
+    box.setGroupSeparatorShown(True)
+    box.setKeyboardTracking(tracking)
+    box.setValue(value)
+    return box
+
+
+def float_spin(
+    value: float, minimum: float, maximum: float, decimals: int = 1, step: float = 1.0
+) -> QDoubleSpinBox:
+    """A number box; give it a wide range when the panel should explain why a value is bad."""
+    box = QDoubleSpinBox()
+    box.setRange(minimum, maximum)
+    box.setDecimals(decimals)
+    box.setSingleStep(step)
+    box.setKeyboardTracking(False)
+    box.setValue(value)
+    return box
+
+
+def value_of(control: QWidget):
+    """What ``control`` shows: a number, text, a combo box's item data (its text when it has
+    none) or a check state."""
+    if isinstance(control, (LabelledSlider, QSpinBox, QDoubleSpinBox, QSlider)):
+        return control.value()
+    if isinstance(control, QLineEdit):
+        return control.text()
+    if isinstance(control, QComboBox):
+        data = control.currentData()
+        return control.currentText() if data is None else data
+    if isinstance(control, QAbstractButton):
+        return control.isChecked()
+    raise TypeError(f"{type(control).__name__} is not a control that holds a value")
+
+
+def set_quietly(control: QWidget, value) -> None:
+    """Show ``value`` in ``control`` without emitting its change signal (no recompute); a
+    control that already shows it is left alone (a text box keeps its cursor)."""
+    if value_of(control) == value:
+        return
+    control.blockSignals(True)
+    try:
+        if isinstance(control, QLineEdit):
+            control.setText(value)
+        elif isinstance(control, QComboBox):
+            index = control.findData(value)
+            control.setCurrentIndex(index if index >= 0 else control.findText(str(value)))
+        elif isinstance(control, QAbstractButton):
+            control.setChecked(bool(value))
+        else:
+            control.setValue(value)
+    finally:
+        control.blockSignals(False)
+
+
+def changed_signal(control: QWidget):
+    """The signal a control emits when the user changes its value."""
+    if isinstance(control, QLineEdit):
+        return control.textChanged
+    if isinstance(control, QComboBox):
+        return control.currentIndexChanged
+    if isinstance(control, QAbstractButton):
+        return control.toggled
+    return control.valueChanged
+
+
+def bind(control: QWidget, live, field: str, convert: Callable = lambda v: v) -> QWidget:
+    """Tie ``control`` to ``field`` of ``live.state`` both ways; ``convert`` turns what the control
+    shows into the field's value (e.g. ``int`` for a slider's float). Returns ``control``."""
+    changed_signal(control).connect(lambda *_: live.apply(**{field: convert(value_of(control))}))
+    live.changed.connect(lambda: set_quietly(control, getattr(live.state, field)))
+    return control
 
 
 def side_column(layout: QLayout) -> QWidget:

@@ -20,3 +20,24 @@ def window(qtbot):
     win.show()
     yield win
     win.set_font_scale(1.0)
+
+
+@pytest.fixture
+def panel(request, qtbot):
+    """The panel this test module is about (tests/app/test_<key>_panel.py), or the one named by an
+    indirect parameter: ``@pytest.mark.parametrize("panel", [e.key for e in PANELS], indirect=True)``.
+    Shown at 1200 × 800, its background work finished; any still running is cancelled afterwards.
+    A module that needs more set-up overrides this fixture and asks for it by the same name."""
+    from app import worker
+    from app.panels import PANELS
+
+    key = getattr(request, "param", None) or request.module.__name__.rsplit(".", 1)[-1][5:-6]
+    entry = next((e for e in PANELS if e.key == key), None)
+    assert entry is not None, f"no panel {key!r} for {request.module.__name__}"
+    p = entry()
+    qtbot.addWidget(p)
+    p.resize(1200, 800)
+    p.show()
+    assert worker.wait_idle()
+    yield p
+    worker.cancel_all()

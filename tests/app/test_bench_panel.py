@@ -16,10 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def panel(qtbot):
-    p = BenchPanel()
-    qtbot.addWidget(p)
-    p.show()
+def panel(panel, qtbot):
+    """The shared panel fixture, once the device's choices are known, with small sizes."""
+    p = panel
     qtbot.waitUntil(lambda: p.choices is not None, timeout=60_000)
     p.heads_spin.setValue(2)
     p.head_dim_spin.setValue(16)

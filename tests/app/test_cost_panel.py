@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from app.panels.cost import ARTICLE_LENGTHS, N_MAX, CostPanel
+from app.panels.cost.state import ARTICLE_LENGTHS, N_MAX
 from core.attention import attend
 from core.complexity import MEMORY_SIZES, MIB, attention_cost, loglog_slope, pattern_cells
 from core.flash import tiled_attention
@@ -16,14 +16,6 @@ ARTICLE_FLOPS = [
     "4,449,586,118,656",
 ]
 ARTICLE_MB = ["0.1", "1.0", "4.0", "64.0", "1024.0", "16384.0"]
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = CostPanel()
-    qtbot.addWidget(p)
-    p.show()
-    return p
 
 
 def column(table, col):
@@ -123,11 +115,12 @@ def test_article_settings_button(panel):
     page.dtype_box.setCurrentText("fp8")
     page.article_button.click()
     assert column(page.table, 1) == ARTICLE_FLOPS
-    assert page.settings.dtype == "fp32" and page.d_model_spin.value() == 512
+    assert page.state.dtype == "fp32" and page.d_model_spin.value() == 512
 
 
 def test_handshakes(panel):
     page = panel.handshakes
+    panel.set_step(1)
     assert len(page.lines.xData) == 2 * 45
     assert "10 people make 45 handshakes" in page.note.text() and "190" in page.note.text()
     page.people.setValue(20)
@@ -144,6 +137,7 @@ def flash_reference(n=16, d=4, block=(4, 4), mask=None, seed=0):
 
 def test_flash_step_view_matches_the_trace(panel):
     page = panel.flash
+    panel.set_step(2)
     trace, naive = flash_reference()
     assert page.step_slider.maximum() == len(trace.steps) - 1 == 15
     page.step_slider.setValue(5)  # query block 1, key tile 1
@@ -166,6 +160,7 @@ def test_flash_step_view_matches_the_trace(panel):
 
 def test_flash_buttons_walk_the_tiles_and_the_end_equals_naive(panel):
     page = panel.flash
+    panel.set_step(2)
     _, naive = flash_reference()
     assert not page.prev_button.isEnabled()
     for _ in range(20):
@@ -181,6 +176,7 @@ def test_flash_buttons_walk_the_tiles_and_the_end_equals_naive(panel):
 
 def test_flash_memory_counter(panel):
     page = panel.flash
+    panel.set_step(2)
     text = page.memory_note.text()
     assert "all n² = 256" in text and "4 × 4 tile (16)" in text and "<b>112</b>" in text
     page.n_spin.setValue(64)
@@ -189,6 +185,7 @@ def test_flash_memory_counter(panel):
 
 def test_flash_causal_and_uneven_tiles(panel):
     page = panel.flash
+    panel.set_step(2)
     page.causal_box.setChecked(True)
     page.bk_spin.setValue(5)
     trace, naive = flash_reference(block=(4, 5), mask=causal(16))
@@ -200,6 +197,7 @@ def test_flash_causal_and_uneven_tiles(panel):
 
 def test_bad_flash_settings_keep_the_previous_state(panel):
     page = panel.flash
+    panel.set_step(2)
     page.step_slider.setValue(3)
     before = page.state_view.values.copy()
     for spin, value, message in [
@@ -219,6 +217,7 @@ def test_bad_flash_settings_keep_the_previous_state(panel):
 
 def test_sparse_counts_and_picture(panel):
     page = panel.sparse
+    panel.set_step(3)
     x = page.cell_curves["window"].xData
     expected = [pattern_cells(int(n), 8, 0) for n in x]
     np.testing.assert_array_equal(page.cell_curves["window"].yData, np.array(expected, dtype=float))
@@ -231,7 +230,7 @@ def test_sparse_counts_and_picture(panel):
     np.testing.assert_array_equal(page.picture.values, global_local(48, 8, range(2), causal=True))
     page.global_spin.setValue(49)
     assert "at most 48 global tokens" in panel.message.text()
-    assert page.settings.n_global == 2
+    assert page.state.n_global == 2
 
 
 def test_steps_switch_pages_and_clear_messages(panel):
@@ -249,5 +248,25 @@ def test_exercise_ends_in_a_valid_state(panel):
     assert panel.step == 2
     assert panel.calculator.cost == attention_cost(4_096, 512)
     assert np.all(np.isfinite(panel.flash.state_view.values[:, 1:]))
-    assert panel.sparse.settings.window == 8
+    assert panel.sparse.state.window == 8
     assert MIB == 2**20
+
+
+def test_cost_states_compute_without_a_panel():
+    from app.panels.cost.state import (
+        CostState,
+        HandshakeState,
+        SparseState,
+        compute_cost,
+        compute_handshakes,
+        compute_sparse,
+    )
+
+    r = compute_cost(CostState(n=1_024, layers=2))
+    k = r.grid.index(1_024)
+    assert r.flops["article"][k] == 2 * attention_cost(1_024, 512, 1).article_flops
+    assert [row[1] for row in r.table] == ARTICLE_FLOPS  # the table is per layer, as printed
+    with pytest.raises(ValueError, match="at most 48 global tokens"):
+        compute_sparse(SparseState(n_global=49))
+    h = compute_handshakes(HandshakeState(people=4))
+    assert h.now == 6 and h.doubled == 28 and len(h.ends) == 12

@@ -1,20 +1,10 @@
 import numpy as np
-import pytest
 
-from app.panels.masks import MasksPanel
 from core import masks
 from core.attention import attend
 from core.qkv import random_example
 
 DEFAULT = ["the", "cat", "sat", "on", "the", "mat", "[PAD]", "[PAD]"]
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = MasksPanel()
-    qtbot.addWidget(p)
-    p.show()
-    return p
 
 
 def qkv(tokens, seed=0):

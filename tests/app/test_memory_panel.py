@@ -2,18 +2,9 @@ import numpy as np
 import pytest
 
 from app import worker
-from app.panels.memory import BETAS, MemoryPanel, digit_glyphs
+from app.panels.memory import BETAS, digit_glyphs
 from core.attention import attend
 from core.hopfield import article_experiment, capacity_sweep, corrupt_and_compare
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = MemoryPanel()
-    qtbot.addWidget(p)
-    p.show()
-    yield p
-    worker.cancel_all()
 
 
 def bar_heights(bars):

@@ -26,14 +26,10 @@ def gpt2_folder(tmp_path_factory):
 
 
 @pytest.fixture
-def panel(qtbot):
-    p = ModelPanel()
-    qtbot.addWidget(p)
-    p.resize(1200, 800)
-    p.show()  # the first show starts the load (from the module cache after the first test)
-    worker.wait_idle()
-    assert p.model is not None and p.result is not None
-    return p
+def panel(panel):
+    """The shared panel fixture (its first show loads the model), checked to have a result."""
+    assert panel.model is not None and panel.result is not None
+    return panel
 
 
 def settle(action, *args):

@@ -1,19 +1,13 @@
 import numpy as np
 import pytest
 
-from app.panels.multihead import MultiHeadPanel, head_divisors
+from app.panels import PANELS, PanelEntry
+from app.panels.base import Panel
+from app.panels.multihead import head_divisors
 from core.masks import causal
 from core.multihead import head_table, multi_head, random_weights
 
 ARTICLE_TOKENS = ["the", "trophy", "would", "not", "fit", "into", "my", "suitcase"]
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = MultiHeadPanel()
-    qtbot.addWidget(p)
-    p.show()
-    return p
 
 
 def core_trace(tokens, d_model, heads, seed=42, scale=0.1, **kwargs):
@@ -190,14 +184,18 @@ def test_exercise_ends_on_finite_values(panel):
         assert np.all(np.isfinite(m.values))
 
 
+class ModelStandIn(Panel):
+    key, title = "model", "Real model"
+
+
 def test_real_model_button_opens_that_panel_in_the_window(qtbot):
-    from app.panels.base import Panel
     from app.window import MainWindow
 
-    class ModelStandIn(Panel):
-        key, title = "model", "Real model"
-
-    window = MainWindow(panels=[MultiHeadPanel, ModelStandIn])
+    panels = [
+        next(entry for entry in PANELS if entry.key == "multihead"),
+        PanelEntry("model", "Real model", f"{__name__}:ModelStandIn"),
+    ]
+    window = MainWindow(panels=panels)
     qtbot.addWidget(window)
     window.show_panel("multihead").model_button.click()
     assert isinstance(window.current(), ModelStandIn)

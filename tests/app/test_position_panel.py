@@ -2,17 +2,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QVariantAnimation
 
-from app.panels.position import PositionPanel
-from app.panels.position_steps.page import HEATMAP_ROWS
+from app.panels.position.state import HEATMAP_ROWS
 from core import positional as pos
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = PositionPanel()
-    qtbot.addWidget(p)
-    p.show()
-    return p
 
 
 def error_shown(panel, text):
@@ -47,6 +38,7 @@ def test_sentences_with_different_words_are_refused(panel):
 
 def test_sinusoidal_views_match_core(panel):
     page = panel.sinusoidal
+    panel.set_step(1)
     np.testing.assert_allclose(page.heatmap.values, pos.sinusoidal(128, 64))
     x, y = page.dot_curve.getData()
     assert x[0] == -127 and x[-1] == 127
@@ -71,6 +63,7 @@ def test_a_million_positions_are_sampled_not_built(panel):
 )
 def test_bad_sinusoidal_settings_keep_the_view(panel, spin, value, message):
     page = panel.sinusoidal
+    panel.set_step(1)
     before = page.heatmap.values.copy()
     getattr(page, spin).setValue(value)
     assert error_shown(panel, message)
@@ -100,6 +93,7 @@ def test_learned_table_says_where_it_runs_out(panel):
 
 def test_rope_hands_follow_the_positions(panel):
     page = panel.rope
+    panel.set_step(3)
     page.m_slider.setValue(9)
     assert page.animation.state() == QVariantAnimation.State.Running
     page.finish_animation()
@@ -115,6 +109,7 @@ def test_rope_hands_follow_the_positions(panel):
 
 def test_animation_passes_through_intermediate_positions(panel):
     page = panel.rope
+    panel.set_step(3)
     page.m_slider.setValue(25)
     page._frame(0.5)
     assert page.shown == (15.0, 2.0)
@@ -122,6 +117,7 @@ def test_animation_passes_through_intermediate_positions(panel):
 
 def test_moving_both_keeps_the_score(panel):
     page = panel.rope
+    panel.set_step(3)
     before = page.result.score
     page.shift_slider.setValue(10_000)
     page.finish_animation()
@@ -131,6 +127,7 @@ def test_moving_both_keeps_the_score(panel):
 
 def test_odd_rope_width_explains_pairs(panel):
     page = panel.rope
+    panel.set_step(3)
     before = [h.copy() for h in page.clocks.hands]
     page.d_spin.setValue(7)
     assert error_shown(panel, "pairs")
@@ -142,6 +139,7 @@ def test_odd_rope_width_explains_pairs(panel):
 
 def test_extension_curves_match_core(panel):
     page = panel.extension
+    panel.set_step(4)
     w = pos.frequencies(128)
     for method, curve in page.over_curves.items():
         f = pos.extended_frequencies(method, 128, 1e4, 4096, 32768)
@@ -154,6 +152,7 @@ def test_extension_curves_match_core(panel):
 
 def test_extension_refuses_a_shorter_target(panel):
     page = panel.extension
+    panel.set_step(4)
     page.target_spin.setValue(1000)
     assert error_shown(panel, "shorter than the trained length")
     assert page.state.target == 32768

@@ -1,16 +1,7 @@
 import numpy as np
 import pytest
 
-from app.panels.qkv import QKVPanel
 from core.attention import attend
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = QKVPanel()
-    qtbot.addWidget(p)
-    p.show()
-    return p
 
 
 def article_weights():

@@ -18,7 +18,9 @@ def test_panels_registry_is_well_formed():
     keys = [cls.key for cls in PANELS]
     assert len(keys) == len(set(keys))
     for cls in PANELS:
-        assert issubclass(cls, Panel) and cls.title and cls.steps
+        loaded = cls.load()
+        assert issubclass(loaded, Panel) and (loaded.key, loaded.title) == (cls.key, cls.title)
+        assert cls.title and cls.steps
         text = lesson_text(cls.lesson_file())
         headings = [line for line in text.splitlines() if line.startswith("## ")]
         assert len(headings) >= len(cls.steps) or len(cls.steps) == 1, cls.key
@@ -27,7 +29,7 @@ def test_panels_registry_is_well_formed():
 def test_navigation_switches_every_panel(window, qtbot):
     for row, cls in enumerate(PANELS):
         window.nav.setCurrentRow(row)
-        assert isinstance(window.current(), cls)
+        assert isinstance(window.current(), cls.load())
         assert window.lesson.toPlainText().strip()
         assert cls.title in window.step_label.text()
 

@@ -12,13 +12,31 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_core_imports_no_qt_and_no_app():
     modules = [f"core.{m.name}" for m in pkgutil.iter_modules(core.__path__)]
+    _assert_no_qt(modules, ("PySide6", "pyqtgraph", "shiboken6", "app"))
+    assert len(modules) >= 5
+
+
+def test_panel_states_import_no_qt():
+    """A panel's state.py is as headless as core: scriptable from a notebook, testable without Qt.
+    Each is loaded on its own, without its package's __init__ (which builds the Qt panel)."""
+    states = sorted(ROOT.glob("app/panels/*/state.py"))
+    assert states, "no panel has a state.py"
+    loads = "".join(
+        f"spec = importlib.util.spec_from_file_location('{path.parent.name}_state', {str(path)!r})\n"
+        "sys.modules[spec.name] = module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        for path in states
+    )
+    _assert_no_qt([], ("PySide6", "pyqtgraph", "shiboken6", "app"), loads)
+
+
+def _assert_no_qt(modules: list[str], banned: tuple[str, ...], extra: str = "") -> None:
     code = (
-        "import importlib, sys\n"
+        "import importlib, importlib.util, sys\n"
         f"for name in {modules!r}: importlib.import_module(name)\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('PySide6', 'pyqtgraph', 'shiboken6', 'app'))\n"
+        + extra
+        + f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {banned!r})\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert len(modules) >= 5
-    assert out.stdout.strip() == "", f"core pulled in: {out.stdout}"
+    assert out.stdout.strip() == "", f"{modules or 'the panel states'} pulled in: {out.stdout}"

@@ -142,3 +142,10 @@ def test_bytes_per_token_pair():
     cost = attention_cost(300, 512, heads=8, layers=6, batch=2, dtype="bf16")
     assert cost.score_bytes_per_token_pair == 2 * 8 * 6 * 2
     assert cost.score_bytes_model == 300 * 300 * cost.score_bytes_per_token_pair
+
+
+def test_model_totals_of_each_term_add_up_to_the_articles_total():
+    cost = attention_cost(2_048, 768, 12, layers=6, batch=3)
+    assert cost.qkv_flops_model == 3 * 2_048 * 768**2 * 18
+    assert cost.quadratic_flops_model == 2 * 2_048**2 * 768 * 18
+    assert cost.qkv_flops_model + cost.quadratic_flops_model == cost.article_flops_model

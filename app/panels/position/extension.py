@@ -2,59 +2,38 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
 
-from app.panels.position_steps.page import Notice, Page, base_spin, plot, spin
-from app.widgets.controls import note, set_quietly
-from core import positional as pos
+from app.panels.position.state import (
+    METHODS,
+    ExtensionResult,
+    ExtensionState,
+    compute_extension,
+    extension_formula,
+)
+from app.panels.step import Live, Notice, Step
+from app.widgets.controls import float_spin, note, set_quietly, spin
+from app.widgets.plots import plot
 from core.explain import num
 
-METHODS = {
-    "none": ("plain RoPE", "#d62728"),
-    "interpolation": ("position interpolation", "#1f77b4"),
-    "ntk": ("NTK-aware", "#9467bd"),
-    "yarn": ("YaRN", "#2ca02c"),
-}
 
-
-@dataclass(frozen=True)
-class ExtensionState:
-    d: int = 128
-    base: float = pos.ROPE_BASE
-    trained: int = 4096
-    target: int = 32768
-    pair: int = 63
-    method: str = "yarn"
-
-
-@dataclass(frozen=True)
-class ExtensionResult:
-    freqs: dict[str, np.ndarray]  # method -> (d/2,)
-    overshoot: dict[str, np.ndarray]  # method -> (d/2,)
-    unseen: dict[str, np.ndarray]  # method -> (d/2,) bool
-    turned: np.ndarray  # (d/2,) bool: the pair made a full turn in training
-    pair: int
-    positions: np.ndarray  # (p,) along the target context
-
-
-class ExtensionPage(Page):
-    def __init__(self, report):
-        super().__init__(ExtensionState(), report)
+class ExtensionPage(Step):
+    def __init__(self):
+        super().__init__(Live(ExtensionState(), compute_extension))
         s = self.state
-        self.d_spin = spin(s.d, 0, 1024, step=2)
-        self.base_spin = base_spin(s.base)
-        self.trained_spin = spin(s.trained, 0, 10_000_000)
-        self.target_spin = spin(s.target, 0, 100_000_000)
-        self.pair_spin = spin(s.pair, 0, s.d // 2 - 1)
+        self.d_spin = self.bind(spin(s.d, 0, 1024, step=2), "d")
+        self.base_spin = self.bind(float_spin(s.base, -1e6, 1e9), "base")
+        self.trained_spin = self.bind(spin(s.trained, 0, 10_000_000), "trained")
+        self.target_spin = self.bind(spin(s.target, 0, 100_000_000), "target")
+        self.pair_spin = self.bind(spin(s.pair, 0, s.d // 2 - 1), "pair")
         self.method_box = QComboBox()
         for key, (name, _color) in METHODS.items():
             self.method_box.addItem(name, key)
         self.method_box.setCurrentIndex(list(METHODS).index(s.method))
+        self.bind(self.method_box, "method")
         self.summary = note()
         self.formula = note()
         controls = QFormLayout()
@@ -107,25 +86,9 @@ class ExtensionPage(Page):
             holder,
             (self.formula, self.summary),
         )
-        self.d_spin.valueChanged.connect(lambda v: self.apply(d=v))
-        self.base_spin.valueChanged.connect(lambda v: self.apply(base=v))
-        self.trained_spin.valueChanged.connect(lambda v: self.apply(trained=v))
-        self.target_spin.valueChanged.connect(lambda v: self.apply(target=v))
-        self.pair_spin.valueChanged.connect(lambda v: self.apply(pair=v))
-        self.method_box.currentIndexChanged.connect(lambda i: self.apply(method=self.method_box.itemData(i)))
-
-    def compute(self, s: ExtensionState) -> ExtensionResult:
-        w = pos.frequencies(s.d, s.base)
-        freqs = {m: pos.extended_frequencies(m, s.d, s.base, s.trained, s.target) for m in METHODS}
-        over = {m: pos.overshoot(f, w, s.trained, s.target) for m, f in freqs.items()}
-        unseen = {m: pos.unseen_pairs(f, w, s.trained, s.target) for m, f in freqs.items()}
-        turned = s.trained * w >= 2 * np.pi
-        positions = np.linspace(0, s.target - 1, 400)
-        return ExtensionResult(freqs, over, unseen, turned, min(s.pair, s.d // 2 - 1), positions)
 
     def draw(self, r: ExtensionResult) -> Notice:
-        self.result = r
-        s = self.state
+        s = r.state
         half = s.d // 2
         pairs = np.arange(half)
         for key, curve in self.over_curves.items():
@@ -145,10 +108,11 @@ class ExtensionPage(Page):
             f"Angle of pair {r.pair} along the target context "
             f"(band: angles seen in training{', all of them' if r.turned[r.pair] else ''})"
         )
-        self.pair_spin.setMaximum(half - 1)
+        with QSignalBlocker(self.pair_spin):  # a narrower width clamps the pair; no recompute
+            self.pair_spin.setMaximum(half - 1)
         set_quietly(self.pair_spin, r.pair)
         self.summary.setText(self._summary(r))
-        self.formula.setText(self._formula(s))
+        self.formula.setText(extension_formula(s))
         return None
 
     @staticmethod
@@ -159,22 +123,3 @@ class ExtensionPage(Page):
             worst = f", up to {num(r.overshoot[key][bad].max(), 2)}×" if bad.any() else ""
             lines.append(f"{name}: {int(bad.sum())} pairs past{worst}")
         return "Pairs past the angles seen in training:\n" + "\n".join(lines)
-
-    @staticmethod
-    def _formula(s: ExtensionState) -> str:
-        scale = pos.stretch(s.trained, s.target)
-        head = f"s = L′/L = {s.target:,}/{s.trained:,} = {num(scale, 3)}\n"
-        if s.method == "none":
-            return head + "θᵢ(p) = p·ωᵢ, ωᵢ = base^(−2i/d): unchanged"
-        if s.method == "interpolation":
-            return head + "θᵢ(p) = (p/s)·ωᵢ: every position squeezed into [0, L)"
-        if s.method == "ntk":
-            b = pos.ntk_base(s.base, s.d, s.trained, s.target)
-            return head + (f"base′ = base·s^(d/(d−2)) = {num(b, 0)}\nθᵢ(p) = p·base′^(−2i/d)")
-        factor = pos.yarn_attention_factor(s.trained, s.target)
-        return head + (
-            "rᵢ = L·ωᵢ/2π full turns in training\n"
-            f"γᵢ = clip((rᵢ − {pos.YARN_ALPHA:g})/({pos.YARN_BETA:g} − {pos.YARN_ALPHA:g}), 0, 1)\n"
-            "ω′ᵢ = (1 − γᵢ)·ωᵢ/s + γᵢ·ωᵢ\n"
-            f"scores × (0.1·ln s + 1)² = {num(factor, 3)}"
-        )

@@ -3,15 +3,14 @@ encodings, a learned table that runs out, RoPE's clock hands, and RoPE past the 
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QStackedWidget, QWidget
+from PySide6.QtWidgets import QWidget
 
 from app.panels.base import Panel
-from app.panels.position_steps.extension import ExtensionPage
-from app.panels.position_steps.learned_table import TablePage
-from app.panels.position_steps.page import Notice, Page
-from app.panels.position_steps.rope_hands import RopePage
-from app.panels.position_steps.sinusoidal import SinusoidalPage
-from app.panels.position_steps.word_order import OrderPage
+from app.panels.position.extension import ExtensionPage
+from app.panels.position.learned_table import TablePage
+from app.panels.position.rope_hands import RopePage
+from app.panels.position.sinusoidal import SinusoidalPage
+from app.panels.position.word_order import OrderPage
 
 
 class PositionPanel(Panel):
@@ -27,33 +26,16 @@ class PositionPanel(Panel):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.order = OrderPage(self._report)
-        self.sinusoidal = SinusoidalPage(self._report)
-        self.table = TablePage(self._report)
-        self.rope = RopePage(self._report)
-        self.extension = ExtensionPage(self._report)
-        self.pages = QStackedWidget()
-        for page in self._pages():
-            self.pages.addWidget(page)
-            page.apply()
-        self.body.addWidget(self.pages)
+        self.order = OrderPage()
+        self.sinusoidal = SinusoidalPage()
+        self.table = TablePage()
+        self.rope = RopePage()
+        self.extension = ExtensionPage()
+        self.add_steps(self.order, self.sinusoidal, self.table, self.rope, self.extension)
         self.set_step(0)
 
-    def _pages(self) -> tuple[Page, ...]:
-        return (self.order, self.sinusoidal, self.table, self.rope, self.extension)
-
-    def _report(self, notice: Notice) -> None:
-        if notice is None:
-            self.clear_message()
-        else:
-            self.show_message(*notice)
-
-    def show_step(self, i: int) -> None:
-        self.pages.setCurrentIndex(i)
-        self._report(self._pages()[i].notice)
-
     def exercise(self) -> None:
-        o, s, t, r, e = self._pages()
+        o, s, t, r, e = self.order, self.sinusoidal, self.table, self.rope, self.extension
         o.edit_b.setText("cat bites dog")
         o.edit_b.setText("man bites dog")
         for i in range(o.encoding.count()):
@@ -88,11 +70,11 @@ class PositionPanel(Panel):
 
     def export(self) -> dict[str, QWidget]:
         return {
-            "order-a": self.order.map_a,
-            "order-b": self.order.map_b,
+            "order_a": self.order.map_a,
+            "order_b": self.order.map_b,
             "sinusoidal": self.sinusoidal.heatmap,
             "table": self.table.heatmap,
-            "rope-hands": self.rope.clocks,
-            "rope-score": self.rope.score_plot,
+            "rope_hands": self.rope.clocks,
+            "rope_score": self.rope.score_plot,
             "extension": self.extension.over_plot,
         }

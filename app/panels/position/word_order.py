@@ -2,43 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit, QWidget
 
-from app.panels.position_steps.page import Notice, Page
+from app.panels.position.state import ENCODINGS, OrderState, compute_order
+from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note
 from core import positional as pos
 
-ORDER_WIDTH = 8  # embedding width of the word-order demo
-MAX_WORDS = 32
 
-
-@dataclass(frozen=True)
-class OrderState:
-    sentence_a: str = "dog bites man"
-    sentence_b: str = "man bites dog"
-    encoding: str = "none"
-
-
-ENCODING_NAMES = {
-    "none": "none",
-    "sinusoidal": "sinusoidal, added to embeddings",
-    "rope": "RoPE, turns queries and keys",
-}
-
-
-class OrderPage(Page):
-    def __init__(self, report):
-        super().__init__(OrderState(), report)
+class OrderPage(Step):
+    def __init__(self):
+        super().__init__(Live(OrderState(), compute_order))
         s = self.state
-        self.edit_a, self.edit_b = QLineEdit(s.sentence_a), QLineEdit(s.sentence_b)
+        self.edit_a = self.bind(QLineEdit(s.sentence_a), "sentence_a")
+        self.edit_b = self.bind(QLineEdit(s.sentence_b), "sentence_b")
         self.encoding = QComboBox()
-        for key, name in ENCODING_NAMES.items():
+        for key, name in ENCODINGS.items():
             self.encoding.addItem(name, key)
+        self.bind(self.encoding, "encoding")
         self.summary = note()
         controls = QFormLayout()
         controls.addRow("Sentence A", self.edit_a)
@@ -68,18 +52,12 @@ class OrderPage(Page):
             holder,
             (self.summary,),
         )
-        self.edit_a.textChanged.connect(lambda t: self.apply(sentence_a=t))
-        self.edit_b.textChanged.connect(lambda t: self.apply(sentence_b=t))
-        self.encoding.currentIndexChanged.connect(lambda i: self.apply(encoding=self.encoding.itemData(i)))
 
-    def compute(self, state: OrderState) -> pos.PermutationTrace:
-        if len(state.sentence_a.split()) > MAX_WORDS:
-            raise ValueError(f"Use at most {MAX_WORDS} words so the weights stay readable.")
-        rng = np.random.default_rng(0)
-        return pos.permutation_attention(state.sentence_a, state.sentence_b, ORDER_WIDTH, rng, state.encoding)
+    @property
+    def trace(self) -> pos.PermutationTrace:
+        return self.result
 
     def draw(self, t: pos.PermutationTrace) -> Notice:
-        self.trace = t
         self.map_a.set_data(t.a.weights, t.words_a, t.words_a, levels=(0.0, 1.0))
         self.map_b.set_data(t.b.weights, t.words_b, t.words_b, levels=(0.0, 1.0))
         n = len(t.words_a)

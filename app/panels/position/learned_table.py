@@ -2,40 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
 
-from app.panels.position_steps.page import HEATMAP_ROWS, Notice, Page, plot, spin
+from app.panels.position.state import (
+    HEATMAP_ROWS,
+    MAX_TABLE_ROWS,
+    TABLE_WIDTH,
+    TableResult,
+    TableState,
+    compute_table,
+)
+from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
+from app.widgets.controls import spin
+from app.widgets.plots import plot
 from core import positional as pos
 
-TABLE_WIDTH = 16
-MAX_TABLE_ROWS = 100_000
 
-
-@dataclass(frozen=True)
-class TableState:
-    rows: int = 1024
-    length: int = 1024
-
-
-@dataclass(frozen=True)
-class TableResult:
-    table: pos.LearnedTable
-    vectors: np.ndarray  # (covered, TABLE_WIDTH) the rows the sequence gets
-    missing: pos.PositionOutOfRange | None
-    length: int
-
-
-class TablePage(Page):
-    def __init__(self, report):
-        super().__init__(TableState(), report)
+class TablePage(Step):
+    def __init__(self):
+        super().__init__(Live(TableState(), compute_table))
         s = self.state
-        self.rows_spin = spin(s.rows, 0, MAX_TABLE_ROWS)
-        self.length_spin = spin(s.length, 0, 10_000_000)
+        self.rows_spin = self.bind(spin(s.rows, 0, MAX_TABLE_ROWS), "rows")
+        self.length_spin = self.bind(spin(s.length, 0, 10_000_000), "length")
         controls = QFormLayout()
         controls.addRow("Table rows", self.rows_spin)
         controls.addRow("Sequence length", self.length_spin)
@@ -68,18 +59,8 @@ class TablePage(Page):
             controls,
             holder,
         )
-        self.rows_spin.valueChanged.connect(lambda v: self.apply(rows=v))
-        self.length_spin.valueChanged.connect(lambda v: self.apply(length=v))
-
-    def compute(self, s: TableState) -> TableResult:
-        table = pos.learned_table(s.rows, TABLE_WIDTH, np.random.default_rng(0))
-        try:
-            return TableResult(table, table.embed(s.length), None, s.length)
-        except pos.PositionOutOfRange as missing:
-            return TableResult(table, table.embed(table.rows), missing, s.length)
 
     def draw(self, r: TableResult) -> Notice:
-        self.result = r
         shown = pos.sample_positions(len(r.vectors), HEATMAP_ROWS)
         dims = [str(j) for j in range(TABLE_WIDTH)]
         top = float(np.abs(r.table.vectors).max())

@@ -1,0 +1,181 @@
+"""Steps over a live state: the one way a panel turns a control's change into pixels.
+
+    live = Live(SinusoidalState(), compute_sinusoidal)   # frozen state → result, Qt-free
+    live.apply(n=1_000)    # compute a candidate; ValueError → ``failed``, the old state stays
+    # success → ``changed``: the visible step redraws now, hidden ones when next shown
+
+A ``Step`` is one lecture step's page: it draws ``live.result`` (``draw`` returns a Notice for
+the message bar) and binds its controls to fields of ``live.state``. Steps that show the same
+numbers share one Live; an independent step owns its own. With ``background=True`` the compute
+runs in the worker (``app/worker.py``) with a ``progress(done, total)`` keyword, and only the
+newest request is kept: a superseded one is cancelled at its next progress call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
+
+from app import worker
+from app.widgets.controls import bind, note, side_column
+
+Notice = tuple[str, str] | None  # (text, level) for the panel's message bar; None clears it
+
+
+class Live(QObject):
+    """A frozen state and the result ``compute(state)`` gives for it, changed only as a whole.
+
+    ``wanted`` is the state the controls show: the last accepted one with any refused changes
+    on top. The next change builds on it, so a refused value is not silently forgotten.
+    """
+
+    changed = Signal()  # state and result were replaced
+    failed = Signal(str)  # a change was refused; the text says why and what to do
+    busy = Signal(bool)  # a background compute started (True) or ended (False)
+    progressed = Signal(int, int)  # (done, total) of the background compute
+
+    def __init__(self, state, compute: Callable, background: bool = False):
+        super().__init__()
+        self.state, self.compute, self.background = state, compute, background
+        self.wanted = state  # the state as the bound controls show it, refused changes included
+        self.result = None
+        self.task: worker.Task | None = None
+        self.ticket = 0  # numbers background requests; only the newest may land
+        if background:
+            self._start(state)
+        else:
+            self.result = compute(state)
+
+    def apply(self, **change) -> bool:
+        """Try ``state`` with ``change``; True when it was accepted (or, in the background, started)."""
+        # Built on what the controls show, refused values included: with heads 3 refused for
+        # d_model 512, changing d_model to 510 then gives 510 with 3 heads, as the controls say.
+        candidate = replace(self.wanted, **change)  # an unknown field is a bug: TypeError
+        self.wanted = candidate
+        if self.background:
+            self._start(candidate)
+            return True
+        try:
+            result = self.compute(candidate)
+        except ValueError as exc:
+            self.failed.emit(str(exc))
+            return False
+        self._accept(candidate, result)
+        return True
+
+    def refresh(self) -> None:
+        """Announce the current result again (after a view was rebuilt)."""
+        self.changed.emit()
+
+    def _accept(self, state, result) -> None:
+        self.state, self.result = state, result
+        self.wanted = state
+        self.changed.emit()
+
+    def _start(self, candidate) -> None:
+        if self.task is not None:
+            self.task.cancel()  # only the newest request may land
+        self.ticket += 1
+        ticket = self.ticket
+        self.busy.emit(True)
+
+        def landed(result) -> None:
+            if ticket == self.ticket:
+                self._accept(candidate, result)
+
+        def refused(text: str) -> None:
+            if ticket == self.ticket:
+                self.failed.emit(text)
+
+        def ended() -> None:
+            if ticket == self.ticket:
+                self.task = None
+                self.busy.emit(False)
+
+        self.task = worker.run_task(
+            self.compute,
+            candidate,
+            on_result=landed,
+            on_error=refused,
+            on_progress=self.progressed.emit,
+            on_finished=ended,
+        )
+
+
+class Step(QWidget):
+    """One lecture step's page: draws its Live's result, now if it is the step on screen, else
+    the next time it is shown (one "stale" flag per step)."""
+
+    told = Signal(str, str)  # (text, level): a passing message for the bar, while this step is shown
+
+    def __init__(self, live: Live):
+        super().__init__()
+        self.live = live
+        self.lives = [live]  # every Live this step draws from: its own first, then followed ones
+        self.notice: Notice = None
+        self.stale = True
+        live.changed.connect(self.mark_stale)
+
+    def follow(self, live: Live) -> Live:
+        """Draw from ``live`` too (e.g. a slow background measurement beside quick view settings):
+        its changes make this step stale, its refusals reach the message bar. Returns ``live``."""
+        self.lives.append(live)
+        live.changed.connect(self.mark_stale)
+        return live
+
+    @property
+    def state(self):
+        return self.live.state
+
+    @property
+    def result(self):
+        return self.live.result
+
+    def draw(self, result) -> Notice:
+        """Make the views show ``result``; return a notice for the message bar or None."""
+        raise NotImplementedError
+
+    def apply(self, **change) -> bool:
+        return self.live.apply(**change)
+
+    def bind(self, control: QWidget, field: str, convert: Callable = lambda v: v) -> QWidget:
+        """``control`` writes ``field`` of this step's state and shows it after every change."""
+        return bind(control, self.live, field, convert)
+
+    def tell(self, text: str, level: str = "error") -> None:
+        """Say something that is not a state's refusal (e.g. a value was capped) in the message bar."""
+        self.told.emit(text, level)
+
+    def is_current(self) -> bool:
+        stack = self.parentWidget()
+        return not isinstance(stack, QStackedWidget) or stack.currentWidget() is self
+
+    def mark_stale(self) -> None:
+        self.stale = True
+        if self.is_current():
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Draw the newest result if this step has not drawn it yet."""
+        if self.stale and self.live.result is not None:
+            self.stale = False
+            self.notice = self.draw(self.live.result)
+
+    def layout_with(
+        self, intro: str, controls: QFormLayout, view: QWidget, notes: tuple[QLabel, ...] = ()
+    ) -> None:
+        """Intro text on top; the controls, then ``notes``, on the left; the views on the right."""
+        column = QVBoxLayout()
+        column.addLayout(controls)
+        for label in notes:
+            column.addWidget(label)
+        column.addStretch(1)
+        row = QHBoxLayout()
+        row.addWidget(side_column(column))
+        row.addWidget(view, 1)
+        page = QVBoxLayout(self)
+        page.addWidget(note(intro))
+        page.addLayout(row, 1)

@@ -1,0 +1,56 @@
+"""Read-only tables of text: one factory and one filler for every panel."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractScrollArea,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+)
+
+RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+def text_table(columns: Sequence[str], row_labels: bool = True, fit: bool = False) -> QTableWidget:
+    """An empty read-only table with these column headers, columns sized to their text. ``fit``:
+    the table sized to its rows (no scroll bars), for short tables; otherwise the last column
+    takes the free width."""
+    table = QTableWidget(0, len(columns))
+    table.setHorizontalHeaderLabels(list(columns))
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+    table.verticalHeader().setVisible(row_labels)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    if fit:
+        table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
+    else:
+        table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+def fill_table(
+    table: QTableWidget, cells: Sequence[Sequence[str]], rows: Sequence[str] | None = None
+) -> None:
+    """Write ``cells`` (one list of texts per row, right-aligned) into ``table``, reusing its items;
+    ``rows``: the row headers."""
+    if table.rowCount() != len(cells):
+        table.setRowCount(len(cells))
+    if rows is not None and table.property("rows") != list(rows):
+        table.setVerticalHeaderLabels(list(rows))
+        table.setProperty("rows", list(rows))
+    for i, row in enumerate(cells):
+        for j, text in enumerate(row):
+            item = table.item(i, j)
+            if item is None:
+                item = QTableWidgetItem()
+                item.setTextAlignment(RIGHT)
+                table.setItem(i, j, item)
+            if item.text() != text:
+                item.setText(text)
