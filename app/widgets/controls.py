@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QComboBox,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from app.widgets.sliders import LabelledSlider
 
 SIDE_COLUMN = "side_column"  # property of the control columns that presenting mode hides
+SIDE_COLUMN_CHARS = 48  # a control column's width for wrapping notes, in average characters
 
 
 def note(text: str = "", rich: bool = False) -> QLabel:
@@ -117,11 +118,27 @@ def bind(control: QWidget, live, field: str, convert: Callable = lambda v: v) ->
     return control
 
 
+class ColumnWidth(QObject):
+    """Keeps a control column at most SIDE_COLUMN_CHARS average characters wide at the current
+    text size, or as wide as its widest control needs (wrapping notes would otherwise ask for a
+    line of 80 characters). A filter, not a subclass: the column stays a plain QWidget, whose
+    type names the controls' paths in saved lessons."""
+
+    def eventFilter(self, column: QWidget, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.LayoutRequest, QEvent.Type.Polish):
+            cap = SIDE_COLUMN_CHARS * column.fontMetrics().averageCharWidth()
+            width = max(cap, column.layout().minimumSize().width())
+            if column.maximumWidth() != width:
+                column.setMaximumWidth(width)
+        return False
+
+
 def side_column(layout: QLayout) -> QWidget:
-    """A column of controls beside a panel's view: as wide as its content at the current text
-    size (no wider), and hidden while the window is presenting."""
+    """A column of controls holding ``layout``: as wide as its content (see ColumnWidth), hidden
+    while the window is presenting."""
     column = QWidget()
     column.setLayout(layout)
     column.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
     column.setProperty(SIDE_COLUMN, True)
+    column.installEventFilter(ColumnWidth(column))
     return column
