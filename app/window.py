@@ -121,6 +121,8 @@ class MainWindow(QMainWindow):
             return
         panel = self.panel(self.classes[row].key)
         self.stack.setCurrentWidget(panel)
+        if self.fitted and self.stack.width() < self.stack.minimumSizeHint().width():
+            self.fit_side_columns()  # a wider panel: the lesson pane makes room
         attach_exports(panel, panel.export(), prefix=f"{panel.key}-")
         try:
             self.lesson.setMarkdown(lesson_text(panel.lesson_file()))
@@ -196,7 +198,8 @@ class MainWindow(QMainWindow):
 
     def fit_side_columns(self) -> None:
         """Size the navigation list to its longest title and the lesson pane to about LESSON_CHARS
-        characters of the current text size; the panel gets the rest."""
+        characters of the current text size, less if the panel needs the room; the panel gets the
+        rest."""
         nav, metrics = self.nav, self.nav.fontMetrics()
         widest = max(metrics.horizontalAdvance(nav.item(k).text()) for k in range(nav.count()))
         frame = 2 * nav.frameWidth() + 4 * nav.spacing() + metrics.averageCharWidth() * 2
@@ -204,8 +207,10 @@ class MainWindow(QMainWindow):
         char = self.lesson.fontMetrics().averageCharWidth()
         self.lesson.setMinimumWidth(MIN_LESSON_CHARS * char)
         total = self.width()
-        lesson = min(LESSON_CHARS * char, total // 3) if self.lesson.isVisibleTo(self) else 0
         nav_width = nav.width() if nav.isVisibleTo(self) else 0
+        panel_room = total - nav_width - self.stack.minimumSizeHint().width()  # the panel needs it first
+        lesson = min(LESSON_CHARS * char, total // 3, max(panel_room, MIN_LESSON_CHARS * char))
+        lesson = lesson if self.lesson.isVisibleTo(self) else 0
         self.splitter.setSizes([nav_width, max(total - nav_width - lesson, 0), lesson])
 
     def showEvent(self, event) -> None:
