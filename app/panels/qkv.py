@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.panels.base import Panel
 from app.widgets import Heatmap, MatrixView
-from app.widgets.controls import note
+from app.widgets.controls import note, side_column
 from app.widgets.product_view import ProductView
 from app.widgets.sdpa_diagram import SdpaDiagram
 from core import explain
@@ -82,9 +82,7 @@ class QKVPanel(Panel):
         left = QVBoxLayout()
         left.addLayout(form)
         left.addWidget(self.diagram, 1)
-        left_box = QWidget()
-        left_box.setLayout(left)
-        left_box.setMaximumWidth(270)
+        left_box = side_column(left)
 
         self.x_view = MatrixView("X (embeddings)", editable=True)
         self.x_view.set_describer(self._describe_x)
@@ -124,7 +122,7 @@ class QKVPanel(Panel):
         self.score_map.set_describer(lambda i, j: explain.score(self.Q, self.K, i, j))
         self.pages.addWidget(
             self._page(
-                "Step 1: cell (i, j) is query i dotted with key j; the closer the two point the same "
+                "Step 3: cell (i, j) is query i dotted with key j; the closer the two point the same "
                 "way, the larger it is. Hover a cell for its sum.",
                 self.score_map,
             )
@@ -251,7 +249,7 @@ class QKVPanel(Panel):
         tokens, d_k = self.example.tokens, self.Q.shape[1]
         self.scaled_map.set_data(self.trace.scaled, tokens, tokens)
         self.scale_note.setText(
-            f"Step 2: divide by √d_k = √{d_k} = {explain.num(np.sqrt(d_k), 3)}. A sum of d_k products "
+            f"Step 4: divide by √d_k = √{d_k} = {explain.num(np.sqrt(d_k), 3)}. A sum of d_k products "
             "spreads like √d_k; dividing it out keeps the scores the same size for any d_k."
         )
 
@@ -260,7 +258,7 @@ class QKVPanel(Panel):
         self.weight_map.set_data(t.weights, tokens, tokens, levels=(0.0, 1.0))
         sums = " ".join(explain.num(v) for v in t.weights.sum(axis=1))
         self.sum_note.setText(
-            "Step 3: softmax makes every entry positive and scales each row to a total of 1; cell "
+            "Step 5: softmax makes every entry positive and scales each row to a total of 1; cell "
             f"(i, j) is the share of token j's value that token i takes. Row sums: {sums}."
         )
 
@@ -274,7 +272,7 @@ class QKVPanel(Panel):
         focus = 1 if len(tokens) > 1 else 0
         vector = ", ".join(explain.num(v) for v in t.output[focus])
         self.output_note.setText(
-            "Step 4: output row i is Σⱼ weight(i, j) × value j, every value in the share row i gives it. "
+            "Step 6: output row i is Σⱼ weight(i, j) × value j, every value in the share row i gives it. "
             f"New vector for “{tokens[focus]}”: [{vector}]. Click a cell of the output."
         )
 

@@ -1,8 +1,11 @@
 """Every step of every panel fits a 1280 × 720 window (a common projector): no view needs a
-horizontal scroll bar and no text is cut, with the navigation and the lesson pane shown.
+horizontal scroll bar and no text is cut, with the navigation and the lesson pane shown; captions
+that name a step use the panel's own step numbers.
 
 Panels are taken from PANELS, so a new panel is checked without changing this file.
 """
+
+import re
 
 import pytest
 from PySide6.QtCore import QSize
@@ -78,11 +81,14 @@ def cut_text(widget: QWidget) -> str | None:
     return None
 
 
-def problems(root: QWidget) -> list[str]:
+def problems(root: QWidget, step: int) -> list[str]:
     found = []
     for widget in root.findChildren(QWidget):
         if not shown(widget, root):
             continue
+        caption = re.match(r"\s*Step (\d+):", widget.text()) if isinstance(widget, QLabel) else None
+        if caption and int(caption[1]) != step + 1:
+            found.append(f"{name(widget)} names step {caption[1]}; the panel calls it step {step + 1}")
         if isinstance(widget, QAbstractScrollArea) and widget.horizontalScrollBar().isVisible():
             found.append(f"{name(widget)} needs a horizontal scroll bar")
         why = cut_text(widget)
@@ -120,7 +126,7 @@ def test_every_step_fits_a_projector(window, cls):
         worker.wait_idle()
         window.resize(*PROJECTOR)
         QApplication.processEvents()
-        found = problems(panel)
+        found = problems(panel, step)
         handles = window.splitter.handleWidth() * (window.splitter.count() - 1)
         room = PROJECTOR[0] - window.nav.width() - window.lesson.minimumWidth() - handles
         if panel.minimumSizeHint().width() > room:
