@@ -6,9 +6,13 @@ Qt, numpy and torch are imported only by the path that needs them, so ``--versio
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 import core
+
+# Every way out of the window, as --exit-after-paint names them (see leave_after_first_paint).
+EXIT_PATHS = ("quit", "close", "shortcut", "menu", "sigint", "sigterm")
 
 
 class Parser(argparse.ArgumentParser):
@@ -26,16 +30,27 @@ def build_parser() -> argparse.ArgumentParser:
         description="Attention Lab: learn how transformer attention works by touching it.",
     )
     parser.add_argument("--version", action="version", version=f"attention-lab {core.__version__}")
-    parser.add_argument("--panel", metavar="KEY", help="open this panel first (e.g. qkv)")
-    # For the start-up benchmark: quit as soon as the window has painted once.
-    parser.add_argument("--exit-after-paint", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--panel", metavar="KEY", help="open this panel first, e.g. qkv (an unknown KEY lists them all)"
+    )
+    # For tests and the start-up benchmark: leave by this path as soon as the window has painted.
+    parser.add_argument(
+        "--exit-after-paint", nargs="?", const="quit", choices=EXIT_PATHS, help=argparse.SUPPRESS
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.add_arguments(sub.add_parser(command.NAME, help=command.HELP, description=command.HELP))
     return parser
 
 
+# Libraries whose warnings are not for the person at the terminal (torch says "No CUDA runtime is
+# found" when a CUDA toolkit is installed without a GPU); their errors still show.
+QUIET_LIBRARIES = ("torch",)
+
+
 def main(argv: list[str] | None = None) -> int:
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.ERROR)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -50,32 +65,90 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def open_window(panel: str | None = None, exit_after_paint: bool = False) -> int:
-    from PySide6.QtCore import QEvent, QObject
+def open_window(panel: str | None = None, exit_after_paint: str | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
+    from app.panels import PANELS
+    from app.shutdown import finish, quit_on_signals
     from app.window import MainWindow
 
+    keys = [cls.key for cls in PANELS]
+    if panel is not None and panel not in keys:
+        message = f"no panel called {panel!r}; choose from {', '.join(keys)}"
+        print(f"attention-lab: error: {message}", file=sys.stderr)
+        return 2
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Attention Lab")
     app.setApplicationVersion(core.__version__)
+    keep_platform_noise_off_stderr()
     window = MainWindow()
     if panel is not None:
-        try:
-            window.show_panel(panel)
-        except ValueError as exc:
-            print(f"attention-lab: error: {exc}", file=sys.stderr)
-            return 2
+        window.show_panel(panel)
+    if exit_after_paint:
+        leave_after_first_paint(window, exit_after_paint)
     sys.excepthook = window.report_exception
+    window.show()
+    with quit_on_signals(app.quit):  # closes the window (which saves its state), then quits
+        code = app.exec()
+    if window.isVisible():  # the loop was ended without closing it (QApplication.exit)
+        window.close()
+    sys.excepthook = sys.__excepthook__
+    finish()  # see app.shutdown: without this ordered end, exit can crash
+    return code
 
-    class ExitAfterPaint(QObject):
+
+# The offscreen platform (tests, CI) prints this whenever a window is shown; it is not the app's.
+PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def keep_platform_noise_off_stderr() -> None:
+    """Pass Qt's messages to stderr as Qt does, leaving out the offscreen platform's noise."""
+    from PySide6.QtCore import qFormatLogMessage, qInstallMessageHandler
+
+    def on_message(kind, context, message: str) -> None:
+        if message not in PLATFORM_NOISE:
+            print(qFormatLogMessage(kind, context, message), file=sys.stderr)
+
+    qInstallMessageHandler(on_message)
+
+
+def leave_after_first_paint(window, how: str) -> None:
+    """For tests and the start-up benchmark: once the window has painted, leave the app by ``how``.
+
+    quit: QApplication.quit(); close: close the window; shortcut: press the Quit shortcut (Ctrl+Q);
+    menu: File → Quit; sigint, sigterm: send this process the signal (as Ctrl+C or logout do).
+    """
+    import os
+    import signal
+
+    from PySide6.QtCore import QEvent, QObject, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+
+    def leave() -> None:
+        if how == "quit":
+            app.quit()
+        elif how == "close":
+            window.close()
+        elif how == "shortcut":
+            from PySide6.QtTest import QTest
+
+            window.activateWindow()
+            keys = window.quit_action.shortcut()[0]
+            QTest.keyClick(window, keys.key(), keys.keyboardModifiers())
+        elif how == "menu":
+            window.quit_action.trigger()
+        else:
+            os.kill(os.getpid(), signal.SIGINT if how == "sigint" else signal.SIGTERM)
+
+    class AfterPaint(QObject):
         def eventFilter(self, _obj, event):
             if event.type() == QEvent.Type.Paint:
-                app.quit()
+                app.removeEventFilter(self)
+                # After this paint has finished: closing the window inside it would make Qt go on
+                # painting a window whose native surface is gone.
+                QTimer.singleShot(0, leave)
             return False
 
-    if exit_after_paint:  # the first paint of any widget of the window
-        app.installEventFilter(quitter := ExitAfterPaint(window))
-        window.exit_filter = quitter
-    window.show()
-    return app.exec()
+    app.installEventFilter(AfterPaint(window))  # the window owns the filter

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QTextBrowser,
 )
 
+import app.shutdown  # noqa: F401  (registers the exit hook that deletes windows in order)
 from app import worker
 from app.about import versions
 from app.classroom import Classroom
@@ -315,7 +316,8 @@ class MainWindow(QMainWindow):
                 action(file_menu, text, lambda _=False, k=cls.key, m=method: getattr(self.show_panel(k), m)())
         action(file_menu, "&Export panel as PNG…", room.export_panel_dialog, "Ctrl+E")
         file_menu.addSeparator()
-        action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        # Ctrl+Q (Cmd+Q on macOS) everywhere: some platforms bind no standard Quit key.
+        self.quit_action = action(file_menu, "&Quit", self.close, "Ctrl+Q")
         view = bar.addMenu("&View")
         self.lesson_action = action(view, "&Lesson pane", self.set_lesson_visible, "Ctrl+L", checkable=True)
         self.presenting_action = action(view, "&Presenting", self.set_presenting, "F5", checkable=True)

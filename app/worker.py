@@ -112,9 +112,12 @@ def wait_idle(timeout_s: float = 60.0) -> bool:
     return not _active
 
 
-def cancel_all(timeout_s: float = 10.0) -> None:
-    """Cancel every task and wait for the pool to drain (called when the window closes)."""
+def cancel_all(timeout_s: float | None = 10.0) -> None:
+    """Cancel every task and wait for the pool to drain, at most ``timeout_s`` (None: until done).
+
+    A task stops at its next progress call; a step that calls none (loading a model) runs on.
+    """
     for task in list(_active):
         task.cancel()
-    QThreadPool.globalInstance().waitForDone(int(timeout_s * 1000))
+    QThreadPool.globalInstance().waitForDone(-1 if timeout_s is None else int(timeout_s * 1000))
     QCoreApplication.processEvents()

@@ -54,6 +54,8 @@ DTYPES = ("fp32", "fp16", "bf16", "fp64")
 BASELINES = ("torch-naive", "numpy-naive")  # "naive" in the summary: the first one that ran
 MIN_REPEATS = 3
 CHECK_ROWS = 32  # query rows per checked head for the error against float64
+MEANINGFUL_SLOPE_LENGTHS = 3  # a slope fitted from two lengths swings from run to run
+PROBE_TOKENS = 16  # the size runnable_impls tries each implementation at
 MEMORY_HEADROOM = 0.9  # a point may use at most this share of the free memory
 
 Progress = Callable[[int, int], None]
@@ -62,6 +64,27 @@ Progress = Callable[[int, int], None]
 def available_impls(device: str) -> tuple[str, ...]:
     """Implementations that exist on ``device`` in this installation, in display order."""
     return tuple(key for key in IMPLEMENTATIONS if missing_on(key, device) is None)
+
+
+def runnable_impls(
+    device: str, dtype: str, head_dim: int = 64, causal: bool = False
+) -> dict[str, str | None]:
+    """Each implementation available on ``device``: None if it accepts ``dtype``, ``head_dim`` and
+    ``causal``, else why not. Each is tried on a PROBE_TOKENS-token problem, except those that
+    compile (trying is the slow part): they count as accepted. Imports torch when installed.
+    """
+    q, k, v = np.random.default_rng(0).standard_normal((3, 1, 1, PROBE_TOKENS, head_dim), dtype=np.float32)
+    verdicts: dict[str, str | None] = {}
+    for key in available_impls(device):
+        impl = IMPLEMENTATIONS[key]
+        verdicts[key] = None
+        if not impl.compiles:
+            window = PROBE_TOKENS if impl.windowed else None
+            try:
+                impl.prepare(Problem(q, k, v, dtype, device, causal, window))
+            except Refused as refusal:
+                verdicts[key] = str(refusal)
+    return verdicts
 
 
 def implementation_choices() -> dict[str, dict[str, str | None]]:
@@ -422,11 +445,13 @@ def run_benchmark(
     return BenchReport(device, config, tuple(results))
 
 
-def fit_slopes(results: tuple[BenchResult, ...] | list[BenchResult], what: str) -> dict[str, float]:
+def fit_slopes(
+    results: tuple[BenchResult, ...] | list[BenchResult], what: str, min_lengths: int = 2
+) -> dict[str, float]:
     """Log-log slope of ``what`` ("median_s" or "peak_bytes") vs n per implementation.
 
-    Only points that ran, with a positive value, at two or more distinct n count.
-    ≈2 means quadratic growth, ≈1 linear.
+    Only points that ran, with a positive value, at ``min_lengths`` or more distinct n count
+    (MEANINGFUL_SLOPE_LENGTHS for a figure to quote). ≈2 means quadratic growth, ≈1 linear.
     """
     by_impl: dict[str, list[tuple[int, float]]] = {}
     for r in results:
@@ -435,7 +460,7 @@ def fit_slopes(results: tuple[BenchResult, ...] | list[BenchResult], what: str) 
             by_impl.setdefault(r.impl, []).append((r.n, float(value)))
     slopes = {}
     for impl, pairs in by_impl.items():
-        if len({n for n, _ in pairs}) >= 2:
+        if len({n for n, _ in pairs}) >= min_lengths:
             n, y = np.log(np.array(pairs)).T
             slopes[impl] = float(np.polyfit(n, y, 1)[0])
     return slopes

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
+
+from app.commands.progress import stage
 
 NAME = "bench"
 HELP = "measure attention time, TFLOP/s, memory and error per implementation on the CPU or GPU"
@@ -26,13 +29,15 @@ def _lengths(text: str) -> tuple[int, ...]:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu", help="where to run (default: %(default)s)"
+    )
     parser.add_argument(
         "--impl",
         nargs="+",
         metavar="IMPL",
         help="numpy-naive, numpy-tiled, torch-naive, sdpa-math, sdpa-flash, sdpa-efficient, sdpa-cudnn, "
-        "flex-window; default: every one the device has",
+        "flex-window; default: every one that runs on the device at the chosen dtype and sizes",
     )
     parser.add_argument(
         "--lengths",
@@ -43,11 +48,17 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--dtype", help="fp32, fp16, bf16 or fp64; default fp32 on the CPU, bf16 on CUDA")
     parser.add_argument("--causal", action="store_true", help="causal attention (half the work)")
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--heads", type=int, default=8)
-    parser.add_argument("--head-dim", type=int, default=64)
-    parser.add_argument("--window", type=int, default=256, help="FlexAttention sliding-window width")
-    parser.add_argument("--repeats", type=int, default=10, help="timed calls per point (at most)")
+    parser.add_argument("--batch", type=int, default=1, help="sequences per call (default: %(default)s)")
+    parser.add_argument("--heads", type=int, default=8, help="attention heads (default: %(default)s)")
+    parser.add_argument(
+        "--head-dim", type=int, default=64, help="size of each head's queries and keys (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--window", type=int, default=256, help="FlexAttention sliding-window width (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=10, help="timed calls per point, at most (default: %(default)s)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random Q, K, V")
     parser.add_argument("--json", metavar="PATH", help="also write {device, results} as JSON")
     parser.add_argument("--csv", metavar="PATH", help="also write the results as CSV")
@@ -69,7 +80,15 @@ def format_row(r) -> str:
 def run(args) -> int:
     import numpy as np
 
-    from core.bench import BenchConfig, fastest_summary, fit_slopes, run_benchmark
+    from core.bench import (
+        IMPLEMENTATIONS,
+        MEANINGFUL_SLOPE_LENGTHS,
+        BenchConfig,
+        fastest_summary,
+        fit_slopes,
+        run_benchmark,
+        runnable_impls,
+    )
 
     lengths = tuple(n for group in args.lengths for n in group) if args.lengths else (256, 512, 1024, 2048)
     dtype = args.dtype if args.dtype is not None else ("bf16" if args.device == "cuda" else "fp32")
@@ -87,6 +106,16 @@ def run(args) -> int:
         window=args.window,
         repeats=args.repeats,
     )
+    left_out: dict[str, str] = {}
+    if not args.impl:  # every implementation the device has, less those these settings refuse
+        stage("finding the implementations that run at these settings")
+        verdicts = runnable_impls(config.device, config.dtype, config.head_dim, config.causal)
+        left_out = {key: reason for key, reason in verdicts.items() if reason is not None}
+        runnable = tuple(key for key in config.impls if key not in left_out)
+        if not runnable:
+            reasons = "; ".join(f"{key}: {reason}" for key, reason in left_out.items())
+            raise ValueError(f"no implementation runs at these settings ({reasons})")
+        config = replace(config, impls=runnable)
     targets = [Path(p) for p in (args.json, args.csv) if p]
     for path in targets:
         if path.is_dir():
@@ -100,10 +129,25 @@ def run(args) -> int:
         f"batch {config.batch}, {config.heads} heads, head_dim {config.head_dim}, {dtype}"
         f"{', causal' if config.causal else ''}"
     )
+    for key, reason in left_out.items():
+        print(f"left out: {key} ({reason})")
     print(HEADER, flush=True)
+    points = config.points()
+
+    def announce_compiles(done: int, total: int) -> None:
+        if done < total and done not in announced:
+            announced.add(done)
+            n, key = points[done]
+            if IMPLEMENTATIONS[key].compiles:
+                stage(f"{key}, n = {n}: compiling its kernel on the first call (can take a minute)")
+
+    announced: set[int] = set()
     try:
         report = run_benchmark(
-            config, np.random.default_rng(args.seed), on_point=lambda r: print(format_row(r), flush=True)
+            config,
+            np.random.default_rng(args.seed),
+            progress=announce_compiles,
+            on_point=lambda r: print(format_row(r), flush=True),
         )
     except KeyboardInterrupt:
         print("cancelled", file=sys.stderr)
@@ -112,8 +156,10 @@ def run(args) -> int:
     memory = f", {d.memory_bytes / 2**30:.0f} GiB" if d.memory_bytes else ""
     peak = f", peak {d.peak_tflops:g} TFLOP/s for {d.dtype}" if d.peak_tflops else ""
     print(f"device: {d.kind} · {d.name}{memory}{peak} · torch {d.torch_version or 'not installed'}")
+    if len(config.lengths) < MEANINGFUL_SLOPE_LENGTHS:
+        print(f"log-log slopes vs n: not meaningful from fewer than {MEANINGFUL_SLOPE_LENGTHS} lengths")
     for what, label in (("median_s", "time"), ("peak_bytes", "memory")):
-        slopes = fit_slopes(report.results, what)
+        slopes = fit_slopes(report.results, what, MEANINGFUL_SLOPE_LENGTHS)
         if slopes:
             print(f"log-log slope of {label} vs n: " + ", ".join(f"{k} {v:.2f}" for k, v in slopes.items()))
     print(fastest_summary(report.results))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands.progress import counter, stage
+
 NAME = "heads"
 HELP = (
     "run a real model on a text and print its tokens, one head's weights, or the head that links two tokens"
@@ -43,8 +45,9 @@ def run(args) -> int:
         raise ValueError("give --layer and --head together")
     if args.text_b is not None and not args.text_b.strip():
         raise ValueError("--text-b is empty; leave it out to read one sentence")
+    stage(f"loading the model {args.model}")
     try:
-        model = models.load_model(args.model)
+        model = models.load_model(args.model, progress=counter("loading steps"))
     except models.ModelsExtraMissing as exc:
         raise ValueError(str(exc)) from exc
     result = models.run(model, args.text, args.text_b)

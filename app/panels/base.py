@@ -28,6 +28,7 @@ from typing import ClassVar
 from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QStackedWidget, QTabBar, QVBoxLayout, QWidget
 
+import app.shutdown  # noqa: F401  (deletes panels in order at exit, see there)
 from app.panels.step import Notice, Step
 from app.widgets.controls import SIDE_COLUMN
 from app.widgets.message_bar import MessageBar

@@ -1,6 +1,7 @@
 import csv
 import io
 import json
+import os
 import sys
 
 import numpy as np
@@ -108,14 +109,25 @@ def test_numpy_naive_peak_memory_covers_the_score_matrix():
 
 
 def test_torch_cpu_peak_memory_counts_both_score_buffers():
-    pytest.importorskip("torch")
-    cfg = BenchConfig(lengths=(512,), impls=("numpy-naive", "torch-naive"), heads=2, **QUICK)
+    """torch-naive holds the scores and the softmax weights at once: at least 2 score matrices.
+
+    Whether one more score-sized temporary is live at the peak is up to torch's kernels: at 512
+    tokens, readings alternate between about 2.1 and 3.07 score matrices from run to run (torch
+    2.13 here; the issue saw both with 2.14), so 3 matrices plus the output is the honest upper
+    bound. The reading is the growth of the resident set, which Linux counts in batches (up to 64
+    pages per thread, or per CPU since 6.2): the bounds allow that much either way, and 1024 tokens
+    (4 MiB per head) keep it a few percent of the scores.
+    """
+    torch = pytest.importorskip("torch")
+    n, heads = 1024, 2
+    cfg = BenchConfig(lengths=(n,), impls=("numpy-naive", "torch-naive"), heads=heads, **QUICK)
     numpy_run, torch_run = run_benchmark(cfg).results  # numpy's freed buffers come first
     if torch_run.peak_bytes is None:
         pytest.skip("the resident-set high-water mark is read on Linux only")
-    scores = 2 * 512 * 512 * 4  # scores and softmax weights, fp32
-    assert 2 * scores <= torch_run.peak_bytes < 3 * scores
-    assert scores <= numpy_run.peak_bytes < 2 * scores
+    scores, out = heads * n * n * 4, heads * n * 64 * 4  # fp32
+    slack = 64 * 4096 * max(torch.get_num_threads(), os.cpu_count() or 1)
+    assert 2 * scores - slack <= torch_run.peak_bytes <= 3 * scores + out + slack
+    assert scores <= numpy_run.peak_bytes < 2 * scores  # tracemalloc counts numpy's buffers exactly
 
 
 def test_numpy_tiled_runs_in_fp64_and_agrees():
