@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from app.panels.base import Panel
 from app.theme import style_plots
 from app.widgets import Heatmap, LabelledSlider
-from app.widgets.controls import note
+from app.widgets.controls import note, side_column
 from core import explain, masks
 from core.multihead import (
     MultiHeadTrace,
@@ -55,12 +55,12 @@ MASKS = {
     "sliding window of 3 (causal)": lambda n: masks.sliding_window(n, 3),
     "local ±1 + global first token": lambda n: masks.global_local(n, 2, [0]),
 }
-TABLE_COLUMNS = (
+TABLE_COLUMNS = (  # two-line headers, so the table fits beside the controls on a projector
     "head",
-    "mean peak position",
-    "mean entropy (nats)",
-    "agreement with head 0",
-    "agreement with uniform",
+    "mean peak\nposition",
+    "mean entropy\n(nats)",
+    "agreement\nwith head 0",
+    "agreement\nwith uniform",
 )
 
 
@@ -175,9 +175,7 @@ class MultiHeadPanel(Panel):
         left.addWidget(self.random_note)
         left.addWidget(self.model_button)
         left.addStretch(1)
-        left_box = QWidget()
-        left_box.setLayout(left)
-        left_box.setMaximumWidth(270)
+        left_box = side_column(left)
 
         self.caption = note()
         self.pages = QStackedWidget()
