@@ -96,34 +96,6 @@ def implementation_choices() -> dict[str, dict[str, str | None]]:
     return {device: {key: missing_on(key, device) for key in IMPLEMENTATIONS} for device in devices}
 
 
-def parse_lengths(text: str) -> tuple[int, ...]:
-    """Sequence lengths from text: "128 256 1024", "128, 512" or a doubling range "128:65536".
-
-    Raises ValueError naming the first entry that is not a positive whole number.
-    """
-    lengths: list[int] = []
-    for part in text.replace(",", " ").split():
-        low, colon, high = part.partition(":")
-        ends = [low, high] if colon else [low]
-        if not all(e.isdigit() and int(e) > 0 for e in ends):
-            raise ValueError(
-                f"Sequence lengths must be positive whole numbers (like 256, or 128:4096 for "
-                f"doubling steps), got {part!r}."
-            )
-        if colon:
-            n, top = int(low), int(high)
-            if top < n:
-                raise ValueError(f"In the range {part!r} the end is below the start.")
-            while n <= top:
-                lengths.append(n)
-                n *= 2
-        else:
-            lengths.append(int(low))
-    if not lengths:
-        raise ValueError("Give at least one sequence length, for example 256 512 1024.")
-    return tuple(lengths)
-
-
 def _whole(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ValueError(f"{name} must be a whole number of at least {minimum}, got {value!r}.")

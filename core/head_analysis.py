@@ -123,13 +123,19 @@ def find_head(result: ModelAttention, from_token: int | str, to_token: int | str
     return HeadRanking(np.asarray(result.attentions[:, :, i, j], dtype=np.float64), what)
 
 
+def offset_weight(attentions: np.ndarray, offset: int, first_row: int = 0) -> np.ndarray:
+    """(..., T, T) weights → (...) mean over rows i ≥ ``first_row`` of the weight on token
+    i + offset, for the rows where that token exists."""
+    t = attentions.shape[-1]
+    rows = np.arange(max(first_row, -offset), t - max(0, offset))
+    return attentions[..., rows, rows + offset].astype(np.float64).mean(axis=-1)
+
+
 def _offset_score(result: ModelAttention, offset: int) -> np.ndarray:
     """Mean over rows i of the weight on token i + offset, for rows where that token exists."""
-    t = len(result.tokens)
-    if t < 2:
+    if len(result.tokens) < 2:
         raise ValueError("Neighbour patterns need at least two tokens; type a longer text.")
-    rows = np.arange(max(0, -offset), t - max(0, offset))
-    return result.attentions[:, :, rows, rows + offset].astype(np.float64).mean(axis=-1)
+    return offset_weight(result.attentions, offset)
 
 
 def previous_token(result: ModelAttention) -> np.ndarray:

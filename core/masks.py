@@ -66,9 +66,10 @@ def global_local(n: int, window: int, global_idx, causal: bool = False) -> np.nd
     Longformer/BigBird style; ``global_idx`` lists the global positions.
     """
     m = sliding_window(n, window, causal=causal)
-    idx = np.asarray(list(global_idx), dtype=int)
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise ValueError(f"Global positions must lie in 0 … {n - 1}, got {idx.tolist()}.")
+    listed = [int(i) for i in global_idx]
+    if any(not 0 <= i < n for i in listed):  # checked as Python ints: a huge one cannot overflow
+        raise ValueError(f"Global positions must lie in 0 … {n - 1}, got {listed}.")
+    idx = np.asarray(listed, dtype=int)
     m[idx, :] = True
     m[:, idx] = True
     return m

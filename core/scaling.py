@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core import inputs
 from core.attention import AttentionTrace, attend, check_matrix, softmax
 from core.stats import dot_product_growth, entropy, peak
 
@@ -24,24 +25,12 @@ Progress = Callable[[int, int], None]
 # ---------------------------------------------------------------- softmax saturation
 
 MAX_SCORES = 12
+MAX_SCORE = 1000.0  # typed scores lie in ±MAX_SCORE
 
 
 def parse_scores(text: str) -> np.ndarray:
     """Scores typed as numbers separated by commas or spaces, e.g. "1, 2, 3". -> (n,)"""
-    parts = [p for p in text.replace(",", " ").split() if p]
-    if not parts:
-        raise ValueError("Type at least one score, e.g. 1, 2, 3.")
-    if len(parts) > MAX_SCORES:
-        raise ValueError(f"Use at most {MAX_SCORES} scores; you typed {len(parts)}.")
-    try:
-        scores = np.array([float(p) for p in parts])
-    except ValueError:
-        raise ValueError(
-            "Scores must be numbers separated by commas, e.g. 1, 2, 3 (not letters or symbols)."
-        ) from None
-    if not np.all(np.isfinite(scores)):
-        raise ValueError("Scores must be finite numbers, e.g. 1, 2, 3 (not inf or nan).")
-    return scores
+    return np.array(inputs.reals(text, "Scores", -MAX_SCORE, MAX_SCORE, MAX_SCORES))
 
 
 def softmax_jacobian(weights: np.ndarray) -> np.ndarray:

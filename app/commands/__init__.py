@@ -4,6 +4,6 @@ Each module in COMMANDS has NAME, HELP, ``add_arguments(parser)`` and ``run(args
 error is raised as ValueError or OSError with a one-line message; main() prints it and exits 2.
 """
 
-from app.commands import bench, heads, smoke
+from app.commands import bench, heads, induction, models, predict, smoke
 
-COMMANDS = [smoke, heads, bench]
+COMMANDS = [smoke, heads, predict, models, bench, induction]

@@ -5,27 +5,20 @@ The numbers come from ``core.bench.run_benchmark``, the same code the Benchmark 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+from app.commands.arguments import count, seed, typed
 from app.commands.progress import stage
+from core import inputs
 
 NAME = "bench"
 HELP = "measure attention time, TFLOP/s, memory and error per implementation on the CPU or GPU"
+MAX_BATCH, MAX_HEADS, MAX_HEAD_DIM, MAX_REPEATS = 1024, 1024, 4096, 1000
 HEADER = (
     f"{'implementation':15} {'n':>6} {'median ms':>10} {'TFLOP/s':>8} {'peak MB':>9} {'max error':>9}  status"
 )
-
-
-def _lengths(text: str) -> tuple[int, ...]:
-    from core.bench import parse_lengths
-
-    try:
-        return parse_lengths(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def add_arguments(parser) -> None:
@@ -42,24 +35,42 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--lengths",
         nargs="+",
-        type=_lengths,
+        type=typed(inputs.lengths),
         metavar="N",
         help="sequence lengths, e.g. 256 512 1024 or 128:65536 (doubling); default 256:2048",
     )
     parser.add_argument("--dtype", help="fp32, fp16, bf16 or fp64; default fp32 on the CPU, bf16 on CUDA")
     parser.add_argument("--causal", action="store_true", help="causal attention (half the work)")
-    parser.add_argument("--batch", type=int, default=1, help="sequences per call (default: %(default)s)")
-    parser.add_argument("--heads", type=int, default=8, help="attention heads (default: %(default)s)")
     parser.add_argument(
-        "--head-dim", type=int, default=64, help="size of each head's queries and keys (default: %(default)s)"
+        "--batch",
+        type=count("--batch", MAX_BATCH),
+        default=1,
+        help="sequences per call (default: %(default)s)",
     )
     parser.add_argument(
-        "--window", type=int, default=256, help="FlexAttention sliding-window width (default: %(default)s)"
+        "--heads", type=count("--heads", MAX_HEADS), default=8, help="attention heads (default: %(default)s)"
     )
     parser.add_argument(
-        "--repeats", type=int, default=10, help="timed calls per point, at most (default: %(default)s)"
+        "--head-dim",
+        type=count("--head-dim", MAX_HEAD_DIM),
+        default=64,
+        help="size of each head's queries and keys (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random Q, K, V")
+    parser.add_argument(
+        "--window",
+        type=count("--window", inputs.MAX_LENGTH),
+        default=256,
+        help="FlexAttention sliding-window width (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=count("--repeats", MAX_REPEATS),
+        default=10,
+        help="timed calls per point, at most (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed", type=seed("--seed"), default=0, help="seed of the random Q, K, V (default: %(default)s)"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write {device, results} as JSON")
     parser.add_argument("--csv", metavar="PATH", help="also write the results as CSV")
 
@@ -92,8 +103,6 @@ def run(args) -> int:
 
     lengths = tuple(n for group in args.lengths for n in group) if args.lengths else (256, 512, 1024, 2048)
     dtype = args.dtype if args.dtype is not None else ("bf16" if args.device == "cuda" else "fp32")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be 0 or more, got {args.seed}")
     config = BenchConfig(
         lengths=lengths,
         impls=tuple(args.impl) if args.impl else None,

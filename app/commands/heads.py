@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands.arguments import count
 from app.commands.progress import counter, stage
 
 NAME = "heads"
 HELP = (
     "run a real model on a text and print its tokens, one head's weights, or the head that links two tokens"
 )
+MAX_LAYERS = 1000  # more layers or heads than any model the app opens; the model then says its own
 TOP = 5  # heads listed after the best one in the plain-text ranking
 
 
@@ -28,8 +30,15 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--model", default="minilm", metavar="minilm|PATH", help="'minilm' (bundled) or a local model folder"
     )
-    parser.add_argument("--layer", type=int, metavar="L", help="print the weights of this layer (from 1)")
-    parser.add_argument("--head", type=int, metavar="H", help="… and this head (from 1)")
+    parser.add_argument(
+        "--layer",
+        type=count("--layer", MAX_LAYERS),
+        metavar="L",
+        help="print the weights of this layer (from 1)",
+    )
+    parser.add_argument(
+        "--head", type=count("--head", MAX_LAYERS), metavar="H", help="… and this head (from 1)"
+    )
     parser.add_argument(
         "--find", nargs=2, metavar=("FROM", "TO"), help="rank every head by the weight FROM puts on TO"
     )

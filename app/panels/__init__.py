@@ -45,8 +45,15 @@ PANELS = [
     PanelEntry(
         "model", "Real model", "app.panels.model:ModelPanel", (("Open &model folder…", "choose_folder"),)
     ),
+    PanelEntry(
+        "next_token",
+        "Next token",
+        "app.panels.next_token:NextTokenPanel",
+        (("Open &decoder folder…", "choose_folder"),),
+    ),
     PanelEntry("position", "Position", "app.panels.position:PositionPanel"),
     PanelEntry("cost", "Cost and FlashAttention", "app.panels.cost:CostPanel"),
     PanelEntry("bench", "Benchmark", "app.panels.bench:BenchPanel"),
     PanelEntry("memory", "Memory (Hopfield)", "app.panels.memory:MemoryPanel"),
+    PanelEntry("induction", "Grow an induction head", "app.panels.induction:InductionPanel"),
 ]

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from app import worker
 from app.panels.base import Panel
 from app.theme import style_plots
+from core import inputs
 from core.bench import (
     DTYPES,
     BenchConfig,
@@ -45,7 +46,6 @@ from core.bench import (
     fastest_summary,
     fit_slopes,
     implementation_choices,
-    parse_lengths,
     run_benchmark,
 )
 from core.bench_device import describe_device
@@ -298,7 +298,7 @@ class BenchPanel(Panel):
     def current_config(self) -> BenchConfig:
         """The sweep the controls describe; ValueError with a readable message if they are bad."""
         return BenchConfig(
-            lengths=parse_lengths(self.lengths_edit.text()),
+            lengths=inputs.lengths(self.lengths_edit.text()),
             impls=self.selected_impls(),
             batch=self.batch_spin.value(),
             heads=self.heads_spin.value(),

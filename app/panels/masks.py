@@ -29,7 +29,7 @@ from app.panels.base import Panel
 from app.widgets import Heatmap, LabelledSlider
 from app.widgets.colors import default_levels
 from app.widgets.controls import note
-from core import explain, masks
+from core import explain, inputs, masks
 from core.attention import AttentionTrace, attend
 from core.qkv import MAX_TOKENS, Example, random_example, tokenize
 
@@ -123,17 +123,6 @@ def leak_text(v: float) -> str:
     if v == 0:
         return "0 (exact)"
     return f"{v:.3g}".replace("-", "−")
-
-
-def parse_positions(text: str) -> tuple[int, ...]:
-    """Global positions typed as "0, 5" -> (0, 5); ValueError with a hint otherwise."""
-    parts = text.replace(",", " ").split()
-    try:
-        return tuple(sorted({int(p) for p in parts}))
-    except ValueError:
-        raise ValueError(
-            f"Global positions: “{text}” is not a list of whole numbers; type e.g. 0, 5."
-        ) from None
 
 
 def _table(columns: list[str]) -> QTableWidget:
@@ -356,7 +345,7 @@ class MasksPanel(Panel):
 
     def _on_globals(self, text: str) -> None:
         try:
-            positions = parse_positions(text)
+            positions = inputs.positions(text, "Global positions", MAX_TOKENS - 1)
         except ValueError as exc:
             self.show_message(str(exc))
             return

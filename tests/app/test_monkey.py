@@ -10,10 +10,15 @@ text scaling and the window's menu actions. Dialogs answer at once (cancelled, o
 file), so nothing waits for a person.
 
 It passes when nothing raised, warned or logged a Qt warning, no view holds NaN or ±∞ (−∞ is
-allowed only where a heatmap or matrix shows a masked cell), and every panel still renders.
+allowed only where a heatmap or matrix shows a masked cell), every panel still renders (a view
+covered on purpose by "predict, then reveal" is revealed first), and the window closes cleanly.
 
-MONKEY_SEED and MONKEY_ACTIONS override the seed and the number of actions; the run prints its
-rate (pytest -s).
+The same seed takes the same actions: each action draws from its own generator seeded by (seed,
+action number), bursts end by letting background work finish (cancelled only past WAIT_S), and
+nothing the monkey chooses depends on a clock. The suite runs the fixed seed and one seed derived
+from the current commit, so every landing tries new sequences; a failure prints the line that
+repeats it: MONKEY_SEED=… MONKEY_ACTIONS=… pytest tests/app/test_monkey.py. With MONKEY_SEED set
+only that seed runs; ``python -m tests.perf.monkey_seeds`` loops over many seeds.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import math
 import os
 import random
 import re
+import subprocess
 import sys
 import time
 import warnings
@@ -64,9 +70,29 @@ from app.widgets.matrix_view import MatrixView
 from app.widgets.message_bar import MessageBar
 from app.widgets.pattern_grid import PatternGrid
 
-SEED = int(os.environ.get("MONKEY_SEED", "20261129"))
+FIXED_SEED = 20261129
 ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1000"))
-BACKGROUND_S, CANCEL_S = 3.0, 20.0  # background work runs this long, then must stop this soon after cancel
+WAIT_S, CANCEL_S = 20.0, 20.0  # background work may run this long, then must stop this soon after cancel
+PAINT_S = 5.0  # at the end, how long a step may take to paint before it counts as blank
+
+
+def commit_seed() -> int:
+    """A seed that changes with every commit: from the commit hash, else from today's date."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        return int(head[:8], 16)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return int(time.strftime("%Y%m%d"))
+
+
+SEEDS = [int(os.environ["MONKEY_SEED"])] if os.environ.get("MONKEY_SEED") else [FIXED_SEED, commit_seed()]
 PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
 # A value printed by Python or numpy that is not finite ("= nan", ": -inf", "[nan, 1.0]"); prose
 # that explains NaN ("is not a number (NaN)") and tokens that happen to read "nan" are allowed.
@@ -218,13 +244,17 @@ def _untyped_nan(text: str) -> bool:
 
 class Monkey:
     def __init__(self, window, seed: int, scratch: Path):
-        self.window, self.rng, self.scratch = window, random.Random(seed), scratch
+        self.window, self.seed, self.scratch = window, seed, scratch
+        self.plan = random.Random(f"{seed}:bursts")  # burst sizes only
+        self.rng = self.plan  # replaced by the generator of each action
+        self.done = 0  # actions taken so far
         self.app = QApplication.instance()
         self.history: deque[str] = deque(maxlen=25)
+        self.log: list[str] = []  # every action, for comparing two runs of one seed
         self.counts: dict[str, int] = {}
         self.times: dict[str, float] = {}
         self.slowest: list[tuple[float, str]] = []
-        self.started: float | None = None  # when the background work now running was first seen
+        self.cut_short = 0  # background work cancelled after WAIT_S (the one place timing decides)
 
     # --- what there is to touch -----------------------------------------------------------------
     def controls(self, panel: QWidget) -> list[QWidget]:
@@ -363,9 +393,11 @@ class Monkey:
     def burst(self) -> int:
         """A few actions in a row, then the event loop runs once: a student faster than the repaint,
         switching panels and steps while results are still on their way."""
-        rng = self.rng
-        count = rng.choice([1, 2, 4, 8, 12])
+        count = self.plan.choice([1, 2, 4, 8, 12])
         for _ in range(count):
+            # Its own generator: what one action draws cannot shift the actions after it.
+            self.rng = rng = random.Random(f"{self.seed}:{self.done}")
+            self.done += 1
             panel = self.window.current()
             controls = self.controls(panel) if rng.random() < 0.9 else []
             start = time.perf_counter()
@@ -376,27 +408,26 @@ class Monkey:
             self.counts[kind] = self.counts.get(kind, 0) + 1
             self.times[kind] = self.times.get(kind, 0.0) + took
             self.history.append(what)
+            self.log.append(what)
         self.app.processEvents()
         self.settle()
         return count
 
     def settle(self) -> None:
-        """Background work may run on through a few bursts; past that it is cancelled, as a student
-        would, so that a long benchmark does not eat the monkey's time."""
-        if not worker.busy():
-            self.started = None
+        """Let the background work the burst started finish and report, so the next burst starts
+        from a state that depends on the seed alone; work still running after WAIT_S (a long
+        benchmark) is cancelled, as a student would."""
+        if worker.wait_idle(WAIT_S):
             return
-        self.started = self.started or time.perf_counter()
-        if time.perf_counter() - self.started > BACKGROUND_S:
-            worker.cancel_all()
-            if not worker.wait_idle(CANCEL_S):
-                raise AssertionError(f"background work still running {CANCEL_S} s after cancel")
-            self.history.append("cancel background work")
-            self.started = None
+        worker.cancel_all()
+        if not worker.wait_idle(CANCEL_S):
+            raise AssertionError(f"background work still running {CANCEL_S} s after cancel")
+        self.history.append("cancel background work")
+        self.cut_short += 1
 
 
 @pytest.fixture
-def no_dialogs(monkeypatch, tmp_path):
+def no_dialogs(monkeypatch, tmp_path, request):
     """Every dialog answers at once: cancelled, or with a scratch file or folder the app may read or
     write, including broken lesson files and folders that are not models."""
     junk = tmp_path / "junk"
@@ -420,7 +451,8 @@ def no_dialogs(monkeypatch, tmp_path):
         (tmp_path / name).mkdir()
         for file, data in content.items():
             (tmp_path / name / file).write_bytes(data)
-    answers = random.Random(SEED)
+    callspec = getattr(request.node, "callspec", None)
+    answers = random.Random(f"{callspec.params['seed'] if callspec else FIXED_SEED}:dialogs")
 
     def open_name(*_a, **_k):
         choice = answers.choice(["", *files])
@@ -459,36 +491,50 @@ def distinct_colours(image: QImage) -> int:
     return len({small.pixel(x, y) for x in range(0, 64, 4) for y in range(0, 64, 4)})
 
 
-def test_monkey(window, qtbot, qtlog, no_dialogs, capsys):
-    monkey = Monkey(window, SEED, no_dialogs)
+def painted(widget: QWidget) -> bool:
+    """Whether ``widget`` shows more than a flat background once the events in flight are done."""
+    QApplication.processEvents()
+    image = widget.grab().toImage()
+    return not image.isNull() and distinct_colours(image) >= 4
+
+
+def start(window) -> None:
+    """Every panel built once, so the monkey's panel switches are cheap, and what panels load when
+    first shown (the real model) is there before the monkey starts."""
     window.resize(1400, 860)
-    for cls in PANELS:  # build every panel once, so the monkey's panel switches are cheap
+    for cls in PANELS:
         window.show_panel(cls.key)
-    worker.wait_idle(120)  # what panels load when first shown (the real model) is there before the monkey
+    worker.wait_idle(120)
     window.show_panel(PANELS[0].key)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_monkey(window, qtbot, qtlog, no_dialogs, capsys, seed):
+    monkey = Monkey(window, seed, no_dialogs)
+    start(window)
     found: dict[str, str] = {}  # each distinct problem, with the actions that led to it
 
     def note(problems: list[str], where: str) -> None:
         for problem in problems:
             found.setdefault(problem, where + "\n    " + "\n    ".join(monkey.history))
 
-    done, start = 0, time.perf_counter()
+    start_s = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught, qtbot.capture_exceptions() as raised:
         warnings.simplefilter("always")
-        while done < ACTIONS and len(found) < 10:
+        while monkey.done < ACTIONS and len(found) < 10:
             try:
-                done += monkey.burst()
+                monkey.burst()
             except Exception:  # raised straight into the monkey's call rather than to the event loop
                 raised.append(sys.exc_info())
-                done += 1
             problems = [f"{t.__name__}: {v}" for t, v, _ in raised]
             problems += [f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in caught]
             problems += view_problems(window.current())
-            note(problems, f"after action {done}")
+            note(problems, f"after action {monkey.done}")
             raised.clear()
             caught.clear()
+        elapsed = time.perf_counter() - start_s
         worker.wait_idle(60)
-        elapsed = time.perf_counter() - start
+        window.full_screen_action.setChecked(False)  # a full-screen window ignores resize()
         window.resize(1400, 860)
         window.set_font_scale(1.0)
         for cls in PANELS:  # every panel still renders, step by step
@@ -496,11 +542,16 @@ def test_monkey(window, qtbot, qtlog, no_dialogs, capsys):
             for step in range(len(cls.steps)):
                 panel.set_step(step)
                 worker.wait_idle(30)
-                QApplication.processEvents()
-                image = panel.grab().toImage()
-                if image.isNull() or distinct_colours(image) < 4:
-                    note([f"{cls.key} step {step} renders blank"], "at the end")
+                window.reveal.reveal()  # a view covered on purpose is not blank; the view under it must paint
+                try:
+                    qtbot.waitUntil(lambda p=panel: painted(p), timeout=int(PAINT_S * 1000))
+                except qtbot.TimeoutError:
+                    shown = f"{panel.width()}×{panel.height()}, theme {window.theme}"
+                    note([f"{cls.key} step {step} renders blank ({shown})"], "at the end")
             note([f"{cls.key}: {p}" for p in view_problems(panel)], "at the end")
+        window.close()  # as a student quits: saves settings, cancels background work
+        if window.isVisible() or worker.busy():
+            note(["the window did not close cleanly"], "at the end")
         note([f"{t.__name__}: {v}" for t, v, _ in raised], "at the end")
         note([f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in caught], "at the end")
     note(
@@ -512,8 +563,33 @@ def test_monkey(window, qtbot, qtlog, no_dialogs, capsys):
         "somewhere",
     )
     with capsys.disabled():
+        done = monkey.done
         rate = done / elapsed if elapsed else math.inf
-        print(f"\nmonkey seed {SEED}: {done} actions in {elapsed:.1f} s = {rate:.1f} actions/s")
+        slowest = monkey.slowest[0] if monkey.slowest else (0.0, "")
+        print(
+            f"\nmonkey seed {seed}: {done} actions in {elapsed:.1f} s = {rate:.1f} actions/s; "
+            f"slowest {slowest[0] * 1000:.0f} ms {slowest[1]}; background work cut short {monkey.cut_short}×"
+        )
         print("  by kind:", {k: f"{n}×{monkey.times[k] / n * 1000:.0f}ms" for k, n in monkey.counts.items()})
         print("  slowest:", "; ".join(f"{t * 1000:.0f} ms {w}" for t, w in monkey.slowest))
-    assert not found, f"seed {SEED}:\n" + "\n".join(f"- {p}\n  {where}" for p, where in found.items())
+    repeat = f"MONKEY_SEED={seed} MONKEY_ACTIONS={ACTIONS} pytest tests/app/test_monkey.py"
+    assert not found, f"seed {seed} (repeat with {repeat}):\n" + "\n".join(
+        f"- {p}\n  {where}" for p, where in found.items()
+    )
+
+
+def test_one_seed_takes_the_same_actions(window, qtbot, no_dialogs):
+    """Two fresh windows, one seed: the same actions in the same order."""
+    from app.window import MainWindow
+
+    logs = []
+    for win in (window, MainWindow()):
+        qtbot.addWidget(win)
+        win.show()
+        start(win)
+        monkey = Monkey(win, FIXED_SEED, no_dialogs)
+        while monkey.done < 60:
+            monkey.burst()
+        logs.append(monkey.log)
+        win.close()
+    assert logs[0] == logs[1]

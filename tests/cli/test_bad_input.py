@@ -35,16 +35,34 @@ CASES: dict[tuple[str | None, str], list[list[str]]] = {
         ["--lengths", ""],
         ["--lengths", "²"],
         ["--lengths", "9" * 5000],
+        ["--lengths", "99999999999999999999"],
+        ["--lengths", "8:99999999999999999999"],
         ["--lengths"],
     ],
     ("bench", "--dtype"): [["--dtype", "fp8"], ["--dtype", ""], ["--dtype"]],
     ("bench", "--causal"): [["--causal=yes"]],
-    ("bench", "--batch"): [["--batch", "0"], ["--batch", "-1"], ["--batch", "x"], ["--batch", "1.5"]],
+    ("bench", "--batch"): [
+        ["--batch", "0"],
+        ["--batch", "-1"],
+        ["--batch", "x"],
+        ["--batch", "1.5"],
+        ["--batch", "99999999999999999999"],
+    ],
     ("bench", "--heads"): [["--heads", "0"], ["--heads", "two"], ["--heads"]],
-    ("bench", "--head-dim"): [["--head-dim", "0"], ["--head-dim", "1e3"], ["--head-dim"]],
+    ("bench", "--head-dim"): [
+        ["--head-dim", "0"],
+        ["--head-dim", "1e3"],
+        ["--head-dim", "-0"],
+        ["--head-dim"],
+    ],
     ("bench", "--window"): [["--window", "0"], ["--window", "-3"], ["--window", "∞"]],
     ("bench", "--repeats"): [["--repeats", "0"], ["--repeats", "many"], ["--repeats"]],
-    ("bench", "--seed"): [["--seed", "-1"], ["--seed", "0x10"], ["--seed"]],
+    ("bench", "--seed"): [
+        ["--seed", "-1"],
+        ["--seed", "0x10"],
+        ["--seed", "99999999999999999999"],
+        ["--seed"],
+    ],
     ("bench", "--json"): [["--json", "{missing}/out.json"], ["--json", "{folder}"], ["--json"]],
     ("bench", "--csv"): [["--csv", "{missing}/out.csv"], ["--csv", "{folder}"], ["--csv"]],
 }
@@ -68,6 +86,7 @@ CASES.update(
             ["--layer", "0", "--head", "1"],
             ["--layer", "99", "--head", "1"],
             ["--layer", "x"],
+            ["--layer", "99999999999999999999", "--head", "1"],
         ],
         ("heads", "--head"): [
             ["--layer", "1", "--head", "0"],
@@ -77,8 +96,56 @@ CASES.update(
         ("heads", "--find"): [["--find", "cat"], ["--find", "cat", "dog"], ["--find", "", "cat"]],
         ("heads", "--words"): [["--words=yes"]],
         ("heads", "--json"): [["--json=1"]],
+        ("predict", "--text"): [["--text", ""], ["--text", " \t "], ["--text"], []],
+        ("predict", "--model"): [
+            ["--model", "{missing}"],
+            ["--model", "{folder}"],
+            ["--model", "{file}"],
+            ["--model", ""],
+            ["--model", "minilm"],
+            ["--model", "smollm2"],  # not added in the test data folder
+            ["--model", "{pickled}"],
+            ["--model", "{truncated}"],
+            ["--model"],
+        ],
+        ("predict", "--top"): [["--top", "0"], ["--top", "-2"], ["--top", "x"], ["--top"]],
+        ("predict", "--temperature"): [
+            ["--temperature", "0"],
+            ["--temperature", "-1"],
+            ["--temperature", "nan"],
+            ["--temperature", "inf"],
+            ["--temperature", "hot"],
+        ],
+        ("predict", "--top-p"): [["--top-p", "0"], ["--top-p", "1.5"], ["--top-p", "-0.1"], ["--top-p", "x"]],
+        ("predict", "--top-k"): [["--top-k", "0"], ["--top-k", "-1"], ["--top-k", "2.5"]],
+        ("predict", "--seed"): [["--seed", "-1"], ["--seed", "x"]],
+        ("predict", "--generate"): [["--generate", "0"], ["--generate", "-3"], ["--generate", "many"]],
+        ("predict", "--json"): [["--json=1"]],
     }
 )
+CASES.update(
+    {
+        ("induction", "--seed"): [["--seed", "-1"], ["--seed", "x"], ["--seed", str(2**31)], ["--seed"]],
+        ("induction", "--steps"): [
+            ["--steps", "0"],
+            ["--steps", "-5"],
+            ["--steps", "9" * 12],
+            ["--steps", "1.5"],
+        ],
+        ("induction", "--layers"): [["--layers", "3"], ["--layers", "0"], ["--layers", "two"], ["--layers"]],
+        ("induction", "--heads"): [["--heads", "0"], ["--heads", "3"], ["--heads", "99"], ["--heads"]],
+        ("induction", "--lr"): [
+            ["--lr", "0"],
+            ["--lr", "-1e-3"],
+            ["--lr", "nan"],
+            ["--lr", "inf"],
+            ["--lr", "fast"],
+        ],
+        ("induction", "--json"): [["--json", "{missing}/out.json"], ["--json", "{folder}"], ["--json"]],
+    }
+)
+MODEL_COMMANDS = {"heads", "predict"}
+TORCH_COMMANDS = MODEL_COMMANDS | {"induction"}
 NOT_USER_INPUT = {"-h", "--help", "--version", "--exit-after-paint"}
 
 
@@ -104,10 +171,12 @@ def test_every_flag_has_bad_input_cases():
 
 def cases():
     for (command, flag), argument_lists in CASES.items():
-        marks = [pytest.mark.models] if command == "heads" else []
+        marks = [pytest.mark.models] if command in TORCH_COMMANDS else []
         for arguments in argument_lists:
-            if command == "heads" and flag != "--text":
+            if command in MODEL_COMMANDS and flag != "--text":
                 arguments = TEXT + arguments
+            if command == "predict" and flag != "--model":
+                arguments = ["--model", "{llama}", *arguments]  # a decoder that loads
             name = f"{command or 'app'} {' '.join(arguments)[:40]}"
             yield pytest.param(command, arguments, id=name, marks=marks)
 
@@ -117,11 +186,11 @@ def model_folders(tmp_path_factory):
     """Folders that look like models and are not, made from a tiny random GPT-2."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from tests.tiny_models import save_tiny_gpt2
+    from tests.tiny_models import save_tiny_gpt2, save_tiny_llama
 
     root = tmp_path_factory.mktemp("not-models")
     good = save_tiny_gpt2(root / "good")
-    folders = {}
+    folders = {"llama": save_tiny_llama(root / "llama")}
     for name in ("pickled", "truncated", "lying", "huge_vocab"):
         folders[name] = root / name
         shutil.copytree(good, folders[name])
@@ -142,7 +211,11 @@ def minilm_once(monkeypatch):
     real = models.load_model
     if "minilm" not in _MINILM:
         _MINILM["minilm"] = real("minilm")
-    monkeypatch.setattr(models, "load_model", lambda s: _MINILM["minilm"] if s == "minilm" else real(s))
+    monkeypatch.setattr(
+        models,
+        "load_model",
+        lambda s, **kw: _MINILM["minilm"] if s == "minilm" and not kw.get("expect") else real(s, **kw),
+    )
 
 
 _MINILM: dict = {}
@@ -153,7 +226,7 @@ def test_bad_value_is_one_line_and_exit_2(command, arguments, tmp_path, capsys, 
     (tmp_path / "file").write_text("not a folder")
     (tmp_path / "folder").mkdir()
     places = {"file": tmp_path / "file", "folder": tmp_path / "folder", "missing": tmp_path / "missing"}
-    if command == "heads":
+    if command in MODEL_COMMANDS:
         request.getfixturevalue("minilm_once")
         if any(a.startswith("{") and a.strip("{}") not in places for a in arguments):
             places |= request.getfixturevalue("model_folders")
@@ -169,7 +242,8 @@ def test_bad_value_is_one_line_and_exit_2(command, arguments, tmp_path, capsys, 
         code = exc.code
     out, err = capsys.readouterr()
     assert code == 2, f"{argv} was accepted:\n{out}{err}"
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, f"{argv} printed:\n{err}"
-    assert lines[0].startswith("attention-lab") and ": error: " in lines[0]
+    # Progress stages ("loading the model minilm…") may come first; the refusal is one line.
+    *stages, last = err.strip().splitlines()
+    assert all(s.endswith("…") for s in stages) and "Traceback" not in err, f"{argv} printed:\n{err}"
+    assert last.startswith("attention-lab") and ": error: " in last
     assert out == "", f"{argv} printed to stdout before refusing:\n{out}"

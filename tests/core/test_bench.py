@@ -17,7 +17,6 @@ from core.bench import (
     fastest_summary,
     fit_slopes,
     implementation_choices,
-    parse_lengths,
     run_benchmark,
 )
 from core.bench_device import cuda_available
@@ -304,20 +303,6 @@ def test_cuda_sweep_runs_each_backend_or_says_why(dtype):
     assert {"torch-naive", "sdpa-math"} <= ran
     if dtype == "bf16":
         assert {"sdpa-flash", "sdpa-efficient"} & ran
-
-
-@pytest.mark.parametrize(
-    ("text", "lengths"),
-    [("128 256", (128, 256)), ("512, 64", (512, 64)), ("128:1024", (128, 256, 512, 1024)), ("5:5", (5,))],
-)
-def test_parse_lengths(text, lengths):
-    assert parse_lengths(text) == lengths
-
-
-@pytest.mark.parametrize("text", ["0", "-5", "abc", "1.5", "", "256:128", "128:x"])
-def test_parse_lengths_refuses_what_is_not_a_positive_whole_number(text):
-    with pytest.raises(ValueError, match=r"(positive whole numbers|at least one|end is below)"):
-        parse_lengths(text)
 
 
 def test_implementation_choices_say_why_a_backend_is_missing():

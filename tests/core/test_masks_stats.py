@@ -28,6 +28,8 @@ def test_global_local_globals_see_and_are_seen():
     assert m[0].all() and m[:, 0].all() and np.array_equal(m, m.T)
     with pytest.raises(ValueError, match="Global positions"):
         masks.global_local(4, 2, [4])
+    with pytest.raises(ValueError, match="Global positions"):  # not OverflowError
+        masks.global_local(4, 2, [99999999999999999999])
 
 
 def test_combine_is_logical_and_and_empty_rows_are_reported():

@@ -1,0 +1,79 @@
+"""Panel "Grow an induction head": train a tiny attention-only transformer live and watch
+in-context copying appear as a sudden drop in the loss (Olsson et al., 2022)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QWidget
+
+from app import worker
+from app.panels.base import Panel
+from app.panels.induction.knockout import KnockoutPage
+from app.panels.induction.one_layer import OneLayerPage
+from app.panels.induction.state import check_settings
+from app.panels.induction.task import TaskPage
+from app.panels.induction.train import TrainPage
+from app.panels.induction.trainer import Trainer
+from app.panels.step import Live
+from core.induction_settings import InductionSettings
+
+# The smoke run trains a smaller model (2 heads, blocks of 16) that grows its head in ~200 steps.
+EXERCISE = {"steps": 300, "heads": 2, "length": 16}
+
+
+class InductionPanel(Panel):
+    key = "induction"
+    title = "Grow an induction head"
+    steps = ("The task", "Train", "One layer is not enough", "Knock a head out")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.settings = Live(InductionSettings(), check_settings)
+        self.trainer, self.one_layer_trainer = Trainer(), Trainer()
+        self.task = TaskPage()
+        self.train = TrainPage(self.settings, self.trainer)
+        self.one_layer = OneLayerPage(self.settings, self.trainer, self.one_layer_trainer)
+        self.knockout = KnockoutPage(self.trainer)
+        self.add_steps(self.task, self.train, self.one_layer, self.knockout)
+        self.set_step(0)
+
+    def exercise(self) -> None:
+        """Bad and good values everywhere, then a short real training run of both models."""
+        t, tr, k = self.task, self.train, self.knockout
+        for spin, values in (
+            (t.length_spin, (0, 64, 12)),
+            (t.vocab_spin, (1, 2048, 64)),
+            (t.seed_spin, (5, 0)),
+        ):
+            for value in values:
+                spin.setValue(value)
+        for spin, values in (
+            (tr.steps_spin, (0, 1_000_000)),
+            (tr.lr_spin, (0.0, -0.5, 50.0, 0.001)),
+            (tr.layers_spin, (3, 0, 2)),
+            (tr.heads_spin, (3, 0, 4)),
+        ):
+            for value in values:
+                spin.setValue(value)
+        self.settings.apply(**EXERCISE)
+        self.set_step(1)
+        for start in (tr.start, self.one_layer.start):
+            start()
+            worker.wait_idle(timeout_s=600)
+        k.layer_spin.setValue(5)
+        k.text_edit.setText("3 99 4")
+        k.text_edit.setText("3 9 14 1 7 12 3 9 14 1 7 12")
+        k.layer_spin.setValue(1)
+        worker.wait_idle()
+        super().exercise()
+        self.set_step(1)
+
+    def export(self) -> dict[str, QWidget]:
+        return {
+            "task": self.task.best,
+            "losses": self.train.loss_plot,
+            "scores": self.train.score_plot,
+            "probe": self.train.grid,
+            "one-layer": self.one_layer.loss_plot,
+            "knockouts": self.knockout.losses,
+            "typed": self.knockout.weights,
+        }

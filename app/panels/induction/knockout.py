@@ -1,0 +1,102 @@
+"""Step 4: knock a head out of the trained model, and type a repeated sequence to watch it copied."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QFormLayout, QGridLayout, QLineEdit, QWidget
+
+from app.panels.induction.state import KnockoutResult, KnockoutState, compute_knockout
+from app.panels.induction.trainer import Phase, Trainer
+from app.panels.step import Live, Notice, Step
+from app.widgets import Heatmap
+from app.widgets.controls import note, spin
+from app.widgets.tables import fill_table, text_table
+
+
+class KnockoutPage(Step):
+    def __init__(self, trainer: Trainer):
+        super().__init__(Live(KnockoutState(), compute_knockout, background=True))
+        self.trainer = trainer
+        s = self.state
+        self.layer_spin = self.bind(spin(s.layer, 0, 9), "layer")
+        self.head_spin = self.bind(spin(s.head, 0, 99), "head")
+        self.text_edit = self.bind(QLineEdit(s.text), "text")
+        controls = QFormLayout()
+        controls.addRow("Knock out layer", self.layer_spin)
+        controls.addRow("… head", self.head_spin)
+        controls.addRow("Your sequence", self.text_edit)
+        self.summary = note()
+        self.losses = Heatmap("Repeat loss (nats) with each head knocked out; click one", cell_text=True)
+        self.weights = Heatmap("The chosen head reading your sequence (rows look at columns)", colorbar=False)
+        self.table = text_table(("token", "next, all heads", "next, head knocked out"))
+        views = QGridLayout()
+        views.addWidget(self.losses, 0, 0)
+        views.addWidget(self.table, 0, 1, 2, 1)
+        views.addWidget(self.weights, 1, 0)
+        views.setColumnStretch(0, 3)
+        views.setColumnStretch(1, 2)
+        holder = QWidget()
+        holder.setLayout(views)
+        self.layout_with(
+            "Remove one head from the model trained in step 2 (its output set to zero) and see what "
+            "the repeat costs. Type token numbers with a repeat in them: the induction head looks one "
+            "place after the earlier copy, and the model predicts the token it finds there.",
+            controls,
+            holder,
+            (self.summary,),
+        )
+        self.losses.clicked.connect(lambda i, j: self.apply(layer=i + 1, head=j + 1))
+        trainer.updated.connect(self.take_model)
+
+    def take_model(self) -> None:
+        """Measure the step-2 model whenever it stands still (paused or finished)."""
+        run = self.trainer.run
+        if self.trainer.phase in (Phase.PAUSED, Phase.DONE) and run is not None and run.step > 0:
+            if (run, run.step) != (self.state.run, self.state.step):
+                self.apply(run=run, step=run.step)
+        elif run is None and self.state.run is not None:
+            self.apply(run=None, step=0)
+
+    def draw(self, r: KnockoutResult | None) -> Notice:
+        if r is None:
+            self.losses.set_data(np.full((1, 1), np.nan), [""], [""])
+            self.weights.set_data(np.full((1, 1), np.nan), [""], [""])
+            fill_table(self.table, [])
+            self.summary.setText("")
+            return ("Train the model in step 2 first (or pause it); this step measures it.", "info")
+        s = self.state
+        layers, heads = r.losses.shape
+        self.losses.set_data(
+            r.losses, [f"layer {i + 1}" for i in range(layers)], [f"head {j + 1}" for j in range(heads)]
+        )
+        self.losses.mark(s.layer - 1, s.head - 1)
+        labels = [str(t) for t in r.reading.tokens]
+        self.weights.set_data(r.reading.weights[s.layer - 1, s.head - 1], labels, labels, levels=(0.0, 1.0))
+        tokens = r.reading.tokens
+        rows = []
+        for i, token in enumerate(tokens):
+            actual = tokens[i + 1] if i + 1 < len(tokens) else None
+            rows.append([str(token), mark(r.reading, i, actual), mark(r.knocked, i, actual)])
+        fill_table(self.table, rows)
+        copied = sum(r.reading.predicted[i] == tokens[i + 1] for i in range(len(tokens) - 1))
+        knocked = sum(r.knocked.predicted[i] == tokens[i + 1] for i in range(len(tokens) - 1))
+        loss = r.losses[s.layer - 1, s.head - 1]
+        self.summary.setText(
+            f"Repeat loss: {r.intact:.2f} nats with every head, {loss:.2f} without layer {s.layer}, "
+            f"head {s.head}.\nYour sequence: {copied} of {len(tokens) - 1} next tokens right with every "
+            f"head, {knocked} without it."
+        )
+        worst = np.unravel_index(r.losses.argmax(), r.losses.shape)
+        return (
+            f"The model trained to step {s.step:,}. Knocking out layer {worst[0] + 1}, head {worst[1] + 1} "
+            f"hurts most: {r.losses[worst]:.2f} against {r.intact:.2f} nats.",
+            "info",
+        )
+
+
+def mark(reading, i: int, actual: int | None) -> str:
+    """'17 (0.93) ✓': the predicted next token at position i, its probability, and whether it is right."""
+    text = f"{reading.predicted[i]} ({reading.confidence[i]:.2f})"
+    if actual is None:
+        return text
+    return text + (" ✓" if reading.predicted[i] == actual else " ✗")

@@ -1,0 +1,92 @@
+"""Step 3: the same training with one layer. Without a layer below to say which token came before,
+no head can find "the token after the earlier copy", and the repeat stays a guess."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton
+
+from app.panels.induction.train import FIRST, REPEAT
+from app.panels.induction.trainer import Phase, Trainer
+from app.panels.step import Live, Notice, Step
+from app.widgets.controls import note
+from app.widgets.plots import plot
+
+ONE_LAYER = "#1f77b4"
+
+
+class OneLayerPage(Step):
+    def __init__(self, settings: Live, two_layers: Trainer, one_layer: Trainer):
+        super().__init__(settings)
+        self.two, self.one = two_layers, one_layer
+        self.start_button = QPushButton("Train one layer")
+        self.pause_button = QPushButton("Pause")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.pause_button)
+        controls = QFormLayout()
+        controls.addRow(buttons)
+        self.summary = note()
+        self.loss_plot = plot("Loss on the repeated copy", "training step", "nats")
+        self.loss_plot.addLegend(offset=(-8, 8))
+        self.two_curve = self.loss_plot.plot(pen=pg.mkPen(REPEAT, width=2.5), name="2 layers")
+        self.one_curve = self.loss_plot.plot(pen=pg.mkPen(ONE_LAYER, width=2.5), name="1 layer")
+        self.guess_line = pg.InfiniteLine(
+            angle=0,
+            pen=pg.mkPen(FIRST, style=pg.QtCore.Qt.PenStyle.DotLine),
+            label="ln V",
+            labelOpts={"position": 0.05},
+        )
+        self.loss_plot.addItem(self.guess_line)
+        self.layout_with(
+            "Train the same model with a single layer, same seed, steps and learning rate. An "
+            "induction head needs a previous-token head in an earlier layer to build on.",
+            controls,
+            self.loss_plot,
+            (self.summary,),
+        )
+        self.start_button.clicked.connect(self.start)
+        self.pause_button.clicked.connect(one_layer.pause)
+        for trainer in (two_layers, one_layer):
+            trainer.updated.connect(self.show_training)
+        one_layer.failed.connect(lambda text: self.tell(text, "error"))
+        self.show_training()
+
+    def start(self) -> None:
+        """Train step 2's settings with one layer (resumes a paused 1-layer run)."""
+        try:
+            settings = replace(self.live.wanted, layers=1).checked()
+        except ValueError as exc:
+            self.tell(str(exc), "error")
+            return
+        self.one.start(settings)
+
+    def draw(self, settings) -> Notice:
+        self.guess_line.setValue(math.log(settings.vocab))
+        return None
+
+    def show_training(self) -> None:
+        self.start_button.setText("Resume" if self.one.phase == Phase.PAUSED else "Train one layer")
+        self.start_button.setEnabled(self.one.phase != Phase.RUNNING)
+        self.pause_button.setEnabled(self.one.phase == Phase.RUNNING)
+        lines = []
+        for trainer, curve, name in (
+            (self.two, self.two_curve, "2 layers"),
+            (self.one, self.one_curve, "1 layer"),
+        ):
+            cps = trainer.checkpoints
+            curve.setData([c.step for c in cps], [c.loss_second for c in cps])
+            if cps:
+                last = cps[-1]
+                layer, head = np.unravel_index(last.induction.argmax(), last.induction.shape)
+                lines.append(
+                    f"{name}, step {last.step:,}: repeat loss {last.loss_second:.2f} nats; best induction "
+                    f"score {last.induction.max():.2f} (layer {layer + 1}, head {head + 1})"
+                )
+            else:
+                lines.append(f"{name}: not trained yet" + (" (step 2)" if trainer is self.two else ""))
+        self.summary.setText("\n".join(lines))

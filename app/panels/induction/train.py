@@ -1,0 +1,211 @@
+"""Step 2: train the model live and watch the loss fall off a cliff as an induction head forms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton, QWidget
+
+from app.panels.induction.trainer import Phase, Trainer
+from app.panels.step import Live, Notice, Step
+from app.widgets import Heatmap
+from app.widgets.controls import float_spin, note, spin
+from app.widgets.head_grid import HeadGrid
+from app.widgets.plots import plot
+
+FIRST, REPEAT, FORMED_COLOR = "#7f7f7f", "#ff7f0e", "#2ca02c"
+HEAD_COLORS = ("#1f77b4", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
+
+
+def head_pen(layer: int, head: int, heads: int, dashed: bool) -> pg.QtGui.QPen:
+    """One colour per head, layer-2 heads thicker; previous-token scores dashed."""
+    pen = pg.mkPen(HEAD_COLORS[(layer * heads + head) % len(HEAD_COLORS)], width=2.5 if layer else 1.5)
+    if dashed:
+        pen.setStyle(pg.QtCore.Qt.PenStyle.DashLine)
+    return pen
+
+
+def marker(text: str) -> pg.InfiniteLine:
+    """A vertical line at the step where the induction head formed."""
+    return pg.InfiniteLine(
+        angle=90,
+        pen=pg.mkPen(FORMED_COLOR, width=2),
+        label=text,
+        labelOpts={
+            "position": 0.9,
+            "color": "#ffffff",
+            "fill": FORMED_COLOR,
+            "anchors": [(0, 0.5), (0, 0.5)],
+        },
+    )
+
+
+class TrainPage(Step):
+    def __init__(self, settings: Live, trainer: Trainer):
+        super().__init__(settings)
+        self.trainer = trainer
+        s = self.state
+        self.seed_spin = self.bind(spin(s.seed, -1, 1_000_000), "seed")
+        self.steps_spin = self.bind(spin(s.steps, 0, 1_000_000, step=100), "steps")
+        self.lr_spin = self.bind(float_spin(s.lr, -1.0, 100.0, decimals=5, step=0.0005), "lr")
+        self.layers_spin = self.bind(spin(s.layers, 0, 4), "layers")
+        self.heads_spin = self.bind(spin(s.heads, 0, 64), "heads")
+        self.start_button = QPushButton("Start")
+        self.pause_button = QPushButton("Pause")
+        self.reset_button = QPushButton("Reset")
+        buttons = QHBoxLayout()
+        for button in (self.start_button, self.pause_button, self.reset_button):
+            buttons.addWidget(button)
+        controls = QFormLayout()
+        controls.addRow("Seed", self.seed_spin)
+        controls.addRow("Steps", self.steps_spin)
+        controls.addRow("Learning rate", self.lr_spin)
+        controls.addRow("Layers", self.layers_spin)
+        controls.addRow("Heads", self.heads_spin)
+        controls.addRow(buttons)
+        self.status = note()
+        self.loss_plot = plot("Loss per token", "training step", "nats")
+        self.loss_plot.addLegend(offset=(8, -8))
+        self.first_curve = self.loss_plot.plot(pen=pg.mkPen(FIRST, width=2), name="first copy (new tokens)")
+        self.repeat_curve = self.loss_plot.plot(pen=pg.mkPen(REPEAT, width=2.5), name="second copy (repeat)")
+        self.guess_line = pg.InfiniteLine(
+            angle=0,
+            pen=pg.mkPen(FIRST, style=pg.QtCore.Qt.PenStyle.DotLine),
+            label="ln V",
+            labelOpts={"position": 0.05},
+        )
+        self.loss_plot.addItem(self.guess_line)
+        self.score_plot = plot(
+            "Head scores (solid: induction, dashed: previous token)", "training step", "score"
+        )
+        self.score_plot.setYRange(0, 1, padding=0.02)
+        self.score_plot.addLegend(offset=(8, 8))
+        self.score_curves: dict[tuple[int, int, bool], pg.PlotDataItem] = {}
+        self.loss_marker, self.score_marker = marker(""), marker("")
+        self.loss_plot.addItem(self.loss_marker)
+        self.score_plot.addItem(self.score_marker)
+        self.grid = HeadGrid()
+        self.large = Heatmap("", cell_text=False, max_ticks=16)
+        self.chosen: tuple[int, int] | None = None  # the head clicked in the grid; None: the best one
+        views = QGridLayout()
+        views.addWidget(self.loss_plot, 0, 0)
+        views.addWidget(self.score_plot, 0, 1)
+        self.probe_note = note()
+        views.addWidget(self.probe_note, 1, 0, 1, 2)
+        views.addWidget(self.grid, 2, 0)
+        views.addWidget(self.large, 2, 1)
+        views.setRowStretch(0, 3)
+        views.setRowStretch(2, 2)
+        holder = QWidget()
+        holder.setLayout(views)
+        self.layout_with(
+            "Press Start. The repeat's loss stays near a guess for a few hundred steps, then falls "
+            "off a cliff as one layer-2 head learns to look just after the current token's earlier copy.",
+            controls,
+            holder,
+            (self.status,),
+        )
+        self.start_button.clicked.connect(self.start)
+        self.pause_button.clicked.connect(trainer.pause)
+        self.reset_button.clicked.connect(trainer.reset)
+        trainer.updated.connect(self.show_training)
+        self.grid.clicked.connect(self.choose)
+        trainer.failed.connect(lambda text: self.tell(text, "error"))
+        self.show_training()
+
+    def choose(self, layer: int, head: int) -> None:
+        """Open one head of the grid large."""
+        self.chosen = (layer, head)
+        self.show_training()
+
+    def start(self) -> None:
+        """Train with the settings the controls show, or say which one is out of range."""
+        try:
+            settings = self.live.wanted.checked()
+        except ValueError as exc:
+            self.tell(str(exc), "error")
+            return
+        self.trainer.start(settings)
+
+    def draw(self, settings) -> Notice:
+        run = self.trainer.run
+        if run is not None and run.settings != settings:
+            return ("Settings changed: press Start to train a new model with them.", "info")
+        return None
+
+    def show_training(self) -> None:
+        """Redraw curves, scores, probe maps and buttons from the trainer (at most REFRESH_HZ a second)."""
+        t = self.trainer
+        self.start_button.setText("Resume" if t.phase == Phase.PAUSED else "Start")
+        self.start_button.setEnabled(t.phase != Phase.RUNNING)
+        self.pause_button.setEnabled(t.phase == Phase.RUNNING)
+        self.reset_button.setEnabled(t.phase != Phase.EMPTY)
+        for widget in (self.seed_spin, self.steps_spin, self.lr_spin, self.layers_spin, self.heads_spin):
+            widget.setEnabled(t.phase != Phase.RUNNING)
+        if not t.checkpoints:
+            self.clear_views()
+            self.status.setText("Not trained yet." if t.phase == Phase.EMPTY else "Starting…")
+            return
+        s, cps = t.run.settings, t.checkpoints
+        self.probe_note.setText(
+            f"Every head reading one probe sequence, a block of {s.length} tokens shown twice (rows look at "
+            "columns); the best induction head is outlined. Its stripe runs one place right of the diagonal "
+            f"that starts {s.length} rows down."
+        )
+        steps = np.array([c.step for c in cps])
+        self.first_curve.setData(steps, [c.loss_first for c in cps])
+        self.repeat_curve.setData(steps, [c.loss_second for c in cps])
+        self.guess_line.setValue(math.log(s.vocab))
+        induction = np.stack([c.induction for c in cps])  # (checkpoints, L, H)
+        previous = np.stack([c.previous for c in cps])
+        for layer, head in np.ndindex(induction.shape[1:]):
+            for dashed, scores in ((False, induction), (True, previous)):
+                self.curve(layer, head, dashed).setData(steps, scores[:, layer, head])
+        formed = next((c for c in cps if c.induction.max() > 0.5), None)
+        for line in (self.loss_marker, self.score_marker):
+            line.setVisible(formed is not None)
+            if formed is not None:
+                line.setValue(formed.step)
+                line.label.setFormat(f"induction head at step {formed.step}")
+        last = cps[-1]
+        self.grid.set_data(last.probe)
+        layer, head = np.unravel_index(last.induction.argmax(), last.induction.shape)
+        shown = (
+            self.chosen if self.chosen is not None and self.chosen < last.induction.shape else (layer, head)
+        )
+        self.grid.select(*shown)
+        tokens = [str(int(token)) for token in t.run.eval_ids[0]]
+        self.large.set_data(last.probe[shown], tokens, tokens, levels=(0.0, 1.0))
+        self.large.set_title(
+            f"layer {shown[0] + 1}, head {shown[1] + 1}: induction {last.induction[shown]:.2f}, "
+            f"previous token {last.previous[shown]:.2f}"
+        )
+        state = {Phase.RUNNING: "training", Phase.PAUSED: "paused", Phase.DONE: "finished"}.get(t.phase, "")
+        self.status.setText(
+            f"{state}: step {max(t.step, last.step):,} of {s.steps:,}\n"
+            f"repeat loss {last.loss_second:.2f} nats (first copy {last.loss_first:.2f})\n"
+            f"best induction head: layer {layer + 1}, head {head + 1}: {last.induction[layer, head]:.2f}"
+        )
+
+    def curve(self, layer: int, head: int, dashed: bool) -> pg.PlotDataItem:
+        """The score curve of one head, made the first time it is needed."""
+        key = (layer, head, dashed)
+        if key not in self.score_curves:
+            name = None if dashed else f"L{layer + 1} H{head + 1}"
+            heads = self.trainer.run.settings.heads
+            self.score_curves[key] = self.score_plot.plot(pen=head_pen(layer, head, heads, dashed), name=name)
+        return self.score_curves[key]
+
+    def clear_views(self) -> None:
+        self.chosen = None
+        for item in (self.first_curve, self.repeat_curve, *self.score_curves.values()):
+            item.setData([], [])
+        for key in list(self.score_curves):  # the next run may have other heads
+            self.score_plot.removeItem(self.score_curves.pop(key))
+        self.loss_marker.setVisible(False)
+        self.score_marker.setVisible(False)
+        self.grid.set_data(np.zeros((1, 1, 1, 1)))
+        self.large.set_data(np.full((1, 1), np.nan), [""], [""])
+        self.large.set_title("")

@@ -1,0 +1,135 @@
+"""Trainer: one InductionRun trained in the worker, with Start, Pause and Reset.
+
+The worker thread appends checkpoints to an inbox; a timer on the UI thread takes them out at
+most REFRESH_HZ times a second and emits ``updated``, so a fast run never floods the event loop.
+Pause and cancel are checked after every training step (tens of milliseconds).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from enum import StrEnum
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app import worker
+from core.induction_settings import InductionSettings
+
+REFRESH_HZ = 10  # plots redraw at most this often while training
+PAUSE_POLL_S = 0.02  # how often a paused run looks for Start or Cancel
+
+
+class Phase(StrEnum):
+    EMPTY = "empty"  # nothing trained yet (or reset)
+    RUNNING = "running"
+    PAUSED = "paused"
+    DONE = "done"  # reached its last step, failed or was cancelled
+
+
+class Trainer(QObject):
+    """Trains one run at a time; ``checkpoints`` grows while it trains."""
+
+    updated = Signal()  # new checkpoints, or the phase changed
+    failed = Signal(str)
+
+    def __init__(self):
+        super().__init__()
+        self.run = None  # core.induction_training.InductionRun
+        self.checkpoints: list = []
+        self.phase = Phase.EMPTY
+        self.step = 0  # the last finished training step (updated every step)
+        self.task: worker.Task | None = None
+        self._inbox: deque = deque()
+        self._paused = threading.Event()
+        self.paused_at: float | None = None  # perf_counter() when the worker last stopped for a pause
+        self.timer = QTimer(self)
+        self.timer.setInterval(1000 // REFRESH_HZ)
+        self.timer.timeout.connect(self._drain)
+
+    def start(self, settings: InductionSettings) -> None:
+        """Resume a paused run with the same settings, or train a new one from step 0."""
+        if self.phase == Phase.RUNNING:
+            return
+        if self.phase == Phase.PAUSED and self.run is not None and self.run.settings == settings:
+            self._paused.clear()
+            self._set_phase(Phase.RUNNING)
+            return
+        self.reset()
+        try:
+            from core.induction_training import InductionRun
+        except ImportError:
+            self.failed.emit(
+                "Training needs torch. Install the 'models' extra: pip install 'attention-lab[models]'"
+            )
+            return
+        self.run = InductionRun(settings)  # settings were checked by the caller's Live
+        self._inbox, self._paused = (
+            deque(),
+            threading.Event(),
+        )  # this run's own: a cancelled one cannot reach them
+        self.task = worker.run_task(
+            self._train,
+            self.run,
+            self._inbox,
+            self._paused,
+            on_error=self._on_error,
+            on_progress=self._on_progress,
+            on_finished=self._ended,
+        )
+        self._set_phase(Phase.RUNNING)
+        self.timer.start()
+
+    def pause(self) -> None:
+        if self.phase == Phase.RUNNING:
+            self._paused.set()
+            self._set_phase(Phase.PAUSED)
+
+    def reset(self) -> None:
+        """Stop any training and forget the run."""
+        if self.task is not None:
+            self.task.cancel()
+            self.task = None
+        self._paused.clear()
+        self.timer.stop()
+        self.run, self.checkpoints, self.step = None, [], 0
+        self._set_phase(Phase.EMPTY)
+
+    def _train(self, run, inbox: deque, paused: threading.Event, progress) -> None:
+        """In the worker: train, leaving checkpoints in ``inbox``; waits while ``paused`` is set;
+        stops after the step during which the task was cancelled."""
+
+        def between_steps(step: int, total: int) -> None:
+            progress(step, total)  # raises Cancelled once the task is cancelled
+            if paused.is_set():
+                self.paused_at = time.perf_counter()
+                while paused.is_set():
+                    time.sleep(PAUSE_POLL_S)
+                    progress(step, total)
+
+        for checkpoint in run.train(between_steps):
+            inbox.append(checkpoint)
+
+    def _on_progress(self, step: int, _total: int) -> None:
+        self.step = step
+
+    def _on_error(self, text: str) -> None:
+        self.failed.emit(text)
+
+    def _ended(self) -> None:
+        if self.task is not None and self.task.done:
+            self.task = None
+            self._drain()
+            self.timer.stop()
+            self._set_phase(Phase.DONE)
+
+    def _drain(self) -> None:
+        if self._inbox:
+            while self._inbox:
+                self.checkpoints.append(self._inbox.popleft())
+            self.updated.emit()
+
+    def _set_phase(self, phase: Phase) -> None:
+        self.phase = phase
+        self.updated.emit()

@@ -1,0 +1,69 @@
+"""Step 3: append the drawn token or a clicked one, step by step or automatically; undo."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QListWidget, QPushButton, QVBoxLayout
+
+from app.panels.next_token.predictions import text_so_far
+from app.panels.next_token.state import context_notice, snapshot, visible
+from app.panels.step import Live, Notice, Step
+from app.widgets.controls import note
+
+
+class GeneratePage(Step):
+    """Emits ``append_sample()``, ``append_choice(index into the candidates)`` and ``undo()``;
+    ``auto_button`` is checkable: while it is down the panel appends one token after another."""
+
+    append_sample = Signal()
+    append_choice = Signal(int)
+    undo = Signal()
+
+    def __init__(self, run: Live, settings: Live):
+        super().__init__(run)
+        self.settings = self.follow(settings)
+        self.sample_button = QPushButton("Append a drawn token")
+        self.auto_button = QPushButton("Auto")
+        self.auto_button.setCheckable(True)
+        self.undo_button = QPushButton("Undo")
+        self.candidates = QListWidget()
+        self.history = QListWidget()
+        self.text = note(rich=True)
+        buttons = QHBoxLayout()
+        for button in (self.sample_button, self.auto_button, self.undo_button):
+            buttons.addWidget(button)
+        left = QVBoxLayout()
+        left.addWidget(
+            note(
+                "Each press draws a token with the settings of step 2 and appends it; the model then "
+                "predicts the one after, reusing its KV cache. Click a candidate to append it instead. "
+                "Auto keeps going."
+            )
+        )
+        left.addLayout(buttons)
+        left.addWidget(note("Candidates (click one to append it):"))
+        left.addWidget(self.candidates, 1)
+        right = QVBoxLayout()
+        right.addWidget(note("The text so far (appended tokens in orange):"))
+        right.addWidget(self.text)
+        right.addWidget(note("Chosen tokens and the probability each had:"))
+        right.addWidget(self.history, 1)
+        row = QHBoxLayout(self)
+        row.addLayout(left, 2)
+        row.addLayout(right, 3)
+        self.sample_button.clicked.connect(self.append_sample)
+        self.undo_button.clicked.connect(self.undo)
+        self.candidates.itemClicked.connect(lambda item: self.append_choice.emit(self.candidates.row(item)))
+
+    def draw(self, generation) -> Notice:
+        snap = snapshot(generation, self.settings.result)
+        self.candidates.clear()
+        for label, c in zip(snap.labels, snap.choices, strict=True):
+            self.candidates.addItem(f"{label}   {c.prob:.1%}" + ("" if c.kept else "   (cut)"))
+        self.history.clear()
+        for step, c in enumerate(generation.chosen, 1):
+            self.history.addItem(f"{step}. {visible(c.piece)}   {c.prob:.1%}")
+        self.history.scrollToBottom()
+        self.text.setText(text_so_far(generation))
+        self.undo_button.setEnabled(bool(generation.chosen))
+        return context_notice(generation)

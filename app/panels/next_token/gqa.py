@@ -1,0 +1,51 @@
+"""Step 5: grouped-query attention: which query heads share a key/value head, and the weights of
+heads that share keys side by side."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFormLayout
+
+from app.panels.next_token.state import context_notice
+from app.panels.step import Live, Notice, Step
+from app.widgets.controls import note, spin
+from app.widgets.head_grid import HeadGrid
+from core.decoder import query_groups
+
+
+class GroupsPage(Step):
+    def __init__(self, run: Live):
+        super().__init__(run)
+        self.layer_spin = spin(1, 1, 1)
+        self.groups = note(rich=True)
+        self.grid = HeadGrid()
+        controls = QFormLayout()
+        controls.addRow("Layer", self.layer_spin)
+        self.layout_with(
+            "Each row of the grid is one key/value head and the query heads that share it, with the "
+            "weights they give over the prompt.",
+            controls,
+            self.grid,
+            (self.groups,),
+        )
+        self.layer_spin.valueChanged.connect(lambda _: self.result is not None and self.draw(self.result))
+
+    def draw(self, generation) -> Notice:
+        m = generation.model
+        self.layer_spin.setMaximum(m.n_layers)
+        layer = self.layer_spin.value() - 1
+        groups = query_groups(m.n_heads, m.n_kv_heads)
+        weights = generation.prompt.attentions[layer]  # (H, T, T)
+        self.grid.set_data(weights[groups])  # (kv heads, query heads per kv head, T, T)
+        lines = [
+            f"Key/value head {g + 1} ← query heads {', '.join(str(h + 1) for h in heads)}"
+            for g, heads in enumerate(groups)
+        ]
+        size = len(groups[0])
+        how = (
+            f"{m.n_heads} query heads share {m.n_kv_heads} key/value heads, {size} each. Heads in a row "
+            "compare their own queries with the same keys, yet they can still look at different tokens."
+            if size > 1
+            else "Every query head has its own keys and values here: plain multi-head attention."
+        )
+        self.groups.setText(f"Layer {layer + 1}, weights over the prompt. {how}<br>" + "<br>".join(lines))
+        return context_notice(generation)

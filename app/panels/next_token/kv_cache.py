@@ -1,0 +1,116 @@
+"""Step 4: the KV cache: what each layer holds, its size from the real config beside full
+multi-head attention, and a decode step timed with and without it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+
+from app.panels.next_token.state import context_notice, visible
+from app.panels.step import Live, Notice, Step
+from app.widgets import Heatmap
+from app.widgets.controls import note
+from core.decoder import CacheSize, DecodeTiming, cache_size
+
+PROMPT_CELL, GENERATED_CELL = 1.0, 0.55  # colours of cached tokens from the prompt and from decoding
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+class CachePage(Step):
+    """Emits ``measure()`` when the timing button is pressed."""
+
+    measure = Signal()
+
+    def __init__(self, run: Live):
+        super().__init__(run)
+        self.cache_map = Heatmap("KV cache: layers × cached tokens", colorbar=False, cell_text=False)
+        self.size_plot = pg.PlotWidget(title="KV cache size (float32)")
+        self.size_plot.setLabel("bottom", "tokens")
+        self.size_plot.setLabel("left", "MiB")
+        self.size_plot.showGrid(x=True, y=True, alpha=0.25)
+        self.size_plot.setMenuEnabled(False)
+        self.size_plot.addLegend(offset=(10, 10))
+        self.gqa_line = self.size_plot.plot(
+            pen=pg.mkPen("#3d7bd9", width=2), name="this model (shared key/value heads)"
+        )
+        self.full_line = self.size_plot.plot(
+            pen=pg.mkPen("#ff8c00", width=2, style=pg.QtCore.Qt.PenStyle.DashLine), name="full multi-head"
+        )
+        self.now_marker = pg.ScatterPlotItem(size=9, brush="#3d7bd9", pen=None)
+        self.size_plot.addItem(self.now_marker)
+        self.sizes = note()
+        self.work = note()
+        self.measure_button = QPushButton("Time one decode step")
+        self.timing = note(
+            "Press the button to time one step at the current length, with and without the cache."
+        )
+        left = QVBoxLayout()
+        left.addWidget(self.work)
+        left.addWidget(self.sizes)
+        left.addWidget(self.measure_button)
+        left.addWidget(self.timing)
+        left.addStretch(1)
+        holder = QWidget()
+        holder.setLayout(left)
+        holder.setMaximumWidth(360)
+        views = QVBoxLayout()
+        views.addWidget(self.cache_map, 3)
+        views.addWidget(self.size_plot, 2)
+        row = QHBoxLayout(self)
+        row.addWidget(holder)
+        row.addLayout(views, 1)
+        self.measure_button.clicked.connect(self.measure)
+
+    def draw(self, g) -> Notice:
+        m = g.model
+        n, t = g.length, len(g.prompt.ids)
+        cells = np.full((m.n_layers, n), PROMPT_CELL)
+        cells[:, t:] = GENERATED_CELL
+        pieces = [*g.prompt.pieces, *(c.piece for c in g.chosen)]
+        self.cache_map.set_data(
+            cells,
+            [f"layer {i + 1}" for i in range(m.n_layers)],
+            [visible(p) for p in pieces],
+            levels=(0.0, 1.0),
+        )
+        size = cache_size(m, n)
+        self._plot_sizes(m, size)
+        step = (
+            "the last decode step computed 1 × " + f"{n} weights per head"
+            if g.chosen
+            else "no decode step yet"
+        )
+        self.work.setText(
+            f"The prefill read the {t} prompt tokens at once: {t} × {t} weights per head. Each decode "
+            f"step adds one token, whose single query row meets every cached key: {step}. Blue cells "
+            "came from the prompt, orange ones from decoding."
+        )
+        self.sizes.setText(
+            f"Per token: 2 (keys and values) × {m.n_layers} layers × {m.n_kv_heads} key/value heads × "
+            f"{m.head_dim} values × 4 bytes = {human_bytes(size.per_token)}. At {n} tokens the cache holds "
+            f"{human_bytes(size.total)}; with a key/value head per query head ({m.n_heads}) it would hold "
+            f"{human_bytes(size.total_full)}, {size.saving:g}× as much."
+        )
+        return context_notice(g)
+
+    def _plot_sizes(self, model, size: CacheSize) -> None:
+        lengths = np.linspace(0, max(model.max_tokens, 1), 50)
+        self.gqa_line.setData(lengths, lengths * size.per_token / 2**20)
+        self.full_line.setData(lengths, lengths * size.per_token_full / 2**20)
+        self.now_marker.setData([size.tokens], [size.total / 2**20])
+
+    def show_timing(self, timing: DecodeTiming) -> None:
+        self.timing.setText(
+            f"At {timing.tokens} tokens: one step with the cache {1000 * timing.cached:.1f} ms, "
+            f"running all {timing.tokens} tokens again {1000 * timing.uncached:.1f} ms "
+            f"({timing.speedup:.1f}× slower), medians of 5."
+        )

@@ -1,0 +1,88 @@
+"""The Next token panel's states and what they compute (Qt-free).
+
+Two live states: ``RunState`` (the model and the prompt; computed in the worker: one prefill that
+keeps the KV cache) and ``SamplingState`` (temperature, top-k, top-p, seed, how many candidates
+to list; checked on the UI thread). Every step draws a ``Snapshot`` of both, which re-expresses
+the current logits without running the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core import decoder, sampling
+from core.sampling import Choice, Distribution
+
+DEFAULT_PROMPT = "The capital of France is"
+SPACE = "␣"
+
+
+def visible(piece: str) -> str:
+    """A token's text with spaces and line breaks made visible ("␣Paris")."""
+    return piece.replace(" ", SPACE).replace("\n", "↵") or "∅"
+
+
+@dataclass(frozen=True)
+class RunState:
+    model: Any = None  # core.models.LoadedModel (a decoder), None until one is loaded
+    prompt: str = DEFAULT_PROMPT
+
+
+def compute_run(s: RunState, progress=None) -> decoder.Generation | None:
+    """Prefill ``s.prompt``: every head's weights, the next-token logits and the KV cache."""
+    if s.model is None:
+        return None
+    return decoder.Generation(s.model, decoder.predict(s.model, s.prompt, keep_cache=True))
+
+
+@dataclass(frozen=True)
+class SamplingState:
+    temperature: float = 1.0
+    top_k: int = 0  # 0: no cut
+    top_p: float = 1.0
+    seed: int = 0
+    listed: int = 10  # candidates shown
+
+
+def compute_sampling(s: SamplingState) -> SamplingState:
+    """``s`` when every value is possible; ValueError saying why otherwise."""
+    sampling.Settings(s.temperature, s.top_k or None, s.top_p).check()
+    if s.listed < 1:
+        raise ValueError("List at least one token.")
+    return s
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    generation: decoder.Generation
+    dist: Distribution  # the next token's distribution under the sampling settings
+    plain: Distribution  # the same at temperature 1 with no cuts: the model's own probabilities
+    choices: list[Choice]  # the most probable tokens under the settings, most probable first
+    rest: float  # probability of every other token
+    labels: list[str]  # visible text of each choice
+
+    @property
+    def model(self):
+        return self.generation.model
+
+
+def snapshot(generation: decoder.Generation, s: SamplingState) -> Snapshot:
+    """The current next-token distribution of ``generation`` under the settings ``s``."""
+    dist = sampling.reshape(generation.logits, s.temperature, s.top_k or None, s.top_p)
+    choices, rest = sampling.top(dist, s.listed)
+    labels = [visible(generation.model.tokenizer.decode([c.id])) for c in choices]
+    return Snapshot(generation, dist, sampling.reshape(generation.logits), choices, rest, labels)
+
+
+def context_notice(generation: decoder.Generation) -> tuple[str, str] | None:
+    """A warning when the prompt was cut to fit, else None."""
+    dropped = generation.prompt.dropped
+    if not dropped:
+        return None
+    limit = decoder.context_limit(generation.model)
+    return (
+        f"The prompt is longer than the {limit} tokens read at once here; its first {dropped} tokens "
+        "were left out.",
+        "warning",
+    )

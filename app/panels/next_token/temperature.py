@@ -1,0 +1,71 @@
+"""Step 2: temperature, top-k and top-p reshape the distribution live (no model run); a seeded draw."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFormLayout, QPushButton
+
+from app.panels.next_token.state import context_notice, snapshot
+from app.panels.step import Live, Notice, Step
+from app.widgets import LabelledSlider
+from app.widgets.controls import bind, note, spin
+from app.widgets.token_bars import TokenBars
+
+MAX_TOP_K = 1000
+
+
+class TemperaturePage(Step):
+    """Emits ``draw_token()`` for a seeded draw and ``open_scale()`` for the Scale panel."""
+
+    draw_token = Signal()
+    open_scale = Signal()
+
+    def __init__(self, run: Live, settings: Live):
+        super().__init__(run)
+        self.settings = self.follow(settings)
+        s = settings.state
+        self.temperature = bind(
+            LabelledSlider("Temperature", 0.05, 5.0, s.temperature, log=True), settings, "temperature"
+        )
+        self.top_p = bind(LabelledSlider("top-p", 0.05, 1.0, s.top_p), settings, "top_p")
+        self.top_k = spin(s.top_k, 0, MAX_TOP_K)
+        self.top_k.setSpecialValueText("off")
+        bind(self.top_k, settings, "top_k")
+        self.seed = bind(spin(s.seed, 0, 9999), settings, "seed")
+        self.draw_button = QPushButton("Draw a token")
+        self.scale_button = QPushButton("Open the Scale panel")
+        self.summary = note()
+        self.sample_label = note()
+        controls = QFormLayout()
+        controls.addRow(self.scale_button)
+        controls.addRow(self.temperature)
+        controls.addRow("top-k", self.top_k)
+        controls.addRow(self.top_p)
+        controls.addRow("Seed", self.seed)
+        controls.addRow(self.draw_button)
+        self.bars = TokenBars("Next token after temperature, top-k and top-p")
+        self.layout_with(
+            "The logits are divided by a temperature before the softmax: the same step the Scale panel "
+            "applies to attention scores. Below 1 the peak sharpens, above 1 it flattens, near 0 only the "
+            "best token is left (greedy). top-k and top-p cut the tail; cut tokens are grey, never drawn.",
+            controls,
+            self.bars,
+            (self.sample_label, self.summary),
+        )
+        self.draw_button.clicked.connect(self.draw_token)
+        self.scale_button.clicked.connect(self.open_scale)
+
+    def draw(self, generation) -> Notice:
+        snap = snapshot(generation, self.settings.result)
+        d = snap.dist
+        self.bars.set_bars(
+            snap.labels, [c.prob for c in snap.choices], [c.kept for c in snap.choices], snap.rest
+        )
+        self.summary.setText(
+            f"{int(d.kept.sum()):,} of {d.probs.size:,} tokens can be drawn; together they held "
+            f"{d.probs[d.kept].sum():.1%} before renormalising. Entropy {d.entropy:.2f} nats."
+        )
+        return context_notice(generation)
+
+    def show_sample(self, label: str, prob: float) -> None:
+        self.sample_label.setText(f"Drawn (seed {self.settings.state.seed}): {label}, p = {prob:.1%}")

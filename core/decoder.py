@@ -1,0 +1,270 @@
+"""A decoder language model one token at a time: next-token predictions, generation with the KV
+cache, and how much that cache holds.
+
+    model = load_model("smollm2", expect=DECODER)
+    p = predict(model, "The capital of France is")
+    p.logits                         # (V,) next-token logits after the last prompt token
+    p.attentions.shape               # (30, 9, T, T) = (layers, query heads, T, T)
+    g = Generation(model, p)         # prefill: the cache now holds T tokens
+    g.append(token_id)               # one decode step: 1 new query against T + 1 keys
+    g.undo()                         # the cache is cut back to where it was
+
+torch is imported inside the functions that run the model (through core.models.libraries).
+"""
+
+from __future__ import annotations
+
+import inspect
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.models import DECODER, LoadedModel, check_kind, libraries
+from core.sampling import reshape, sample
+
+# Every head's weights are kept for each run: at n tokens that is layers · heads · n² floats
+# (283 MB for SmolLM2 at 512), so prompts are cut to this many tokens even where the model's own
+# context is longer.
+MAX_CONTEXT = 512
+
+
+def context_limit(model: LoadedModel) -> int:
+    """The most tokens a prompt plus its generated tokens may have here."""
+    return min(model.max_tokens, MAX_CONTEXT)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The prompt as the model read it and its next-token logits."""
+
+    ids: tuple[int, ...]  # (T,) token ids of the prompt (the start dropped when too long)
+    pieces: tuple[str, ...]  # (T,) each token's text, leading spaces kept
+    logits: np.ndarray  # (V,) float64: the scores for the token after the prompt
+    attentions: np.ndarray  # (L, H, T, T) float32: every head's weights over the prompt
+    dropped: int  # tokens cut from the start because the prompt was longer than the context
+    cache: Any = None  # the transformers KV cache after the prompt (None when not kept)
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """A token appended by generation and the probability it had when chosen."""
+
+    id: int
+    piece: str
+    prob: float  # under the settings it was chosen with (after temperature)
+
+
+def encode(model: LoadedModel, text: str) -> tuple[list[int], int]:
+    """Token ids of ``text`` (its last ``context_limit`` when longer) and how many were dropped."""
+    check_kind(model.name, model.kind, DECODER)
+    if not (text or "").strip():
+        raise ValueError("Type a prompt first: the model continues the text you give it.")
+    ids = model.tokenizer(text, add_special_tokens=True)["input_ids"]
+    keep = ids[-context_limit(model) :]
+    return keep, len(ids) - len(keep)
+
+
+def pieces(model: LoadedModel, ids) -> tuple[str, ...]:
+    """The text of each token on its own, e.g. ("The", " capital", " of")."""
+    return tuple(model.tokenizer.decode([int(i)]) for i in ids)
+
+
+def predict(model: LoadedModel, text: str, keep_cache: bool = False) -> Prediction:
+    """Run ``model`` once over ``text``: next-token logits and every head's attention weights."""
+    ids, dropped = encode(model, text)
+    return prefill(model, ids, dropped, keep_cache)
+
+
+def prefill(model: LoadedModel, ids, dropped: int = 0, keep_cache: bool = True) -> Prediction:
+    """Run ``model`` over the token ids ``ids`` (T,) at once, n × n weights per head."""
+    torch, _ = libraries()
+    ids = [int(i) for i in ids]
+    with torch.inference_mode():
+        out = model.module(input_ids=torch.tensor([ids]), use_cache=keep_cache, output_attentions=True)
+    attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()  # (L, H, T, T)
+    logits = out.logits[0, -1].double().numpy()
+    cache = out.past_key_values if keep_cache else None
+    return Prediction(tuple(ids), pieces(model, ids), logits, attentions, dropped, cache)
+
+
+def cache_argument(model: LoadedModel, cache) -> dict:
+    """The keyword that passes a KV cache to ``model``: ``cache`` in newer transformers, else
+    ``past_key_values``."""
+    accepts = inspect.signature(model.module.forward).parameters
+    return {"cache": cache} if "cache" in accepts else {"past_key_values": cache}
+
+
+class Generation:
+    """A prompt and the tokens appended to it, decoded one at a time with the KV cache.
+
+    The cache holds each layer's keys and values, (1, kv_heads, tokens, head_dim) each, so a
+    decode step computes one new query row (1 × n weights per head) instead of the n × n of the
+    prefill. ``undo`` cuts the cache back, so no step is recomputed.
+    """
+
+    def __init__(self, model: LoadedModel, prompt: Prediction):
+        if prompt.cache is None:
+            prompt = prefill(model, prompt.ids, prompt.dropped)
+        self.model = model
+        self.prompt = prompt
+        self.cache = prompt.cache
+        self.chosen: list[Chosen] = []
+        self._logits = [prompt.logits]  # next-token logits after the prompt and after each step
+        self.last_attentions = prompt.attentions  # (L, H, q, n): q = T after prefill, 1 after a step
+
+    @property
+    def logits(self) -> np.ndarray:
+        """(V,) the logits for the next token."""
+        return self._logits[-1]
+
+    @property
+    def ids(self) -> list[int]:
+        return [*self.prompt.ids, *(c.id for c in self.chosen)]
+
+    @property
+    def length(self) -> int:
+        """Tokens in the cache."""
+        return len(self.prompt.ids) + len(self.chosen)
+
+    def append(self, token_id: int, prob: float) -> Chosen:
+        """One decode step: feed ``token_id`` with the cache; the cache grows by one token."""
+        torch, _ = libraries()
+        if self.length >= context_limit(self.model):
+            raise ValueError(f"The context is full ({context_limit(self.model)} tokens); undo a step first.")
+        with torch.inference_mode():
+            out = self.model.module(
+                input_ids=torch.tensor([[int(token_id)]]),
+                use_cache=True,
+                **cache_argument(self.model, self.cache),
+                output_attentions=True,
+            )
+        self.cache = out.past_key_values
+        self.last_attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()
+        self._logits.append(out.logits[0, -1].double().numpy())
+        chosen = Chosen(int(token_id), pieces(self.model, [token_id])[0], float(prob))
+        self.chosen.append(chosen)
+        return chosen
+
+    def undo(self) -> Chosen | None:
+        """Remove the last appended token (None when only the prompt is left)."""
+        if not self.chosen:
+            return None
+        self.cache.crop(-1)  # drop the last token's keys and values in every layer
+        self._logits.pop()
+        self.last_attentions = None
+        return self.chosen.pop()
+
+    def cache_shapes(self) -> list[tuple[int, ...]]:
+        """Per layer, the shape of its cached keys (the values have the same shape)."""
+        return [tuple(layer.keys.shape) for layer in self.cache.layers]
+
+
+def generate(
+    model: LoadedModel, text: str, n: int, temperature=1.0, top_k=None, top_p=1.0, seed: int = 0
+) -> tuple[Prediction, list[Chosen]]:
+    """Append up to ``n`` tokens to ``text``, each drawn with ``seed``'s generator under the
+    settings; stops after the model's end-of-text token or when the context is full."""
+    if n < 1:
+        raise ValueError(f"Generate at least one token (got {n}).")
+    reshape(np.zeros(1), temperature, top_k, top_p)  # check the settings before running
+    prompt = predict(model, text, keep_cache=True)
+    generation = Generation(model, prompt)
+    rng = np.random.default_rng(seed)
+    for _ in range(min(n, context_limit(model) - generation.length)):
+        dist = reshape(generation.logits, temperature, top_k, top_p)
+        token = sample(dist, rng)
+        generation.append(token, float(dist.probs[token]))
+        if token == model.tokenizer.eos_token_id:
+            break
+    return prompt, generation.chosen
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    """Bytes the KV cache takes per token and in total, with grouped-query attention and without."""
+
+    tokens: int
+    per_token: int  # 2 · layers · kv_heads · head_dim · bytes
+    per_token_full: int  # the same with as many key/value heads as query heads
+    bytes_per_value: int
+
+    @property
+    def total(self) -> int:
+        return self.per_token * self.tokens
+
+    @property
+    def total_full(self) -> int:
+        return self.per_token_full * self.tokens
+
+    @property
+    def saving(self) -> float:
+        """How many times smaller grouped-query attention makes the cache (query / kv heads)."""
+        return self.per_token_full / self.per_token
+
+
+def cache_size(model: LoadedModel, tokens: int, bytes_per_value: int = 4) -> CacheSize:
+    """The KV cache of ``tokens`` tokens from the model's config; 4 bytes = float32 as run here."""
+    per_head = 2 * model.n_layers * model.head_dim * bytes_per_value  # keys and values, every layer
+    return CacheSize(tokens, per_head * model.n_kv_heads, per_head * model.n_heads, bytes_per_value)
+
+
+def kv_head_of(n_heads: int, n_kv_heads: int) -> np.ndarray:
+    """(n_heads,) the key/value head each query head reads: query heads h·g … h·g + g − 1 share
+    kv head h, with g = n_heads / n_kv_heads (the order transformers' ``repeat_kv`` uses)."""
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError(f"{n_heads} query heads cannot share {n_kv_heads} key/value heads evenly.")
+    return np.arange(n_heads) // (n_heads // n_kv_heads)
+
+
+def query_groups(n_heads: int, n_kv_heads: int) -> list[list[int]]:
+    """For each key/value head, the query heads that share it."""
+    owner = kv_head_of(n_heads, n_kv_heads)
+    return [np.flatnonzero(owner == g).tolist() for g in range(n_kv_heads)]
+
+
+@dataclass(frozen=True)
+class DecodeTiming:
+    """Median seconds to get the next token's logits at ``tokens`` tokens."""
+
+    tokens: int
+    cached: float  # one new token against the cache of the others
+    uncached: float  # the whole sequence run again
+
+    @property
+    def speedup(self) -> float:
+        return self.uncached / self.cached
+
+
+def time_decode(model: LoadedModel, text: str, tokens: int, repeats: int = 5) -> DecodeTiming:
+    """Measure one decode step at ``tokens`` tokens with and without the cache, side by side.
+
+    The prompt's tokens are repeated or cut to exactly ``tokens``; each repeat times a cached
+    step (the cache cut back afterwards) and then a full uncached forward pass.
+    """
+    torch, _ = libraries()
+    ids, _ = encode(model, text)
+    tokens = max(2, min(tokens, context_limit(model)))
+    ids = (ids * (tokens // len(ids) + 1))[:tokens]
+    cached, uncached = [], []
+    with torch.inference_mode():
+        cache = model.module(input_ids=torch.tensor([ids[:-1]]), use_cache=True).past_key_values
+        last, everything = torch.tensor([ids[-1:]]), torch.tensor([ids])
+        for _ in range(repeats):
+            start = time.perf_counter()
+            model.module(input_ids=last, use_cache=True, **cache_argument(model, cache))
+            cached.append(time.perf_counter() - start)
+            cache.crop(-1)
+            start = time.perf_counter()
+            model.module(input_ids=everything, use_cache=False)
+            uncached.append(time.perf_counter() - start)
+    return DecodeTiming(tokens, statistics.median(cached), statistics.median(uncached))
+
+
+__all__ = [
+    "MAX_CONTEXT", "CacheSize", "Chosen", "DecodeTiming", "Generation", "Prediction", "cache_size",
+    "context_limit", "encode",
+    "generate", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "time_decode",
+]  # fmt: skip

@@ -1,0 +1,136 @@
+"""Panel "Next token" on a tiny random Llama with grouped-query attention: every number drawn is
+core's; model runs and decode steps go through the worker; bad input keeps the last result."""
+
+import numpy as np
+import pytest
+
+from app import worker
+from app.panels.next_token import NextTokenPanel
+from core import decoder, models, sampling, smollm2
+from tests.tiny_models import save_tiny_llama
+
+pytestmark = pytest.mark.models
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+PROMPT = "the cat sat on the mat"
+
+
+@pytest.fixture(scope="module")
+def llama_folder(tmp_path_factory):
+    return save_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+def settle(action, *args):
+    action(*args)
+    assert worker.wait_idle(120)
+
+
+@pytest.fixture
+def panel(qtbot, llama_folder):
+    p = NextTokenPanel()
+    qtbot.addWidget(p)
+    p.resize(1300, 800)
+    p.show()
+    worker.wait_idle()
+    settle(p.prompt.setText, PROMPT)
+    settle(p.load, str(llama_folder))
+    assert p.model is not None and p.generation is not None
+    return p
+
+
+def test_without_smollm2_the_panel_offers_to_add_it(qtbot):
+    assert smollm2.installed_folder() is None
+    p = NextTokenPanel()
+    qtbot.addWidget(p)
+    p.show()
+    worker.wait_idle()
+    assert p.add_button.isVisibleTo(p) and "93 MB" in p.add_button.text()
+    assert p.message.level == "info" and "Add" in p.message.text()
+    settle(p.add_button.click)  # offline in tests: says what to do, offers the button again
+    assert "internet connection" in p.message.text() and "full installer" in p.message.text()
+    assert p.add_button.isVisibleTo(p) and p.model is None
+    assert list(smollm2.data_folder().iterdir()) == []
+
+
+def test_predictions_equal_core(panel):
+    model = panel.model
+    expected = sampling.reshape(decoder.predict(model, PROMPT).logits)
+    choices, rest = sampling.top(expected, panel.predictions.listed_spin.value())
+    np.testing.assert_allclose(sampling.reshape(panel.generation.logits).probs, expected.probs, atol=1e-6)
+    widths = panel.predictions.bars.bars.opts["width"]
+    np.testing.assert_allclose(widths, [*(c.prob for c in choices), rest], atol=1e-6)
+    assert "␣the" in panel.predictions.tokens.text() and "Entropy" in panel.predictions.summary.text()
+    assert "2 layers × 4 heads sharing 2 key/value heads" in panel.model_info.text()
+
+
+def test_settings_reshape_without_running_the_model(panel):
+    logits = panel.generation.logits
+    generation = panel.generation
+    panel.set_step(1)
+    t = panel.temperature
+    t.temperature.setValue(0.5)
+    t.top_k.setValue(3)
+    assert panel.task is None and panel.run.task is None  # no model run for a settings change
+    assert panel.generation is generation and panel.sampling.state.top_k == 3
+    d = panel._snapshot().dist
+    np.testing.assert_allclose(d.probs, sampling.tempered(logits, t.temperature.value()))
+    assert d.kept.sum() == 3
+    brushes = t.bars.bars.opts["brushes"]
+    assert brushes[:3] == ["#3d7bd9"] * 3 and brushes[3] == "#b9b9b9"
+    t.draw_button.click()
+    assert "Drawn (seed 0)" in t.sample_label.text()
+
+
+def test_generate_append_click_undo_and_auto(panel, qtbot):
+    panel.set_step(2)
+    g = panel.generation
+    start = g.length
+    settle(panel.generate.sample_button.click)
+    clicked = panel._snapshot().choices[2]
+    settle(panel.generate.candidates.itemClicked.emit, panel.generate.candidates.item(2))
+    assert g.length == start + 2 and g.chosen[1].id == clicked.id and g.chosen[1].prob == clicked.prob
+    assert panel.generate.history.count() == 2
+    np.testing.assert_allclose(g.logits, decoder.prefill(panel.model, g.ids).logits, atol=1e-5)
+    panel.generate.undo_button.click()
+    assert g.length == start + 1 and panel.generate.history.count() == 1
+    panel.generate.auto_button.setChecked(True)
+    qtbot.waitUntil(
+        lambda: g.length >= start + 4 or not panel.generate.auto_button.isChecked(), timeout=30_000
+    )
+    panel.generate.auto_button.setChecked(False)
+    worker.wait_idle()
+    assert g.length >= start + 4 or g.chosen[-1].id == panel.model.tokenizer.eos_token_id
+
+
+def test_cache_and_groups_pages(panel):
+    g = panel.generation
+    panel.set_step(3)
+    assert panel.cache.cache_map.values.shape == (2, g.length)
+    size = decoder.cache_size(panel.model, g.length)
+    assert f"{size.saving:g}× as much" in panel.cache.sizes.text()
+    settle(panel.cache.measure_button.click)
+    assert "with the cache" in panel.cache.timing.text()
+    panel.set_step(4)
+    assert panel.groups.grid.shape[:2] == (2, 2)
+    assert "Key/value head 1 ← query heads 1, 2" in panel.groups.groups.text()
+
+
+def test_bad_input_keeps_the_previous_result(panel):
+    before, model = panel.generation, panel.model
+    settle(panel.prompt.setText, "   ")
+    assert "Type a prompt" in panel.message.text() and panel.generation is before
+    settle(panel.load, "minilm")
+    assert "is an encoder" in panel.message.text() and panel.model is model
+    settle(panel.prompt.setText, "the " * 200)
+    assert panel.message.level == "warning" and "left out" in panel.message.text()
+    assert panel.generation.length == decoder.context_limit(panel.model)
+
+
+def test_cancel_a_load_keeps_the_model(panel, llama_folder):
+    model = panel.model
+    panel.load(str(llama_folder))
+    panel.cancel_button.click()
+    worker.wait_idle()
+    assert panel.model is model and "cancelled" in panel.message.text()
+    assert panel.model.kind == models.DECODER

@@ -1,0 +1,68 @@
+"""Speed of the decoder core on SmolLM2-135M (opt-in; run it directly, prints medians).
+
+    python -m tests.perf.decoder_perf        # needs the converted model: attention-lab models add smollm2
+
+Measures, in one process:
+  1. load from the converted folder, warm (torch and transformers imported before the clock starts);
+  2. prompt → predictions at 16 tokens: one forward pass with every head's weights, then the
+     distribution and its top 10;
+  3. a temperature / top-k / top-p change: the distribution and its top 10 again (no model run);
+  4. one decode step at 64 tokens, with the cache and without it (side by side, core.decoder.time_decode).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from core import decoder, models, sampling, smollm2
+
+PROMPT = (
+    "The quick brown fox jumps over the lazy dog while the farmer watches from the porch of his old "
+    "house, drinking coffee and wondering whether the rain will come before the harvest is in."
+)
+REPEATS = 7
+SETTINGS = [(0.3, None, 1.0), (0.7, 50, 0.9), (1.0, None, 0.95), (2.0, 5, 1.0), (0.05, None, 0.5)]
+
+
+def median_ms(fn, repeats: int = REPEATS) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def main() -> None:
+    if smollm2.installed_folder() is None:
+        raise SystemExit(f"{smollm2.NAME} is not added; {smollm2.ADD_HINT}")
+    models.libraries()
+    models.load_model("smollm2", expect=models.DECODER)  # first load: file cache, lazy imports
+    load = median_ms(lambda: models.load_model("smollm2", expect=models.DECODER), repeats=3)
+    model = models.load_model("smollm2", expect=models.DECODER)
+    ids16 = decoder.encode(model, PROMPT)[0][:16]
+
+    def predictions():  # what the panel runs for a prompt: all heads' weights and the cache kept
+        p = decoder.prefill(model, ids16, keep_cache=True)
+        sampling.top(sampling.reshape(p.logits), 10)
+
+    predict = median_ms(predictions)
+    logits = decoder.prefill(model, ids16).logits
+    cycle = iter(SETTINGS * REPEATS)
+    reshape = median_ms(
+        lambda: sampling.top(sampling.reshape(logits, *next(cycle)), 10), repeats=len(SETTINGS) * 3
+    )
+    timing = decoder.time_decode(model, PROMPT, tokens=64, repeats=REPEATS)
+
+    print(f"{'measure':<52} {'median':>10}  target")
+    print(f"{'load from the converted folder (warm)':<52} {load / 1000:>8.2f} s  ≤ 3 s")
+    print(f"{'prompt → predictions, 16 tokens (all heads)':<52} {predict:>7.1f} ms  ≤ 300 ms (+ drawing)")
+    print(f"{'temperature / top-k / top-p change':<52} {reshape:>7.1f} ms  ≤ 16 ms")
+    print(f"{'decode step at 64 tokens, with the KV cache':<52} {1000 * timing.cached:>7.1f} ms  ≤ 100 ms")
+    print(f"{'decode step at 64 tokens, without (all 64 again)':<52} {1000 * timing.uncached:>7.1f} ms")
+    print(f"{'speed-up from the cache (same run)':<52} {timing.speedup:>8.1f} ×")
+
+
+if __name__ == "__main__":
+    main()
