@@ -45,11 +45,10 @@ def name(widget: QWidget) -> str:
 def cut_text(widget: QWidget) -> str | None:
     """Why ``widget``'s text does not fit it, or None when it does."""
     if isinstance(widget, QLabel) and widget.text().strip() and widget.pixmap().isNull():
-        room = widget.contentsRect()
         if widget.wordWrap():
-            needed = widget.heightForWidth(room.width())
-            if needed > room.height():
-                return f"needs {needed} px of height, has {room.height()}"
+            needed = widget.heightForWidth(widget.width())
+            if needed > widget.height():
+                return f"needs {needed} px of height, has {widget.height()}"
         elif widget.minimumSizeHint().width() > widget.width():
             return f"needs {widget.minimumSizeHint().width()} px, has {widget.width()}"
     elif isinstance(widget, QAbstractButton) and widget.text():
