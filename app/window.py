@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QSplitter,
-    QStackedWidget,
     QTextBrowser,
 )
 
@@ -38,6 +37,7 @@ from app.settings import settings
 from app.theme import THEMES, apply_theme, style_plots
 from app.tour import article_tour as tour_file
 from app.widgets.export import attach_exports
+from app.widgets.page_stack import PageStack
 from resources import lesson_text
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ class MainWindow(QMainWindow):
         self.nav = QListWidget()
         self.nav.addItems([cls.title for cls in self.classes])
         self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.stack = QStackedWidget()
+        self.stack = PageStack()
         self.lesson = QTextBrowser()
         self.lesson.setOpenExternalLinks(True)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -122,8 +122,10 @@ class MainWindow(QMainWindow):
             return
         panel = self.panel(self.classes[row].key)
         self.stack.setCurrentWidget(panel)
-        if self.fitted and self.stack.width() < self.stack.minimumSizeHint().width():
-            self.fit_side_columns()  # a wider panel: the lesson pane makes room
+        char = self.lesson.fontMetrics().averageCharWidth()
+        squeezed = self.lesson.width() < min(LESSON_CHARS * char, self.width() // 3)
+        if self.fitted and (squeezed or self.stack.width() < self.stack.minimumSizeHint().width()):
+            self.fit_side_columns()  # a wider panel: the lesson pane makes room; a narrower one gives it back
         attach_exports(panel, panel.export(), prefix=f"{panel.key}-")
         try:
             self.lesson.setMarkdown(lesson_text(panel.lesson_file()))
