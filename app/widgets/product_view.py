@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from app.widgets.matrix_view import MAX_ZOOM, MatrixView
 
@@ -41,6 +41,8 @@ class ProductView(QWidget):
             piece.setParent(self.strip)
         self.hover = QLabel(" ")  # the hover readout of all three matrices
         self.hover.setWordWrap(True)
+        # A long unbreakable token in the readout must not widen the panel: the line wraps or clips.
+        self.hover.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.hover.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         for view in (a, b, c):
             view.fit = False
