@@ -1,8 +1,12 @@
 """The main window: navigation built from PANELS, the live panel, and the lesson pane.
 
-Lecture mode is a set of shortcuts: F11 full screen, Ctrl+= / Ctrl+- text size, PgDn / PgUp
-through the current panel's steps and on to the next panel. Geometry, the last panel, text size,
-theme and the lesson pane are remembered between sessions.
+Lecture mode is a set of shortcuts: F5 presenting (navigation, lesson pane, control columns, menu
+and status bars hidden, so the step's view gets the window), F11 full screen, Ctrl+= / Ctrl+- text
+size, PgDn / PgUp through the current panel's steps and on to the next panel. Geometry, the last
+panel, text size, theme, the lesson pane and presenting are remembered between sessions.
+
+The side columns follow the text size: the navigation list is exactly as wide as its longest
+title, the lesson pane about LESSON_CHARS characters (never more than a third of the window).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import logging
 from importlib.resources import files
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -19,7 +23,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QSplitter,
-    QStackedWidget,
     QTextBrowser,
 )
 
@@ -34,11 +37,14 @@ from app.settings import settings
 from app.theme import THEMES, apply_theme, style_plots
 from app.tour import article_tour as tour_file
 from app.widgets.export import attach_exports
+from app.widgets.page_stack import PageStack
 from resources import lesson_text
 
 log = logging.getLogger(__name__)
 
 MIN_SCALE, MAX_SCALE, SCALE_STEP = 0.6, 3.0, 1.15
+FULL_SCREEN_WAIT_MS = 500  # how long a window manager gets to make the window full screen
+LESSON_CHARS, MIN_LESSON_CHARS = 40, 18  # the lesson pane's width, and its least, in average characters
 
 
 class MainWindow(QMainWindow):
@@ -57,16 +63,19 @@ class MainWindow(QMainWindow):
 
         self.nav = QListWidget()
         self.nav.addItems([cls.title for cls in self.classes])
-        self.nav.setMaximumWidth(220)
-        self.stack = QStackedWidget()
+        self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.stack = PageStack()
         self.lesson = QTextBrowser()
         self.lesson.setOpenExternalLinks(True)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        for widget, stretch in ((self.nav, 0), (self.stack, 3), (self.lesson, 1)):
+        for widget, stretch in ((self.nav, 0), (self.stack, 1), (self.lesson, 0)):  # room goes to the panel
             self.splitter.addWidget(widget)
             self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
-        self.splitter.setSizes([170, 920, 330])
+        self.splitter.setChildrenCollapsible(False)
         self.setCentralWidget(self.splitter)
+        self.presenting = False
+        self.fitted = False  # the side columns are sized once the window is first shown
+        self.window_geometry, self.filled_by_hand = self.geometry(), False
         self.step_label = QLabel()
         self.statusBar().addPermanentWidget(self.step_label)
         self.classroom = Classroom(self)
@@ -97,6 +106,7 @@ class MainWindow(QMainWindow):
             panel.openPanel.connect(self.show_panel)
             self.stack.addWidget(panel)
             style_plots(panel)
+            panel.set_presenting(self.presenting)
             self.panels[key] = panel
         return self.panels[key]
 
@@ -112,6 +122,10 @@ class MainWindow(QMainWindow):
             return
         panel = self.panel(self.classes[row].key)
         self.stack.setCurrentWidget(panel)
+        char = self.lesson.fontMetrics().averageCharWidth()
+        squeezed = self.lesson.width() < min(LESSON_CHARS * char, self.width() // 3)
+        if self.fitted and (squeezed or self.stack.width() < self.stack.minimumSizeHint().width()):
+            self.fit_side_columns()  # a wider panel: the lesson pane makes room; a narrower one gives it back
         attach_exports(panel, panel.export(), prefix=f"{panel.key}-")
         try:
             self.lesson.setMarkdown(lesson_text(panel.lesson_file()))
@@ -185,6 +199,53 @@ class MainWindow(QMainWindow):
         if self.current() is not None:  # the lesson text moved: keep the current section in view
             QTimer.singleShot(0, lambda: self._scroll_lesson_to(self.current().step))
 
+    def fit_side_columns(self) -> None:
+        """Size the navigation list to its longest title and the lesson pane to about LESSON_CHARS
+        characters of the current text size, less if the panel needs the room; the panel gets the
+        rest."""
+        nav, metrics = self.nav, self.nav.fontMetrics()
+        widest = max(metrics.horizontalAdvance(nav.item(k).text()) for k in range(nav.count()))
+        frame = 2 * nav.frameWidth() + 4 * nav.spacing() + metrics.averageCharWidth() * 2
+        nav.setFixedWidth(widest + frame)
+        char = self.lesson.fontMetrics().averageCharWidth()
+        self.lesson.setMinimumWidth(MIN_LESSON_CHARS * char)
+        total = self.width()
+        nav_width = nav.width() if nav.isVisibleTo(self) else 0
+        panel_room = total - nav_width - self.stack.minimumSizeHint().width()  # the panel needs it first
+        lesson = min(LESSON_CHARS * char, total // 3, max(panel_room, MIN_LESSON_CHARS * char))
+        lesson = lesson if self.lesson.isVisibleTo(self) else 0
+        self.splitter.setSizes([nav_width, max(total - nav_width - lesson, 0), lesson])
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self.fitted:
+            self.fitted = True
+            self.fit_side_columns()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the widgets have the new text size now
+            self.fit_side_columns()
+
+    def set_presenting(self, on: bool) -> None:
+        """Presenting: hide the navigation, the lesson pane, the panels' control columns and the
+        menu and status bars, so the step's view gets the window; off shows them again (the
+        lesson pane only if it was on). The shortcuts keep working (they belong to the window)."""
+        self.presenting = on
+        self.nav.setVisible(not on)
+        self.lesson.setVisible(not on and self.lesson_action.isChecked())
+        self.menuBar().setVisible(not on)
+        self.statusBar().setVisible(not on)
+        for panel in self.panels.values():
+            panel.set_presenting(on)
+        if self.presenting_action.isChecked() != on:
+            self.presenting_action.setChecked(on)
+        self.fit_side_columns()
+
+    def set_lesson_visible(self, on: bool) -> None:
+        self.lesson.setVisible(on and not self.presenting)
+        self.fit_side_columns()
+
     def set_theme(self, name: str) -> None:
         apply_theme(QApplication.instance(), name)
         self.theme = name
@@ -199,7 +260,23 @@ class MainWindow(QMainWindow):
         self.end_tour_action.setEnabled(bool(line))
 
     def toggle_full_screen(self, on: bool) -> None:
-        self.showFullScreen() if on else self.showNormal()
+        """Full screen, also without a window manager: asking X for it does nothing there, so if
+        the window has not filled the screen shortly after, it takes the screen's geometry itself."""
+        if on:
+            self.window_geometry = self.geometry()
+            self.showFullScreen()
+            QTimer.singleShot(FULL_SCREEN_WAIT_MS, self._fill_screen)
+        else:
+            self.showNormal()
+            if self.filled_by_hand:
+                self.filled_by_hand = False
+                self.setGeometry(self.window_geometry)
+
+    def _fill_screen(self) -> None:
+        screen = self.screen().geometry()
+        if self.isFullScreen() and self.frameGeometry() != screen:
+            self.filled_by_hand = True
+            self.setGeometry(screen)
 
     def report_exception(self, kind, value, tb) -> None:
         """Unexpected errors: full traceback to the log, one line in the status bar; the app goes on."""
@@ -222,6 +299,7 @@ class MainWindow(QMainWindow):
             act.setCheckable(checkable)
             (act.toggled if checkable else act.triggered).connect(slot)
             menu.addAction(act)
+            self.addAction(act)  # so its shortcut works while the menu bar is hidden (presenting)
             return act
 
         bar = self.menuBar()
@@ -243,7 +321,8 @@ class MainWindow(QMainWindow):
         # Ctrl+Q (Cmd+Q on macOS) everywhere: some platforms bind no standard Quit key.
         self.quit_action = action(file_menu, "&Quit", self.close, "Ctrl+Q")
         view = bar.addMenu("&View")
-        self.lesson_action = action(view, "&Lesson pane", self.lesson.setVisible, "Ctrl+L", checkable=True)
+        self.lesson_action = action(view, "&Lesson pane", self.set_lesson_visible, "Ctrl+L", checkable=True)
+        self.presenting_action = action(view, "&Presenting", self.set_presenting, "F5", checkable=True)
         self.full_screen_action = action(view, "&Full screen", self.toggle_full_screen, "F11", checkable=True)
         view.addSeparator()
         action(
@@ -288,10 +367,11 @@ class MainWindow(QMainWindow):
         s = settings()
         if s.contains("window/geometry"):
             self.restoreGeometry(s.value("window/geometry"))
-        else:
-            self.resize(1400, 860)
+        else:  # 1400 × 860, or the screen when it is smaller
+            room = self.screen().availableGeometry()
+            self.resize(min(1400, room.width()), min(860, room.height()))
         if s.contains("window/splitter"):
-            self.splitter.restoreState(s.value("window/splitter"))
+            self.fitted = self.splitter.restoreState(s.value("window/splitter"))
         theme = str(s.value("view/theme", "system"))
         self.set_theme(theme if theme in THEMES else "system")
         try:
@@ -301,6 +381,7 @@ class MainWindow(QMainWindow):
         lesson_visible = str(s.value("view/lesson", "true")) == "true"
         self.lesson_action.setChecked(lesson_visible)
         self.lesson.setVisible(lesson_visible)
+        self.set_presenting(str(s.value("view/presenting", "false")) == "true")
         last = str(s.value("view/panel", self.keys()[0]))
         self.show_panel(last if last in self.keys() else self.keys()[0])
 
@@ -311,6 +392,7 @@ class MainWindow(QMainWindow):
         s.setValue("view/theme", self.theme)
         s.setValue("view/font_scale", self.font_scale)
         s.setValue("view/lesson", "true" if self.lesson_action.isChecked() else "false")
+        s.setValue("view/presenting", "true" if self.presenting else "false")
         s.setValue("view/panel", self.current().key)
         s.sync()
 

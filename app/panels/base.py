@@ -17,19 +17,63 @@ A subclass sets the class attributes and gives one Step page per lecture step (d
         def export(self): ...        # {name: widget} of the views that can be exported
         def result_views(self, i): ... # the views "predict, then reveal" covers at step i
 
-Bad input goes to the message bar and the previous valid state stays on screen.
+Bad input goes to the message bar and the previous valid state stays on screen. Control columns
+built with ``app.widgets.controls.side_column`` are hidden while the window is presenting.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QBoxLayout, QSplitter, QStackedWidget, QTabBar, QVBoxLayout, QWidget
 
 import app.shutdown  # noqa: F401  (deletes panels in order at exit, see there)
 from app.panels.step import Notice, Step
+from app.widgets.controls import SIDE_COLUMN
 from app.widgets.message_bar import MessageBar
+
+
+class StepBar(QTabBar):
+    """The steps as tabs "1. Name"; when they do not all fit, the other steps show their number
+    only (the full name in the tooltip), so no tab is cut or scrolled out of sight."""
+
+    def __init__(self, steps: tuple[str, ...]):
+        super().__init__()
+        self.names = [f"{number}. {name}" for number, name in enumerate(steps, 1)]
+        self.compact = False
+        self.setExpanding(False)
+        self.setDocumentMode(True)
+        self.setUsesScrollButtons(False)
+        for k, name in enumerate(self.names):
+            self.addTab(name)
+            self.setTabToolTip(k, name)
+        self.currentChanged.connect(lambda _: self.fit())
+
+    def fit(self) -> None:
+        self._label(False)
+        self._label(sum(self.tabSizeHint(k).width() for k in range(self.count())) > self.width())
+
+    def _label(self, compact: bool) -> None:
+        for k, name in enumerate(self.names):
+            text = name if not compact or k == self.currentIndex() else str(k + 1)
+            if self.tabText(k) != text:
+                self.setTabText(k, text)
+        self.compact = compact
+
+    def minimumSizeHint(self):
+        hint = super().minimumSizeHint()
+        hint.setWidth(0)  # the tabs shorten to numbers instead
+        return hint
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.fit()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.fit()
 
 
 class Panel(QWidget):
@@ -44,11 +88,7 @@ class Panel(QWidget):
         super().__init__(parent)
         self.step = 0
         self.message = MessageBar()
-        self.step_bar = QTabBar()
-        self.step_bar.setExpanding(False)
-        self.step_bar.setDocumentMode(True)
-        for number, name in enumerate(self.steps, 1):
-            self.step_bar.addTab(f"{number}. {name}")
+        self.step_bar = StepBar(self.steps)
         self.step_bar.setVisible(len(self.steps) > 1)
         self.step_bar.currentChanged.connect(self.set_step)
         root = QVBoxLayout(self)
@@ -92,6 +132,7 @@ class Panel(QWidget):
         self.step_bar.blockSignals(True)
         self.step_bar.setCurrentIndex(i)
         self.step_bar.blockSignals(False)
+        self.step_bar.fit()  # the current step's tab keeps its full name
         self.show_step(i)
         self.stepChanged.emit(i)
 
@@ -116,6 +157,12 @@ class Panel(QWidget):
             self.clear_message()
         else:
             self.show_message(*notice)
+
+    def set_presenting(self, on: bool) -> None:
+        """Hide the control columns (presenting) or show them again."""
+        for column in self.findChildren(QWidget):
+            if column.property(SIDE_COLUMN):
+                column.setVisible(not on)
 
     def show_message(self, text: str, level: str = "error") -> None:
         self.message.show_message(text, level)

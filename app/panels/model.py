@@ -37,6 +37,7 @@ from app.panels.base import Panel
 from app.settings import settings
 from app.widgets import Heatmap
 from app.widgets.attention_lines import AttentionLines
+from app.widgets.controls import side_column
 from app.widgets.head_grid import HeadGrid
 from core import smollm2
 from core.head_analysis import (
@@ -182,9 +183,7 @@ class ModelPanel(Panel):
         side = QVBoxLayout()
         side.addWidget(find_box, 1)
         side.addWidget(pattern_box)
-        side_box = QWidget()
-        side_box.setLayout(side)
-        side_box.setMaximumWidth(320)
+        side_box = side_column(side)
 
         row = QHBoxLayout()
         row.addWidget(self.tabs, 1)
@@ -514,7 +513,9 @@ class ModelPanel(Panel):
             return
         best = ranking.best
         others = ", ".join(str(s) for s in ranking.ranked(4)[1:])
-        self.pattern_label.setText(f"{ranking.what}: {best}. Next: {others}.")
+        label = self.pattern_label
+        label.setText(f"{ranking.what}: {best}. Next: {others}.")
+        label.setMinimumHeight(label.heightForWidth(label.width()))  # all its lines, not the first two
         self._jump(best.layer, best.head, self.lines)
 
     def _jump(self, layer: int, head: int, view: QWidget) -> None:

@@ -9,19 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QAbstractSpinBox,
     QComboBox,
     QDoubleSpinBox,
     QLabel,
+    QLayout,
     QLineEdit,
+    QSizePolicy,
     QSlider,
     QSpinBox,
     QWidget,
 )
 
 from app.widgets.sliders import LabelledSlider
+
+SIDE_COLUMN = "side_column"  # property of the control columns that presenting mode hides
+FIELD_MARGIN = 16  # pixels a text field needs beside its text (frame and margins)
+SIDE_COLUMN_CHARS = 48  # a control column's width for wrapping notes, in average characters
+FIELD_COLUMN_CHARS = 64  # ... and the most it widens for the text typed into its fields
 
 
 def note(text: str = "", rich: bool = False) -> QLabel:
@@ -111,3 +119,52 @@ def bind(control: QWidget, live, field: str, convert: Callable = lambda v: v) ->
     changed_signal(control).connect(lambda *_: live.apply(**{field: convert(value_of(control))}))
     live.changed.connect(lambda: set_quietly(control, getattr(live.state, field)))
     return control
+
+
+class ColumnWidth(QObject):
+    """Keeps a control column as wide as its content at the current text size: wide enough for
+    the text typed into its fields (up to FIELD_COLUMN_CHARS average characters), else at most
+    SIDE_COLUMN_CHARS unless a control needs more (wrapping notes would otherwise ask for a line
+    of 80 characters). A filter, not a subclass: the column stays a plain QWidget, whose type
+    names the controls' paths in saved lessons."""
+
+    def __init__(self, column: QWidget):
+        super().__init__(column)
+        self.column = column
+        self.fields: set[int] = set()  # the text fields whose changes refit the column
+
+    def eventFilter(self, column: QWidget, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.LayoutRequest, QEvent.Type.Polish):
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        column, layout = self.column, self.column.layout()
+        least, hint = layout.minimumSize().width(), layout.sizeHint().width()
+        char = column.fontMetrics().averageCharWidth()
+        widest = max(least, SIDE_COLUMN_CHARS * char)
+        wanted = least
+        for field in column.findChildren(QLineEdit):
+            if isinstance(field.parent(), (QAbstractSpinBox, QComboBox)):
+                continue  # a spin box's or combo box's own editor
+            if id(field) not in self.fields:
+                self.fields.add(id(field))
+                field.textChanged.connect(self.fit)
+            text = field.fontMetrics().horizontalAdvance(field.text()) + FIELD_MARGIN
+            wanted = max(wanted, hint + text - field.sizeHint().width())  # beyond what it asks now
+        width = min(wanted, max(widest, FIELD_COLUMN_CHARS * char))
+        widest = max(widest, width)
+        if (column.minimumWidth(), column.maximumWidth()) != (width, widest):
+            column.setMinimumWidth(width)
+            column.setMaximumWidth(widest)
+
+
+def side_column(layout: QLayout) -> QWidget:
+    """A column of controls holding ``layout``: as wide as its content (see ColumnWidth), hidden
+    while the window is presenting."""
+    column = QWidget()
+    column.setLayout(layout)
+    column.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
+    column.setProperty(SIDE_COLUMN, True)
+    column.installEventFilter(ColumnWidth(column))
+    return column

@@ -1,7 +1,9 @@
 """Heatmap: a matrix as coloured cells with token labels, fixed colour levels and a hover readout.
 
 Rows are queries (labels on the left), columns are keys (labels on top), as the matrix is written.
-Masked cells (−inf or NaN) are left uncoloured and read "−∞".
+Masked cells (−inf or NaN) are left uncoloured and read "−∞". The cells fill the room the view is
+given and are never smaller than the text is tall; the numbers in them grow with the cells (up to
+MAX_TEXT_SCALE times the text size).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
@@ -19,6 +21,8 @@ from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
+MAX_TEXT_SCALE = 2.0  # numbers in large cells are drawn up to this many times the text size
+MIN_CELLS = 16  # the view asks for room for at least this many cells a side at the text's height
 
 
 class Heatmap(QWidget):
@@ -120,7 +124,15 @@ class Heatmap(QWidget):
         self._set_ticks()
         if reshaped:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
+            self.updateGeometry()
         self._update_texts()
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for the cells (up to MIN_CELLS a side) at least as tall and wide as a line of text."""
+        hint = super().minimumSizeHint()
+        line = self.fontMetrics().height()
+        n, m = (min(k, MIN_CELLS) for k in self.values.shape)
+        return hint.expandedTo(QSize(m * line, n * line))
 
     def set_title(self, title: str) -> None:
         if title != self.plot.titleLabel.text:  # laying out the rich-text title is slow
@@ -243,13 +255,16 @@ class CellTexts(pg.GraphicsObject):
         font = QApplication.font()
         if self._exportOpts:  # an image export at another resolution: the numbers grow with it
             font.setPointSizeF(font.pointSizeF() * self._exportOpts.get("resolutionScale", 1.0))
-        painter.setFont(font)
         corner = to_screen.map(QPointF(0, 0))
         step = to_screen.map(QPointF(1, 1)) - corner
         w, h = abs(step.x()), abs(step.y())
-        metrics = painter.fontMetrics()
-        if max(metrics.horizontalAdvance(t) for t in self.texts) > w or metrics.height() > h:
+        metrics = QFontMetrics(font)
+        widest = max(metrics.horizontalAdvance(t) for t in self.texts)
+        if widest > w or metrics.height() > h:
             return  # cells too small for their numbers: colours only (the hover readout still tells)
+        scale = min(MAX_TEXT_SCALE, 0.85 * w / max(widest, 1), 0.8 * h / metrics.height())
+        font.setPointSizeF(font.pointSizeF() * scale)
+        painter.setFont(font)
         for k, (text, color) in enumerate(zip(self.texts, self.colors, strict=True)):
             centre = to_screen.map(QPointF(k % m + 0.5, k // m + 0.5))
             painter.setPen(color)

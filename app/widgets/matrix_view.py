@@ -1,5 +1,9 @@
 """MatrixView: a small matrix written out as numbers in tinted cells, optionally editable.
 
+The cells grow with the room the view is given and with the text size: the numbers are drawn at
+the application's font times a zoom factor, the largest (up to MAX_ZOOM) at which the whole matrix
+fits; only a matrix too big for its room at zoom 1 scrolls.
+
 Clicking or hovering a cell emits its (row, column); highlighted rows, columns and cells are
 outlined so a panel can show which numbers make another one. Edits are parsed here: anything that
 is not a finite number is refused with ``invalidEdit(message)`` and the matrix keeps its value.
@@ -11,12 +15,14 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
+    QLayout,
+    QSizePolicy,
     QStyledItemDelegate,
     QTableView,
     QVBoxLayout,
@@ -31,7 +37,8 @@ HIGHLIGHT_BRUSH = QBrush(QColor("#ff8c00"))
 DARK_TEXT, LIGHT_TEXT = QColor("#000000"), QColor("#ffffff")
 MASKED_BRUSH = QBrush(QColor("#dddddd"))
 MAX_CELL = 10_000.0  # a typed cell value lies in ±MAX_CELL
-MAX_TABLE_SIZE = (720, 560)  # pixels; a bigger matrix scrolls inside its table
+MAX_ZOOM = 2.5  # cells grow with the room up to this many times the text size
+MIN_TABLE_SIZE = (240, 160)  # pixels; the least room a big matrix asks for before it scrolls
 SHADES = 256  # colour steps per colormap; cell colours are cached brushes, one per step
 ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
@@ -79,7 +86,7 @@ class CellPainter(QStyledItemDelegate):
         lit = view.is_highlighted(i, j)
         painter.fillRect(option.rect, HIGHLIGHT_BRUSH if lit else view.brushes[view.shade[i, j]])
         painter.setPen(DARK_TEXT if lit or view.dark_text[i, j] else LIGHT_TEXT)
-        painter.setFont(view.bold_font if lit else option.font)
+        painter.setFont(view.bold_font if lit else view.cell_font)
         painter.drawText(option.rect.adjusted(2, 0, -4, 0), ALIGN_RIGHT, view.texts[i][j])
 
 
@@ -133,23 +140,51 @@ class MatrixModel(QAbstractTableModel):
             self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, self.rowCount() - 1)
 
 
+class FittedTable(QTableView):
+    """A table whose size hint is its whole content, so a layout gives it all of that it can."""
+
+    def __init__(self):
+        super().__init__()
+        self.content = QSize(0, 0)
+
+    def sizeHint(self) -> QSize:
+        return self.content
+
+    def minimumSizeHint(self) -> QSize:
+        return self.content.boundedTo(QSize(*MIN_TABLE_SIZE))
+
+
 class MatrixView(QWidget):
     """A named matrix shown as numbers. ``set_data(values, row_labels, col_labels)``.
 
+    fit=True (the default): the cells grow to fill the room the view is given. fit=False: the
+    owner sets the zoom (``set_zoom``), e.g. to give several matrices one common cell size, and
+    the view asks for exactly the size of its cells at that zoom.
+
     Signals: clicked(i, j), hovered(i, j), edited(i, j, value) for a valid edit (the owner
-    decides what to do with it and calls set_data), invalidEdit(message) for a refused one.
+    decides what to do with it and calls set_data), invalidEdit(message) for a refused one,
+    measured() when the size at zoom 1 changed (new shape, labels or font).
     """
 
     clicked = Signal(int, int)
     hovered = Signal(int, int)
     edited = Signal(int, int, float)
     invalidEdit = Signal(str)
+    measured = Signal()
 
     def __init__(
-        self, name: str, signed: bool = True, editable: bool = False, decimals: int = 2, parent=None
+        self,
+        name: str,
+        signed: bool = True,
+        editable: bool = False,
+        decimals: int = 2,
+        fit: bool = True,
+        parent=None,
     ):
         super().__init__(parent)
         self.name, self.signed, self.editable, self.decimals = name, signed, editable, decimals
+        self.fit, self.zoom = fit, 1.0
+        self.natural = QSize(0, 0)  # the table's size at zoom 1
         self.values = np.zeros((0, 0))
         self.levels = (-1.0, 1.0)
         self.row_labels: list[str] = []
@@ -159,7 +194,7 @@ class MatrixView(QWidget):
         self.cells: set[tuple[int, int]] = set()
         self.describer: Callable[[int, int], str] | None = None
         self.title = QLabel(name)
-        self.table = QTableView()
+        self.table = FittedTable()
         self.model = MatrixModel(self)
         self.table.setModel(self.model)
         self.table.setItemDelegate(CellPainter(self))
@@ -177,17 +212,19 @@ class MatrixView(QWidget):
         self.brushes, _ = shade_table(signed)
         self.shade = np.zeros((0, 0), dtype=int)
         self.dark_text = np.zeros((0, 0), dtype=bool)
-        self.bold_font = QFont(self.font())
-        self.bold_font.setBold(True)
+        self.cell_font = self.bold_font = QFont(self.font())
         self.readout = QLabel(" ")
         self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        # The view's own size hints (below) say what it needs; the layout must not pin it to more.
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         layout.addWidget(self.title)
-        layout.addWidget(self.table)
+        layout.addWidget(self.table, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.readout)
         layout.addStretch(1)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.table.clicked.connect(lambda ix: self.clicked.emit(ix.row(), ix.column()))
         self.table.entered.connect(self._on_enter)
 
@@ -211,36 +248,101 @@ class MatrixView(QWidget):
             self.rows, self.cols, self.cells = set(), set(), set()
         self._recolor()
         self.model.refresh(reshaped)
-        self._size_columns()
+        self._measure()
 
-    def _size_columns(self) -> None:
-        """Size cells from the font and the widest number, not by measuring every cell."""
-        metrics = self.table.fontMetrics()
+    # --- sizes ------------------------------------------------------------------------------
+    def _measure(self) -> None:
+        """Find the table's size at zoom 1, then lay the cells out at the zoom the room allows."""
+        natural = self._layout_cells(1.0)
+        if natural != self.natural:
+            self.natural = natural
+            self.updateGeometry()
+            self.measured.emit()
+        self._apply_zoom(self._fitting_zoom() if self.fit else self.zoom)
+
+    def _layout_cells(self, zoom: float) -> QSize:
+        """Size the cells for the font times ``zoom`` (from the widest text, not every cell);
+        returns the table's whole size then."""
+        font = QFont(self.font())
+        font.setPointSizeF(self.font().pointSizeF() * zoom)
+        self.table.setFont(font)
+        self.cell_font = font
+        self.bold_font = QFont(font)
+        self.bold_font.setBold(True)
+        metrics = QFontMetrics(font)
         longest = max((t for row in self.texts for t in row), key=len, default="0")
         label = max(self.col_labels, key=len, default="0")
         widest = max(metrics.horizontalAdvance(longest), metrics.horizontalAdvance(label))
-        self.table.horizontalHeader().setDefaultSectionSize(widest + 10)
-        self.table.verticalHeader().setDefaultSectionSize(metrics.height() + 6)
-        self._fit_table()
-
-    def _fit_table(self) -> None:
-        """Make the table exactly as big as its cells, up to MAX_TABLE_SIZE (then it scrolls)."""
-        table, frame = self.table, 2 * self.table.frameWidth()
+        table, pad = self.table, max(6, round(4 * zoom))
+        table.horizontalHeader().setDefaultSectionSize(widest + 2 * pad)
+        table.verticalHeader().setDefaultSectionSize(metrics.height() + pad)
+        frame = 2 * table.frameWidth()
         width = table.verticalHeader().sizeHint().width() + table.horizontalHeader().length() + frame
         height = table.horizontalHeader().sizeHint().height() + table.verticalHeader().length() + frame
-        bar = table.style().pixelMetric(table.style().PixelMetric.PM_ScrollBarExtent)
-        max_w, max_h = MAX_TABLE_SIZE
-        if width > max_w:
-            height += bar
-        if height > max_h:
-            width += bar
-        table.setFixedSize(min(width, max_w), min(height, max_h))
+        return QSize(width, height)
+
+    def _apply_zoom(self, zoom: float) -> None:
+        self.zoom = zoom
+        self.table.content = self._layout_cells(zoom)
+        self.table.updateGeometry()
+        if not self.fit:
+            self.updateGeometry()
+
+    def set_zoom(self, zoom: float) -> None:
+        """Draw the cells at ``zoom`` times the text size (for views with fit=False)."""
+        if abs(zoom - self.zoom) > 1e-3:
+            self._apply_zoom(zoom)
+
+    def _room(self) -> QSize:
+        """The room this view has for its table."""
+        spacing = self.layout().spacing()
+        used = self.title.sizeHint().height() + spacing
+        if self.readout.isVisibleTo(self):
+            used += self.readout.sizeHint().height() + spacing
+        return QSize(self.width(), self.height() - used)
+
+    def _fitting_zoom(self) -> float:
+        """The largest zoom, in steps of 0.05 from 1 to MAX_ZOOM, at which the table fits its room."""
+        room, natural = self._room(), self.natural
+        if natural.width() <= 0 or natural.height() <= 0:
+            return 1.0
+        ratio = min(room.width() / natural.width(), room.height() / natural.height())
+        return min(max(np.floor(ratio * 0.97 * 20) / 20, 1.0), MAX_ZOOM)
+
+    def extra_height(self) -> int:
+        """What the view adds below and above its table: the title, and the readout when shown."""
+        return self.sizeHint().height() - self.table.content.height()
+
+    def sizeHint(self) -> QSize:
+        """At zoom 1 when the view fits itself (a hint that followed the zoom would feed back
+        into the room it is given); at the set zoom otherwise."""
+        table = self.natural if self.fit else self.table.content
+        spacing = self.layout().spacing()
+        height = self.title.sizeHint().height() + spacing + table.height()
+        if self.readout.isVisibleTo(self):
+            height += self.readout.sizeHint().height() + spacing
+        return QSize(max(table.width(), self.title.sizeHint().width()), height)
+
+    def minimumSizeHint(self) -> QSize:
+        hint, table = self.sizeHint(), self.table.minimumSizeHint()
+        if self.fit:
+            table = table.boundedTo(self.natural)
+        grown = self.natural if self.fit else self.table.content
+        return QSize(
+            max(table.width(), self.title.sizeHint().width()),
+            hint.height() - grown.height() + table.height(),
+        )
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.fit:
+            zoom = self._fitting_zoom()
+            if abs(zoom - self.zoom) > 1e-3:
+                self._apply_zoom(zoom)
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.FontChange:
-            self.bold_font = QFont(self.font())
-            self.bold_font.setBold(True)
-            self._size_columns()
+            self._measure()
         super().changeEvent(event)
 
     def set_title(self, text: str) -> None:

@@ -1,4 +1,4 @@
-"""An inline message strip: hidden when empty, coloured by severity."""
+"""An inline message strip: hidden when empty, coloured by severity, as tall as its wrapped text."""
 
 from __future__ import annotations
 
@@ -28,8 +28,20 @@ class MessageBar(QLabel):
         self.setStyleSheet(f"QLabel {{ {STYLES[level]} padding:4px 8px; border-radius:3px; }}")
         self.setText(text)
         self.show()
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Keep every wrapped line: a crowded page would otherwise squeeze the strip to one."""
+        height = self.heightForWidth(self.width()) if self.text() else 0
+        if height != self.minimumHeight():
+            self.setMinimumHeight(max(height, 0))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
 
     def clear_message(self) -> None:
         self.level = ""
         self.clear()
+        self.setMinimumHeight(0)
         self.hide()

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractScrollArea,
     QHeaderView,
+    QStyle,
     QTableWidget,
     QTableWidgetItem,
 )
@@ -35,7 +36,24 @@ def text_table(
         table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
     else:
         table.horizontalHeader().setStretchLastSection(True)
+        header = table.horizontalHeader()
+        header.sectionResized.connect(lambda *_: _ask_for_columns(table))
+        _ask_for_columns(table)
     return table
+
+
+def _ask_for_columns(table: QTableWidget) -> None:
+    """At least as wide as the columns' text (and a vertical scroll bar): a layout then shares out
+    what is left, instead of squeezing the table into a horizontal scroll bar."""
+    bar = table.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+    rows = table.verticalHeader().sizeHint().width() if table.verticalHeader().isVisible() else 0
+    header, last = table.horizontalHeader(), table.columnCount() - 1
+    # The last column is stretched to the free width, so its text, not its size, counts.
+    content = sum(header.sectionSize(k) for k in range(last))
+    content += max(header.sectionSizeHint(last), table.sizeHintForColumn(last)) if last >= 0 else 0
+    width = rows + content + bar + 2 * table.frameWidth()
+    if table.minimumWidth() != width:
+        table.setMinimumWidth(width)
 
 
 def fill_table(

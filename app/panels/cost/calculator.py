@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QPushButton,
     QVBoxLayout,
-    QWidget,
 )
 
 from app.panels.cost.plots import COLORS, curve, place_slope, slope_label
@@ -30,7 +29,7 @@ from app.panels.cost.state import (
 )
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note, spin
+from app.widgets.controls import note, side_column, spin
 from app.widgets.plots import loglog_plot
 from app.widgets.tables import fill_table, text_table
 from core.complexity import DTYPE_BYTES, MEMORY_SIZES, AttentionCost
@@ -68,9 +67,7 @@ class CalculatorPage(Step):
         controls.addLayout(form)
         controls.addWidget(self.readout)
         controls.addStretch(1)
-        controls_box = QWidget()
-        controls_box.setLayout(controls)
-        controls_box.setMaximumWidth(360)
+        controls_box = side_column(controls)
 
         self.flops_plot = loglog_plot("FLOPs of attention (whole model)", "FLOPs")
         self.flops_curves = {

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QPushButton, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QPushButton, QSlider, QVBoxLayout
 
 from app.panels.cost.state import FlashResult, FlashState, compute_flash
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, MatrixView
 from app.widgets.colors import default_levels
-from app.widgets.controls import note, spin
+from app.widgets.controls import note, side_column, spin
 from core.flash import FlashTrace
 
 
@@ -49,9 +49,7 @@ class FlashPage(Step):
         controls.addWidget(self.memory_note)
         controls.addWidget(self.check_note)
         controls.addStretch(1)
-        controls_box = QWidget()
-        controls_box.setLayout(controls)
-        controls_box.setMaximumWidth(240)
+        controls_box = side_column(controls)
 
         self.scores = Heatmap("Scores computed so far", signed=True, colorbar=False, cell_text=False)
         self.scores.set_describer(self._describe_score)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QVBoxLayout
 
 from app.panels.cost.plots import COLORS, curve, place_slope, slope_label
 from app.panels.cost.state import (
@@ -19,7 +19,7 @@ from app.panels.cost.state import (
 )
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
-from app.widgets.controls import note, spin
+from app.widgets.controls import note, side_column, spin
 from app.widgets.plots import loglog_plot
 
 
@@ -46,9 +46,7 @@ class SparsePage(Step):
         left.addLayout(form)
         left.addWidget(self.note)
         left.addWidget(self.picture, 1)
-        left_box = QWidget()
-        left_box.setLayout(left)
-        left_box.setMaximumWidth(380)
+        left_box = side_column(left)
         self.cells_plot = loglog_plot("Cells computed", "cells", legend_at=(8, 8))
         self.fraction_plot = loglog_plot("Share of the n² cells", "fraction", legend_at=(8, -8))
         self.cell_curves = {

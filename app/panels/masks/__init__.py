@@ -83,20 +83,20 @@ class MasksPanel(Panel):
         self.family_note = note()
         self.window_slider.setMinimumWidth(220)
         controls = QGridLayout()
-        placed = (
+        placed = (  # three short rows, so the panel fits a 1280-pixel projector beside the lesson
             (QLabel("Tokens"), 0, 0, 1),
             (self.tokens_edit, 0, 1, 4),
-            (QLabel("Padding"), 0, 5, 1),
-            (self.pad_spin, 0, 6, 1),
-            (QLabel("Seed"), 0, 7, 1),
-            (self.seed_spin, 0, 8, 1),
-            (self.reset_button, 0, 9, 1),
+            (QLabel("Seed"), 0, 5, 1),
+            (self.seed_spin, 0, 6, 1),
+            (self.reset_button, 0, 7, 1),
             (QLabel("Mask"), 1, 0, 1),
             (self.kind_combo, 1, 1, 1),
             (self.window_slider, 1, 2, 2),
-            (self.symmetric_box, 1, 4, 1),
-            (QLabel("Global"), 1, 5, 1),
-            (self.global_edit, 1, 6, 4),
+            (self.symmetric_box, 1, 4, 3),
+            (QLabel("Padding"), 2, 0, 1),
+            (self.pad_spin, 2, 1, 1),
+            (QLabel("Global"), 2, 2, 1),
+            (self.global_edit, 2, 3, 4),
         )
         for widget, row, column, span in placed:
             controls.addWidget(widget, row, column, 1, span)

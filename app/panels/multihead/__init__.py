@@ -34,7 +34,7 @@ from app.panels.multihead.state import (
 from app.panels.multihead.table import TablePage
 from app.panels.step import Live
 from app.widgets import LabelledSlider
-from app.widgets.controls import bind, note, set_quietly, spin
+from app.widgets.controls import bind, note, set_quietly, side_column, spin
 from core.multihead import fitting_heads, head_divisors, parse_heads
 
 REAL_MODEL_PANEL = "model"
@@ -105,10 +105,7 @@ class MultiHeadPanel(Panel):
         left.addWidget(self.random_note)
         left.addWidget(self.model_button)
         left.addStretch(1)
-        box = QWidget()
-        box.setLayout(left)
-        box.setMaximumWidth(270)
-        return box
+        return side_column(left)
 
     @property
     def settings(self) -> MultiHeadState:

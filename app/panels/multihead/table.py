@@ -11,12 +11,12 @@ from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note
 from app.widgets.tables import fill_table, text_table
 
-COLUMNS = (
+COLUMNS = (  # two-line headers, so the table fits beside the controls on a projector
     "head",
-    "mean peak position",
-    "mean entropy (nats)",
-    "agreement with head 0",
-    "agreement with uniform",
+    "mean peak\nposition",
+    "mean entropy\n(nats)",
+    "agreement\nwith head 0",
+    "agreement\nwith uniform",
 )
 
 

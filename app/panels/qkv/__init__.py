@@ -19,7 +19,7 @@ from app.panels.qkv.scores import ScoresPage
 from app.panels.qkv.state import QKVState, compute_qkv
 from app.panels.qkv.weights import WeightsPage
 from app.panels.step import Live
-from app.widgets.controls import bind, spin
+from app.widgets.controls import bind, side_column, spin
 from app.widgets.sdpa_diagram import SdpaDiagram
 
 DIAGRAM_BOX = (None, "inputs", "matmul", "scale", "softmax", "output")
@@ -73,10 +73,7 @@ class QKVPanel(Panel):
         left = QVBoxLayout()
         left.addLayout(form)
         left.addWidget(self.diagram, 1)
-        box = QWidget()
-        box.setLayout(left)
-        box.setMaximumWidth(270)
-        return box
+        return side_column(left)
 
     @property
     def example(self):

@@ -29,7 +29,7 @@ class BlendPage(Step):
         focus = 1 if len(tokens) > 1 else 0
         vector = ", ".join(explain.num(v) for v in t.output[focus])
         self.output_note.setText(
-            "Step 4: output row i is Σⱼ weight(i, j) × value j, every value in the share row i gives it. "
+            "Step 6: output row i is Σⱼ weight(i, j) × value j, every value in the share row i gives it. "
             f"New vector for “{tokens[focus]}”: [{vector}]. Click a cell of the output."
         )
         return None

@@ -24,7 +24,7 @@ class ScaledPage(Step):
         tokens, d_k = r.example.tokens, r.Q.shape[1]
         self.scaled_map.set_data(r.trace.scaled, tokens, tokens)
         self.scale_note.setText(
-            f"Step 2: divide by √d_k = √{d_k} = {explain.num(np.sqrt(d_k), 3)}. A sum of d_k products "
+            f"Step 4: divide by √d_k = √{d_k} = {explain.num(np.sqrt(d_k), 3)}. A sum of d_k products "
             "spreads like √d_k; dividing it out keeps the scores the same size for any d_k."
         )
         return None

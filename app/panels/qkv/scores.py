@@ -16,7 +16,7 @@ class ScoresPage(Step):
         self.score_map.set_describer(lambda i, j: explain.score(self.result.Q, self.result.K, i, j))
         lay_out(
             self,
-            "Step 1: cell (i, j) is query i dotted with key j; the closer the two point the same "
+            "Step 3: cell (i, j) is query i dotted with key j; the closer the two point the same "
             "way, the larger it is. Hover a cell for its sum.",
             self.score_map,
         )

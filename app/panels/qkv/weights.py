@@ -23,7 +23,7 @@ class WeightsPage(Step):
         self.weight_map.set_data(t.weights, tokens, tokens, levels=(0.0, 1.0))
         sums = " ".join(explain.num(v) for v in t.weights.sum(axis=1))
         self.sum_note.setText(
-            "Step 3: softmax makes every entry positive and scales each row to a total of 1; cell "
+            "Step 5: softmax makes every entry positive and scales each row to a total of 1; cell "
             f"(i, j) is the share of token j's value that token i takes. Row sums: {sums}."
         )
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout
 
 from app.panels.scale.state import (
     ARTICLE_TEMPERATURES,
@@ -16,7 +16,7 @@ from app.panels.scale.state import (
 from app.panels.scale.views import add_plot, lay_out, log_x, marker, uniform_line
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
-from app.widgets.controls import note, set_quietly, spin
+from app.widgets.controls import note, set_quietly, side_column, spin
 from app.widgets.tables import fill_table, text_table
 from core import explain, scaling
 
@@ -54,9 +54,7 @@ class TemperaturePage(Step):
         left.addWidget(self.token_table, 3)
         left.addWidget(QLabel("Computed for the preset above,\nat the article's five temperatures"))
         left.addWidget(self.sweep_table, 2)
-        left_box = QWidget()
-        left_box.setLayout(left)
-        left_box.setMaximumWidth(360)
+        left_box = side_column(left)
 
         self.temperature_map = Heatmap("Weights at temperature T", colorbar=False)
         self.temperature_map.set_describer(lambda i, j: explain.weight(self.result.reading.trace, i, j))

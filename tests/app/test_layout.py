@@ -1,0 +1,177 @@
+"""Every step of every panel fits a 1280 × 720 window (a common projector): no view needs a
+horizontal scroll bar and no text is cut, with the navigation and the lesson pane shown; captions
+that name a step use the panel's own step numbers.
+
+Panels are taken from PANELS, so a new panel is checked without changing this file.
+"""
+
+import re
+
+import pytest
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractScrollArea,
+    QApplication,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QStyle,
+    QStyleOptionComboBox,
+    QTabBar,
+    QWidget,
+)
+
+from app import settings, worker
+from app.panels import PANELS
+
+PROJECTOR = (1280, 720)
+TEXT_MARGIN = 4  # pixels a line edit keeps free beside its text, besides its frame
+
+
+def shown(widget: QWidget, root: QWidget) -> bool:
+    return widget.isVisibleTo(root) and widget.width() > 0
+
+
+def name(widget: QWidget) -> str:
+    text = next(
+        (t for t in (getattr(widget, "text", lambda: "")(), widget.objectName()) if isinstance(t, str) and t),
+        "",
+    )
+    return f"{type(widget).__name__} {text[:40]!r}"
+
+
+def cut_text(widget: QWidget) -> str | None:
+    """Why ``widget``'s text does not fit it, or None when it does."""
+    if isinstance(widget, QLabel) and widget.text().strip() and widget.pixmap().isNull():
+        if widget.wordWrap():
+            needed = widget.heightForWidth(widget.width())
+            if needed > widget.height():
+                return f"needs {needed} px of height, has {widget.height()}"
+        elif widget.minimumSizeHint().width() > widget.width():
+            return f"needs {widget.minimumSizeHint().width()} px, has {widget.width()}"
+    elif isinstance(widget, QAbstractButton) and widget.text():
+        if widget.sizeHint().width() > widget.width():
+            return f"needs {widget.sizeHint().width()} px, has {widget.width()}"
+    elif isinstance(widget, QLineEdit) and widget.text():
+        frame = (
+            2 * widget.style().pixelMetric(QStyle.PixelMetric.PM_DefaultFrameWidth)
+            if widget.hasFrame()
+            else 0
+        )
+        margins = widget.textMargins()
+        needed = QFontMetrics(widget.font()).horizontalAdvance(widget.text()) + TEXT_MARGIN + frame
+        needed += margins.left() + margins.right()
+        if needed > widget.width():
+            return f"needs {needed} px, has {widget.width()}"
+    elif isinstance(widget, QComboBox) and widget.currentText():
+        option = QStyleOptionComboBox()
+        widget.initStyleOption(option)
+        text = QSize(widget.fontMetrics().horizontalAdvance(widget.currentText()), widget.height())
+        needed = widget.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox, option, text, widget)
+        if needed.width() > widget.width():
+            return f"needs {needed.width()} px, has {widget.width()}"
+    elif isinstance(widget, QTabBar):
+        for k in range(widget.count()):
+            rect, hint = widget.tabRect(k), widget.tabSizeHint(k)
+            if rect.right() > widget.width() or rect.width() < hint.width():
+                return f"tab {widget.tabText(k)!r} is cut"
+    return None
+
+
+def problems(root: QWidget, step: int) -> list[str]:
+    found = []
+    for widget in root.findChildren(QWidget):
+        if not shown(widget, root):
+            continue
+        caption = re.match(r"\s*Step (\d+):", widget.text()) if isinstance(widget, QLabel) else None
+        if caption and int(caption[1]) != step + 1:
+            found.append(f"{name(widget)} names step {caption[1]}; the panel calls it step {step + 1}")
+        if isinstance(widget, QAbstractScrollArea) and widget.horizontalScrollBar().isVisible():
+            found.append(f"{name(widget)} needs a horizontal scroll bar")
+        why = cut_text(widget)
+        if why:
+            found.append(f"{name(widget)} is cut: {why}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def window(qapp, tmp_path_factory):
+    from app.window import MainWindow
+
+    settings.use_folder(str(tmp_path_factory.mktemp("settings")))
+    win = MainWindow()
+    win.resize(*PROJECTOR)
+    win.show()
+    yield win
+    win.close()
+    worker.cancel_all()
+
+
+def test_navigation_fits(window):
+    metrics, nav = window.nav.fontMetrics(), window.nav
+    widest = max(metrics.horizontalAdvance(nav.item(k).text()) for k in range(nav.count()))
+    assert widest <= nav.viewport().width()
+    assert not nav.horizontalScrollBar().isVisible()
+
+
+@pytest.mark.parametrize("cls", PANELS, ids=[cls.key for cls in PANELS])
+def test_every_step_fits_a_projector(window, cls):
+    panel = window.show_panel(cls.key)
+    failures = []
+    for step, title in enumerate(cls.steps):
+        panel.set_step(step)
+        worker.wait_idle()
+        window.resize(*PROJECTOR)
+        QApplication.processEvents()
+        found = problems(panel, step)
+        handles = window.splitter.handleWidth() * (window.splitter.count() - 1)
+        room = PROJECTOR[0] - window.nav.width() - window.lesson.minimumWidth() - handles
+        if panel.minimumSizeHint().width() > room:
+            found.append(
+                f"the panel needs {panel.minimumSizeHint().width()} px, more than the {room} px it has"
+            )
+        failures += [f"step {step + 1} ({title}): {p}" for p in found]
+    assert not failures, "\n".join(failures)
+
+
+def test_presenting_hides_the_side_columns_and_back(window):
+    window.show_panel(PANELS[0].key)
+    window.presenting_action.trigger()
+    assert window.presenting
+    assert not window.nav.isVisible() and not window.lesson.isVisible() and not window.menuBar().isVisible()
+    columns = [w for w in window.current().findChildren(QWidget) if w.property("side_column")]
+    assert all(not w.isVisible() for w in columns)
+    window.presenting_action.trigger()
+    assert window.nav.isVisible() and window.lesson.isVisible() and window.menuBar().isVisible()
+    assert all(w.isVisible() for w in columns)
+
+
+def test_presenting_is_remembered(qapp, tmp_path):
+    from app.window import MainWindow
+
+    settings.use_folder(str(tmp_path))
+    first = MainWindow()
+    first.set_presenting(True)
+    first.save_state()
+    first.deleteLater()
+    again = MainWindow()
+    assert again.presenting and again.presenting_action.isChecked() and again.nav.isHidden()
+    again.set_presenting(False)
+    assert not again.nav.isHidden() and again.menuBar().isVisibleTo(again)
+    again.deleteLater()
+
+
+def test_step_tabs_shorten_to_numbers_when_they_do_not_fit(qtbot):
+    from app.panels.base import StepBar
+
+    bar = StepBar(("A long first step name", "A long second step name", "A long third step name"))
+    qtbot.addWidget(bar)
+    bar.resize(2000, 30)
+    bar.show()
+    assert [bar.tabText(k) for k in range(3)] == bar.names
+    bar.resize(bar.tabSizeHint(0).width() + 80, 30)
+    bar.setCurrentIndex(2)
+    assert [bar.tabText(k) for k in range(3)] == ["1", "2", "3. A long third step name"]
+    assert bar.tabToolTip(0) == "1. A long first step name"
