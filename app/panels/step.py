@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from app import worker
-from app.widgets.controls import bind, note, side_column
+from app.widgets.controls import bind, note
 
 Notice = tuple[str, str] | None  # (text, level) for the panel's message bar; None clears it
 
@@ -67,7 +67,7 @@ class Live(QObject):
         return True
 
     def refresh(self) -> None:
-        """Announce the current result again (after something it holds changed in place)."""
+        """Announce the current result again (its contents grew in place, e.g. a generated token)."""
         self.changed.emit()
 
     def _accept(self, state, result) -> None:
@@ -176,8 +176,11 @@ class Step(QWidget):
         for label in notes:
             column.addWidget(label)
         column.addStretch(1)
+        left = QWidget()
+        left.setLayout(column)
+        left.setMaximumWidth(330)
         row = QHBoxLayout()
-        row.addWidget(side_column(column))
+        row.addWidget(left)
         row.addWidget(view, 1)
         page = QVBoxLayout(self)
         page.addWidget(note(intro))

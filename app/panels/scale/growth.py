@@ -18,6 +18,7 @@ class GrowthPage(Step):
     def __init__(self):
         super().__init__(Live(GrowthView(), check_growth_view))
         self.measure = self.follow(Live(MeasureState(), measure_growth, background=True))
+        self.drawn_divide: bool | None = None  # the axes on screen: with or without ÷ √d_k
         s, widths = self.state, scaling.GROWTH_WIDTHS
         self.growth_slider = self.bind(
             LabelledSlider("dₖ", widths[0], widths[-1], s.d_k, log=True, integer=True, choices=widths),
@@ -85,14 +86,15 @@ class GrowthPage(Step):
         self.progress.setValue(done)
 
     def draw(self, s: GrowthView) -> Notice:
-        self.growth_plot.setTitle(
-            "Spread of q·k ÷ √dₖ stays near 1" if s.divide else "Spread of q·k grows like √dₖ"
-        )
-        self.growth_plot.setLabel("left", "spread of q·k / √dₖ" if s.divide else "spread of q·k")
-        reference = np.ones_like(self.reference_x) if s.divide else np.sqrt(self.reference_x)
-        self.reference_curve.setData(self.reference_x, reference)
-        self.growth_plot.legend.getLabel(self.reference_curve).setText("1" if s.divide else "√dₖ")
-        self.growth_plot.setYRange(0, 1.6 if s.divide else 34, padding=0)
+        if s.divide != self.drawn_divide:  # the axes change only with the division
+            self.drawn_divide = s.divide
+            title = "Spread of q·k ÷ √dₖ stays near 1" if s.divide else "Spread of q·k grows like √dₖ"
+            self.growth_plot.setTitle(title)
+            self.growth_plot.setLabel("left", "spread of q·k / √dₖ" if s.divide else "spread of q·k")
+            reference = np.ones_like(self.reference_x) if s.divide else np.sqrt(self.reference_x)
+            self.reference_curve.setData(self.reference_x, reference)
+            self.growth_plot.legend.getLabel(self.reference_curve).setText("1" if s.divide else "√dₖ")
+            self.growth_plot.setYRange(0, 1.6 if s.divide else 34, padding=0)
         measured: Measured | None = self.measure.result
         if measured is None:
             return None

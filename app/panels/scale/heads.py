@@ -18,6 +18,7 @@ class HeadsPage(Step):
     def __init__(self):
         super().__init__(Live(HeadsState(), compute_heads))
         s = self.state
+        self.drawn_sweep = None  # the sweep on screen, to redraw it only when the seed changes
         self.head_slider = self.bind(
             LabelledSlider(
                 "dₖ", HEAD_WIDTHS[0], HEAD_WIDTHS[-1], s.d_k, log=True, integer=True, choices=HEAD_WIDTHS
@@ -69,10 +70,12 @@ class HeadsPage(Step):
 
     def draw(self, r: HeadsResult) -> Notice:
         sweep, c = r.sweep, r.comparison
-        self.scaled_curve.setData(sweep.widths, sweep.entropy_scaled)
-        self.unscaled_curve.setData(sweep.widths, sweep.entropy_unscaled)
-        self.heads_uniform.setValue(sweep.max_entropy)
-        self.heads_plot.setYRange(0, 1.25 * sweep.max_entropy, padding=0)
+        if sweep is not self.drawn_sweep:  # cached per seed: new only when the seed changes
+            self.drawn_sweep = sweep
+            self.scaled_curve.setData(sweep.widths, sweep.entropy_scaled)
+            self.unscaled_curve.setData(sweep.widths, sweep.entropy_unscaled)
+            self.heads_uniform.setValue(sweep.max_entropy)
+            self.heads_plot.setYRange(0, 1.25 * sweep.max_entropy, padding=0)
         labels = [str(i) for i in range(HEAD_TOKENS)]
         self.scaled_map.set_data(c.scaled.weights, labels, labels, levels=(0.0, 1.0))
         self.unscaled_map.set_data(c.unscaled.weights, labels, labels, levels=(0.0, 1.0))

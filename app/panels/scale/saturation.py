@@ -18,6 +18,7 @@ class SaturationPage(Step):
     def __init__(self):
         super().__init__(Live(SaturationState(), compute_saturation))
         s = self.state
+        self.drawn_sweep = None  # the sweep on screen, to redraw the curve and axes only when it changes
         self.scores_edit = self.bind(QLineEdit(s.scores), "scores")
         self.scores_edit.setPlaceholderText("numbers separated by commas, e.g. 1, 2, 3")
         self.multiplier_slider = self.bind(
@@ -58,11 +59,13 @@ class SaturationPage(Step):
         )
 
     def draw(self, r: SaturationResult) -> Notice:
-        self.gradient_curve.setData(MULTIPLIER_GRID, r.sweep)
-        ticks = [[(k, explain.num(v, 2).rstrip("0").rstrip(".")) for k, v in enumerate(r.scores)]]
-        for plot in (self.weights_plot, self.slope_plot):
-            plot.getAxis("bottom").setTicks(ticks)
-            plot.setXRange(-0.6, len(r.scores) - 0.4, padding=0)
+        if r.sweep is not self.drawn_sweep:  # the cached sweep: new only when the scores change
+            self.drawn_sweep = r.sweep
+            self.gradient_curve.setData(MULTIPLIER_GRID, r.sweep)
+            ticks = [[(k, explain.num(v, 2).rstrip("0").rstrip(".")) for k, v in enumerate(r.scores)]]
+            for plot in (self.weights_plot, self.slope_plot):
+                plot.getAxis("bottom").setTicks(ticks)
+                plot.setXRange(-0.6, len(r.scores) - 0.4, padding=0)
         sat = r.now
         x = np.arange(sat.weights.size)
         self.weight_bars.setOpts(x=x, height=sat.weights)

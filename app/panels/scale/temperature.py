@@ -25,6 +25,7 @@ class TemperaturePage(Step):
     def __init__(self):
         super().__init__(Live(TemperatureState(), compute_temperature))
         s = self.state
+        self.drawn_curve = None  # the sweep on screen, to redraw it only when the tokens change
         self.preset_combo = QComboBox()
         self.preset_combo.addItems([p.name for p in scaling.PRESETS] + ["Custom"])
         self.preset_combo.currentIndexChanged.connect(self._on_preset)
@@ -90,16 +91,16 @@ class TemperaturePage(Step):
             self.apply(n_tokens=p.n_tokens, d_k=p.d_k, seed=p.seed)
 
     def draw(self, r: TemperatureResult) -> Notice:
-        self.entropy_curve.setData(r.curve.temperatures, r.curve.mean_entropy)
-        self.uniform_line.setValue(r.curve.max_entropy)
-        self.entropy_plot.setYRange(0, 1.25 * r.curve.max_entropy, padding=0)
-        fill_table(
-            self.sweep_table,
-            [
+        if r.curve is not self.drawn_curve:  # cached per tokens: new only when they change
+            self.drawn_curve = r.curve
+            self.entropy_curve.setData(r.curve.temperatures, r.curve.mean_entropy)
+            self.uniform_line.setValue(r.curve.max_entropy)
+            self.entropy_plot.setYRange(0, 1.25 * r.curve.max_entropy, padding=0)
+            rows = [
                 (f"{t:.2f}", f"{r.article.mean_entropy[k]:.4f}", f"{r.article.mean_peak[k]:.4f}")
                 for k, t in enumerate(ARTICLE_TEMPERATURES)
-            ],
-        )
+            ]
+            fill_table(self.sweep_table, rows)
         reading = r.reading
         n = reading.weights.shape[0]
         labels = [str(i) for i in range(n)]
