@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from app import worker
-from app.widgets.controls import bind, note
+from app.widgets.controls import bind, note, side_column
 
 Notice = tuple[str, str] | None  # (text, level) for the panel's message bar; None clears it
 
@@ -176,11 +176,8 @@ class Step(QWidget):
         for label in notes:
             column.addWidget(label)
         column.addStretch(1)
-        left = QWidget()
-        left.setLayout(column)
-        left.setMaximumWidth(330)
         row = QHBoxLayout()
-        row.addWidget(left)
+        row.addWidget(side_column(column))
         row.addWidget(view, 1)
         page = QVBoxLayout(self)
         page.addWidget(note(intro))
