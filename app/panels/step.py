@@ -168,9 +168,15 @@ class Step(QWidget):
             self.notice = self.draw(self.live.result)
 
     def layout_with(
-        self, intro: str, controls: QFormLayout, view: QWidget, notes: tuple[QLabel, ...] = ()
+        self,
+        intro: str,
+        controls: QFormLayout,
+        view: QWidget,
+        notes: tuple[QLabel, ...] = (),
+        wide: tuple[tuple[str, QWidget], ...] = (),
     ) -> None:
-        """Intro text on top; the controls, then ``notes``, on the left; the views on the right."""
+        """Intro text on top, then ``wide`` (label, field) rows across the page (long typed text);
+        the controls, then ``notes``, on the left; the views on the right."""
         column = QVBoxLayout()
         column.addLayout(controls)
         for label in notes:
@@ -181,4 +187,9 @@ class Step(QWidget):
         row.addWidget(view, 1)
         page = QVBoxLayout(self)
         page.addWidget(note(intro))
+        if wide:
+            fields = QFormLayout()
+            for label, field in wide:
+                fields.addRow(label, field)
+            page.addLayout(fields)
         page.addLayout(row, 1)

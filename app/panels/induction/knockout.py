@@ -24,7 +24,6 @@ class KnockoutPage(Step):
         controls = QFormLayout()
         controls.addRow("Knock out layer", self.layer_spin)
         controls.addRow("… head", self.head_spin)
-        controls.addRow("Your sequence", self.text_edit)
         self.summary = note()
         self.losses = Heatmap("Repeat loss without each head (click one)", colorbar=False, cell_text=True)
         self.weights = Heatmap("The chosen head reading your sequence", colorbar=False, max_ticks=16)
@@ -45,6 +44,7 @@ class KnockoutPage(Step):
             controls,
             holder,
             (self.summary,),
+            wide=(("Your sequence", self.text_edit),),
         )
         self.losses.clicked.connect(lambda i, j: self.apply(layer=i + 1, head=j + 1))
         trainer.updated.connect(self.take_model)

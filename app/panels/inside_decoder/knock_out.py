@@ -42,7 +42,6 @@ class KnockPage(Step):
         self.summary = note()
         self.tokens = note()
         controls = QFormLayout()
-        controls.addRow("Prompt", self.prompt)
         controls.addRow("Ablation", self.mode)
         controls.addRow("Layer", self.layer)
         controls.addRow(self.layer_button)
@@ -64,6 +63,7 @@ class KnockPage(Step):
             controls,
             views,
             (self.summary, self.tokens),
+            wide=(("Prompt", self.prompt),),
         )
         toggle_on_click(self.grid, self)
         self.layer_button.clicked.connect(self.knock_layer)

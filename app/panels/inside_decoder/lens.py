@@ -24,7 +24,6 @@ class LensPage(Step):
         self.target = self.bind(QLineEdit(s.target), "target")
         self.summary = note()
         controls = QFormLayout()
-        controls.addRow("Prompt", self.prompt)
         controls.addRow("Target", self.target)
         self.grid = Heatmap("Top token after each layer (colour: its probability)", max_cell_texts=4096)
         self.rank_plot = plot("Target's rank", "rank (1 = top)", "layer")
@@ -45,6 +44,7 @@ class LensPage(Step):
             controls,
             views,
             (self.summary,),
+            wide=(("Prompt", self.prompt),),
         )
 
     def draw(self, r: LensResult) -> Notice:

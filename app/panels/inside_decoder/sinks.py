@@ -20,7 +20,6 @@ class SinkPage(Step):
         self.prompt = self.bind(QLineEdit(self.state.prompt), "prompt")
         self.summary = note()
         controls = QFormLayout()
-        controls.addRow("Prompt", self.prompt)
         self.grid = HeadMap("Mean weight on the first token")
         self.full = TokenBars("Whole prompt")
         self.dropped = TokenBars("First token dropped")
@@ -38,6 +37,7 @@ class SinkPage(Step):
             controls,
             views,
             (self.summary,),
+            wide=(("Prompt", self.prompt),),
         )
 
     def draw(self, r: SinkResult) -> Notice:
