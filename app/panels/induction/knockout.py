@@ -27,7 +27,7 @@ class KnockoutPage(Step):
         self.summary = note()
         self.losses = Heatmap("Repeat loss without each head (click one)", colorbar=False, cell_text=True)
         self.weights = Heatmap("The chosen head reading your sequence", colorbar=False, max_ticks=16)
-        self.table = text_table(("token", "next", "without it"))
+        self.table = text_table(("token", "next", "without it"), size_columns=True)
         views = QGridLayout()
         views.addWidget(self.losses, 0, 0)
         views.addWidget(self.table, 0, 1, 2, 1)
