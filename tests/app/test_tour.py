@@ -11,7 +11,18 @@ from app.panels import PANELS
 from app.window import MainWindow
 
 # The order the first article builds the idea, then the second article's retrieval view.
-ARTICLE_ORDER = ["qkv", "scale", "masks", "multihead", "model", "position", "cost", "bench", "memory"]
+ARTICLE_ORDER = [
+    "qkv",
+    "scale",
+    "masks",
+    "multihead",
+    "model",
+    "next_token",
+    "position",
+    "cost",
+    "bench",
+    "memory",
+]
 LIGHT = [cls for cls in PANELS if cls.key in ("qkv", "scale", "masks")]
 
 
