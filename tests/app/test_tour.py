@@ -18,6 +18,8 @@ ARTICLE_ORDER = [
     "masks",
     "multihead",
     "model",
+    "next_token",
+    "inside_decoder",
     "position",
     "cost",
     "bench",
