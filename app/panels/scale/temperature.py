@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QVBoxLayout
 
 from app.panels.scale.state import (
     ARTICLE_TEMPERATURES,
@@ -53,7 +53,8 @@ class TemperaturePage(Step):
         left = QVBoxLayout()
         left.addLayout(form)
         left.addWidget(self.token_table, 3)
-        left.addWidget(QLabel("Computed for the preset above,\nat the article's five temperatures"))
+        self.sweep_label = note("")
+        left.addWidget(self.sweep_label)
         left.addWidget(self.sweep_table, 2)
         left_box = side_column(left)
 
@@ -101,6 +102,12 @@ class TemperaturePage(Step):
                 for k, t in enumerate(ARTICLE_TEMPERATURES)
             ]
             fill_table(self.sweep_table, rows)
+            s = self.state
+            named = r.preset < len(scaling.PRESETS)
+            tokens = (
+                scaling.PRESETS[r.preset].name if named else f"{s.n_tokens} tokens, dₖ {s.d_k}, seed {s.seed}"
+            )
+            self.sweep_label.setText(f"Computed here for “{tokens}”, at the article's five temperatures")
         reading = r.reading
         n = reading.weights.shape[0]
         labels = [str(i) for i in range(n)]
