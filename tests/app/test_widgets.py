@@ -151,3 +151,15 @@ def test_heatmap_without_labels_for_small_multiples(qtbot):
     h.set_data(np.eye(3))
     assert not h.plot.getAxis("left").isVisible() and not h.plot.getAxis("top").isVisible()
     assert not h.readout.isVisibleTo(h)
+
+
+def test_a_cleared_heatmap_shows_nothing_and_takes_data_again(qtbot):
+    """Before a panel has a result its heatmap is cleared, not filled with NaN (the monkey counts
+    NaN in a view as a fault)."""
+    h = Heatmap()
+    qtbot.addWidget(h)
+    h.set_data(np.array([[0.2, 0.8]]), ["a"], ["b", "c"])
+    h.clear()
+    assert h.values.size == 0 and h.image.image is None and h.cells.texts == []
+    h.set_data(np.array([[0.5]]), ["a"], ["b"])
+    assert h.cells.texts == ["0.50"]

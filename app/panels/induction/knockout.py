@@ -59,8 +59,8 @@ class KnockoutPage(Step):
 
     def draw(self, r: KnockoutResult | None) -> Notice:
         if r is None:
-            self.losses.set_data(np.full((1, 1), np.nan), [""], [""])
-            self.weights.set_data(np.full((1, 1), np.nan), [""], [""])
+            self.losses.clear()
+            self.weights.clear()
             fill_table(self.table, [])
             self.summary.setText("")
             return ("Train the model in step 2 first (or pause it); this step measures it.", "info")

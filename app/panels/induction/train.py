@@ -207,5 +207,5 @@ class TrainPage(Step):
         self.loss_marker.setVisible(False)
         self.score_marker.setVisible(False)
         self.grid.set_data(np.zeros((1, 1, 1, 1)))
-        self.large.set_data(np.full((1, 1), np.nan), [""], [""])
+        self.large.clear()
         self.large.set_title("")
