@@ -134,6 +134,16 @@ class Heatmap(QWidget):
         n, m = (min(k, MIN_CELLS) for k in self.values.shape)
         return hint.expandedTo(QSize(m * line, n * line))
 
+    def clear(self) -> None:
+        """Show no matrix, as before the first ``set_data`` (nothing to show yet)."""
+        self.values = np.zeros((0, 0))
+        self.row_labels, self.col_labels = [], []
+        self.image.clear()
+        self.marker.hide()
+        self.readout.setText(" ")
+        self._set_ticks()
+        self._update_texts()
+
     def set_title(self, title: str) -> None:
         if title != self.plot.titleLabel.text:  # laying out the rich-text title is slow
             self.plot.setTitle(title)

@@ -163,3 +163,15 @@ def test_heatmap_writes_given_texts_into_its_cells_up_to_its_limit(qtbot):
     assert h.cells.texts[1] == "0.20"
     h.set_data(np.zeros((3, 3)), texts=np.full((3, 3), "x"))  # 9 cells > 6: none written
     assert h.cells.texts == []
+
+
+def test_a_cleared_heatmap_shows_nothing_and_takes_data_again(qtbot):
+    """Before a panel has a result its heatmap is cleared, not filled with NaN (the monkey counts
+    NaN in a view as a fault)."""
+    h = Heatmap()
+    qtbot.addWidget(h)
+    h.set_data(np.array([[0.2, 0.8]]), ["a"], ["b", "c"])
+    h.clear()
+    assert h.values.size == 0 and h.image.image is None and h.cells.texts == []
+    h.set_data(np.array([[0.5]]), ["a"], ["b"])
+    assert h.cells.texts == ["0.50"]

@@ -64,6 +64,9 @@ class KnockoutPage(Step):
         for view in (self.losses, self.weights, self.table):
             view.setVisible(r is not None)  # nothing to show before a model is trained
         if r is None:
+            self.losses.clear()
+            self.weights.clear()
+            fill_table(self.table, [])
             self.summary.setText("")
             return ("Train the model in step 2 first (or pause it); this step measures it.", "info")
         s = self.state
