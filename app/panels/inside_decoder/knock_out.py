@@ -6,15 +6,19 @@ import numpy as np
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
-    QHBoxLayout,
     QLineEdit,
     QPushButton,
-    QVBoxLayout,
-    QWidget,
 )
 
 from app.panels.inside_decoder.state import KnockResult
-from app.panels.inside_decoder.views import HeadMap, show_top, toggle_on_click, toggled, visible
+from app.panels.inside_decoder.views import (
+    HeadMap,
+    map_over_pair,
+    show_top,
+    toggle_on_click,
+    toggled,
+    visible,
+)
 from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note, spin
 from app.widgets.token_bars import TokenBars
@@ -49,14 +53,7 @@ class KnockPage(Step):
         self.grid = HeadMap("Knocked-out heads (click a head)")
         self.before = TokenBars("Every head")
         self.after = TokenBars("Without the crossed heads")
-        pair = QHBoxLayout()
-        pair.addWidget(self.before)
-        pair.addWidget(self.after)
-        column = QVBoxLayout()
-        column.addWidget(self.grid, 3)
-        column.addLayout(pair, 2)
-        views = QWidget()
-        views.setLayout(column)
+        views = map_over_pair(self.grid, self.before, self.after)
         self.layout_with(
             "Click heads to remove them; the model runs again without them. The prediction with "
             "every head stands on the left, the one without the crossed heads on the right.",

@@ -3,10 +3,10 @@ when that token is dropped."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QLineEdit
 
 from app.panels.inside_decoder.state import SinkResult, SinkState, compute_sinks
-from app.panels.inside_decoder.views import HeadMap, show_top, visible
+from app.panels.inside_decoder.views import HeadMap, map_over_pair, show_top, visible
 from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note
 from app.widgets.token_bars import TokenBars
@@ -23,14 +23,7 @@ class SinkPage(Step):
         self.grid = HeadMap("Mean weight on the first token")
         self.full = TokenBars("Whole prompt")
         self.dropped = TokenBars("First token dropped")
-        pair = QHBoxLayout()
-        pair.addWidget(self.full)
-        pair.addWidget(self.dropped)
-        column = QVBoxLayout()
-        column.addWidget(self.grid, 3)
-        column.addLayout(pair, 2)
-        views = QWidget()
-        views.setLayout(column)
+        views = map_over_pair(self.grid, self.full, self.dropped)
         self.layout_with(
             "For every head, the mean weight that the other tokens put on the first one. Below: "
             "the next token with the whole prompt and without its first token.",

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.inside_decoder.state import top_tokens
 from app.widgets import Heatmap
@@ -56,3 +57,16 @@ def show_top(view: TokenBars, model, probs: np.ndarray) -> None:
     top = top_tokens(model, probs)
     rest = 1.0 - sum(p for _, p in top)
     view.set_bars([visible(t) for t, _ in top], [p for _, p in top], [True] * len(top), rest)
+
+
+def map_over_pair(grid: QWidget, left: QWidget, right: QWidget) -> QWidget:
+    """The head map on top, two predictions side by side below it."""
+    pair = QHBoxLayout()
+    pair.addWidget(left)
+    pair.addWidget(right)
+    column = QVBoxLayout()
+    column.addWidget(grid, 3)
+    column.addLayout(pair, 2)
+    views = QWidget()
+    views.setLayout(column)
+    return views
