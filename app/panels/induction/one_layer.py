@@ -10,7 +10,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton
 
-from app.panels.induction.train import FIRST, REPEAT
+from app.panels.induction.train import REPEAT, guess_line
 from app.panels.induction.trainer import Phase, Trainer
 from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note
@@ -35,13 +35,7 @@ class OneLayerPage(Step):
         self.loss_plot.addLegend(offset=(-8, 8))
         self.two_curve = self.loss_plot.plot(pen=pg.mkPen(REPEAT, width=2.5), name="2 layers")
         self.one_curve = self.loss_plot.plot(pen=pg.mkPen(ONE_LAYER, width=2.5), name="1 layer")
-        self.guess_line = pg.InfiniteLine(
-            angle=0,
-            pen=pg.mkPen(FIRST, style=pg.QtCore.Qt.PenStyle.DotLine),
-            label="ln V",
-            labelOpts={"position": 0.05},
-        )
-        self.loss_plot.addItem(self.guess_line)
+        self.guess_line = guess_line(self.loss_plot)
         self.layout_with(
             "Train the same model with a single layer, same seed, steps and learning rate. An "
             "induction head needs a previous-token head in an earlier layer to build on.",

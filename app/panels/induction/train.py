@@ -27,6 +27,18 @@ def head_pen(layer: int, head: int, heads: int, dashed: bool) -> pg.QtGui.QPen:
     return pen
 
 
+def guess_line(loss_plot: pg.PlotWidget) -> pg.InfiniteLine:
+    """A dotted line at the loss of a uniform guess, ln V (its height is set per run)."""
+    line = pg.InfiniteLine(
+        angle=0,
+        pen=pg.mkPen(FIRST, style=pg.QtCore.Qt.PenStyle.DotLine),
+        label="ln V",
+        labelOpts={"position": 0.05},
+    )
+    loss_plot.addItem(line)
+    return line
+
+
 def marker(text: str) -> pg.InfiniteLine:
     """A vertical line at the step where the induction head formed."""
     return pg.InfiniteLine(
@@ -70,13 +82,7 @@ class TrainPage(Step):
         self.loss_plot.addLegend(offset=(8, -8))
         self.first_curve = self.loss_plot.plot(pen=pg.mkPen(FIRST, width=2), name="first copy (new tokens)")
         self.repeat_curve = self.loss_plot.plot(pen=pg.mkPen(REPEAT, width=2.5), name="second copy (repeat)")
-        self.guess_line = pg.InfiniteLine(
-            angle=0,
-            pen=pg.mkPen(FIRST, style=pg.QtCore.Qt.PenStyle.DotLine),
-            label="ln V",
-            labelOpts={"position": 0.05},
-        )
-        self.loss_plot.addItem(self.guess_line)
+        self.guess_line = guess_line(self.loss_plot)
         self.score_plot = plot("Head scores (dashed: previous token)", "training step", "score")
         self.score_plot.setYRange(0, 1, padding=0.02)
         self.score_plot.addLegend(offset=(8, 8), colCount=2)
