@@ -63,6 +63,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import worker
+from app.main import PLATFORM_NOISE
 from app.panels import PANELS
 from app.widgets.head_grid import HeadGrid
 from app.widgets.heatmap import Heatmap
@@ -93,7 +94,7 @@ def commit_seed() -> int:
 
 
 SEEDS = [int(os.environ["MONKEY_SEED"])] if os.environ.get("MONKEY_SEED") else [FIXED_SEED, commit_seed()]
-PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
+
 # A value printed by Python or numpy that is not finite ("= nan", ": -inf", "[nan, 1.0]"); prose
 # that explains NaN ("is not a number (NaN)") and tokens that happen to read "nan" are allowed.
 NOT_A_NUMBER = re.compile(r"(?:[=:\[,]\s*)[-−]?(nan|inf)(?![A-Za-z])")
