@@ -44,7 +44,8 @@ def test_first_show_loads_in_the_background_with_progress(qtbot):
     assert p.model is None and p.loader.task is None  # nothing is loaded before the panel is shown
     steps = []
     p.show()
-    assert p.loader.task is not None and p.loader.progress.isVisibleTo(p) and p.loader.cancel_button.isVisibleTo(p)
+    loader = p.loader
+    assert loader.task is not None and loader.progress.isVisibleTo(p) and loader.cancel_button.isVisibleTo(p)
     p.loader.task.progressed.connect(lambda done, total: steps.append((done, total)))
     worker.wait_idle()
     assert p.model.name == "all-MiniLM-L6-v2" and not p.loader.progress.isVisibleTo(p)
@@ -54,7 +55,8 @@ def test_first_show_loads_in_the_background_with_progress(qtbot):
 
 
 def test_find_jumps_to_the_articles_head(panel):
-    assert (panel.page.finder.from_combo.currentText(), panel.page.finder.to_combo.currentText()) == ("it", "trophy")
+    finder = panel.page.finder
+    assert (finder.from_combo.currentText(), finder.to_combo.currentText()) == ("it", "trophy")
     panel.find()
     assert (panel.page.layer_spin.value(), panel.page.head_spin.value()) == (4, 2)
     assert "the best head is layer 4, head 2, weight 0.58" in panel.page.finder.label.text()
@@ -129,7 +131,8 @@ def test_words_hiding_and_pair_filter_reexpress_the_result(panel):
     assert "share of what is left" in panel.page.heatmap.describe(0, 0)
     assert panel.page.part_combo.isEnabled()
     settle(panel.page.part_combo.setCurrentText, "A→B")
-    np.testing.assert_allclose(panel.page.heatmap.values, only_part(hidden, "A→B").attentions[0, 0], rtol=1e-6)
+    a_to_b = only_part(hidden, "A→B").attentions[0, 0]
+    np.testing.assert_allclose(panel.page.heatmap.values, a_to_b, rtol=1e-6)
     assert "outside the A→B filter" in panel.page.heatmap.describe(2, 0)
     settle(panel.text_b_edit.setText, "")
     assert not panel.page.part_combo.isEnabled() and panel.options.part == "all"

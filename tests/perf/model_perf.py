@@ -96,7 +96,7 @@ def option_toggles(panel) -> None:
         for k in range(OPTION_REPEATS):
             started = [0.0, 0.0]
 
-            def act(k=k, started=started):
+            def act(k=k, started=started, toggle=toggle):
                 started[0] = time.perf_counter()
                 toggle(k)
                 started[1] = time.perf_counter()

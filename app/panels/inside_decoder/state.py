@@ -20,7 +20,6 @@ import numpy as np
 
 from core import decoder as dec
 from core import models
-from core.loaded_models import shared as loaded_models
 from core.ablation import MEAN_REFERENCE, Head, ablated, head_means, next_token_probs, run, shape_of
 from core.ablation_ranking import (
     AblationRanking,
@@ -34,6 +33,7 @@ from core.attention import softmax
 from core.attention_sinks import FirstTokenDropped, sink_scores, without_first_token
 from core.decoder_induction import InductionTest, induction_test, random_induction_test
 from core.head_analysis import HeadRanking
+from core.loaded_models import shared as loaded_models
 from core.logit_lens import LogitLens, logit_lens
 
 SMOLLM2 = "smollm2"
