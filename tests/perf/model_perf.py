@@ -147,8 +147,9 @@ def main(only_options: bool = False) -> None:
         loads.append(time.perf_counter() - t)
     print(f"model load, warm (median of 5): {statistics.median(loads) * 1000:.0f} ms")
 
-    for tab in (panel.lines, panel.grid):
-        panel.tabs.setCurrentWidget(tab)
+    page = panel.page
+    for tab in (page.lines, page.grid):
+        page.tabs.setCurrentWidget(tab)
         times, sizes = [], []
         for _ in range(REPEATS):
             for text in SENTENCES:
@@ -158,7 +159,7 @@ def main(only_options: bool = False) -> None:
                 app.processEvents()  # delivers the pending update requests: the view repaints
                 times.append(time.perf_counter() - t)
                 sizes.append(panel.result.shape[-1])
-        name = "head view, 12 heads" if tab is panel.lines else "model view, 72 heads"
+        name = "head view, 12 heads" if tab is page.lines else "model view, 72 heads"
         print(
             f"text change -> all heads drawn ({name}, {min(sizes)}-{max(sizes)} tokens): "
             f"median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
