@@ -1,26 +1,33 @@
 """Speed of the "Real model" panel (opt-in; run it directly, prints medians).
 
-    python -m tests.perf.model_perf
+    python -m tests.perf.model_perf           # everything below
+    python -m tests.perf.model_perf options   # only 4.
 
 Measures, in this order in one fresh process:
   1. the longest UI event-loop stall while the panel loads the bundled model in the background,
      first cold (torch and transformers imported during the load), then warm;
   2. model load time, warm (core.models.load_model, libraries already imported);
   3. time from a text change to every head drawn, for ~20-token sentences: the model run in the
-     worker, the views updated, and the head view (12 heads) and the model view (72 heads) painted.
+     worker, the views updated, and the head view (12 heads) and the model view (72 heads) painted;
+  4. the view options at about 500 tokens (a sentence pair): "join pieces into words", "hide
+     [CLS]/[SEP]" and the pair filter, each toggled several times: the time the UI thread spends
+     in the toggle itself, the longest gap between frames until the new view is drawn, and the
+     time until it is drawn. The controls are found by their text, so the script measures any
+     version of the panel.
 """
 
 from __future__ import annotations
 
 import os
 import statistics
+import sys
 import tempfile
 import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QElapsedTimer, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLineEdit
 
 from app import settings, worker
 
@@ -35,6 +42,9 @@ SENTENCES = [
     "Our neighbour planted tomatoes near the fence, where the sun shines all afternoon.",
 ]
 REPEATS = 3
+LONG_A = "The suitcase was unbelievably heavy, so the porter refused to carry it upstairs. " * 15
+LONG_B = "Nobody expected the trophy to be that large, yet it was gigantically oversized. " * 13
+OPTION_REPEATS = 6
 
 
 def max_stall_during(action, poll) -> float:
@@ -62,22 +72,70 @@ def max_stall_during(action, poll) -> float:
     return max(gaps)
 
 
-def main() -> None:
+def settled() -> bool:
+    return not worker.busy()
+
+
+def option_toggles(panel) -> None:
+    """4. The view options at about 500 tokens: UI-thread time, longest frame gap, time to drawn."""
+    app = QApplication.instance()
+    text_a, text_b = panel.findChildren(QLineEdit)[:2]
+    boxes = {box.text(): box for box in panel.findChildren(QCheckBox)}
+    part = next(c for c in panel.findChildren(QComboBox) if c.findText("A→B") >= 0)
+    text_a.setText(LONG_A)
+    text_b.setText(LONG_B)
+    worker.wait_idle()
+    app.processEvents()
+    toggles = {
+        "join pieces into words": lambda k: boxes["join pieces into words"].setChecked(k % 2 == 0),
+        "hide [CLS]/[SEP]": lambda k: boxes["hide [CLS]/[SEP]"].setChecked(k % 2 == 0),
+        "pair filter": lambda k: part.setCurrentText(("A→B", "all")[k % 2]),
+    }
+    for name, toggle in toggles.items():
+        ui, gaps, drawn = [], [], []
+        for k in range(OPTION_REPEATS):
+            started = [0.0, 0.0]
+
+            def act(k=k, started=started, toggle=toggle):
+                started[0] = time.perf_counter()
+                toggle(k)
+                started[1] = time.perf_counter()
+
+            gaps.append(max_stall_during(act, settled))
+            drawn.append(time.perf_counter() - started[0])
+            ui.append(started[1] - started[0])
+        print(
+            f"{name:24} ({tokens_shown(panel)} tokens): UI thread in the toggle median "
+            f"{statistics.median(ui) * 1000:5.0f} ms · longest frame gap median "
+            f"{statistics.median(gaps):5.0f} ms (max {max(gaps):4.0f}) · drawn after median "
+            f"{statistics.median(drawn) * 1000:5.0f} ms"
+        )
+
+
+def tokens_shown(panel) -> int:
+    from app.widgets import Heatmap
+
+    return max(len(h.row_labels) for h in panel.findChildren(Heatmap))
+
+
+def main(only_options: bool = False) -> None:
     settings.use_folder(tempfile.mkdtemp())
     app = QApplication.instance() or QApplication([])
-    from app.panels import model as model_panel
     from app.panels.model import ModelPanel
+    from core.loaded_models import shared
 
     panel = ModelPanel()
     panel.resize(1200, 800)
+    if only_options:
+        max_stall_during(panel.show, lambda: panel.result is not None and settled())
+        option_toggles(panel)
+        return
     t0 = time.perf_counter()
     cold = max_stall_during(panel.show, lambda: panel.result is not None and not worker.busy())
     print(f"cold load in the panel (imports torch): {time.perf_counter() - t0:.2f} s")
     print(f"  longest UI stall during the cold load: {cold:.0f} ms")
-    model_panel._loaded.clear()
-    warm = max_stall_during(
-        lambda: panel.load("minilm"), lambda: panel.load_task is None and not worker.busy()
-    )
+    shared.clear()
+    warm = max_stall_during(lambda: panel.load("minilm"), settled)
     print(f"  longest UI stall during a warm load:   {warm:.0f} ms")
 
     from core import models
@@ -89,8 +147,9 @@ def main() -> None:
         loads.append(time.perf_counter() - t)
     print(f"model load, warm (median of 5): {statistics.median(loads) * 1000:.0f} ms")
 
-    for tab in (panel.lines, panel.grid):
-        panel.tabs.setCurrentWidget(tab)
+    page = panel.page
+    for tab in (page.lines, page.grid):
+        page.tabs.setCurrentWidget(tab)
         times, sizes = [], []
         for _ in range(REPEATS):
             for text in SENTENCES:
@@ -100,13 +159,14 @@ def main() -> None:
                 app.processEvents()  # delivers the pending update requests: the view repaints
                 times.append(time.perf_counter() - t)
                 sizes.append(panel.result.shape[-1])
-        name = "head view, 12 heads" if tab is panel.lines else "model view, 72 heads"
+        name = "head view, 12 heads" if tab is page.lines else "model view, 72 heads"
         print(
             f"text change -> all heads drawn ({name}, {min(sizes)}-{max(sizes)} tokens): "
             f"median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
         )
+    option_toggles(panel)
     app.processEvents()
 
 
 if __name__ == "__main__":
-    main()
+    main(only_options=sys.argv[1:] == ["options"])

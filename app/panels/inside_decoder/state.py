@@ -1,6 +1,7 @@
 """The Inside a decoder panel's states and computations, Qt-free.
 
-Every step reads the same decoder, loaded once per source and kept (``decoder``); every compute
+Every step reads the same decoder, shared with the other panels through core.loaded_models
+(``decoder``); every compute
 runs in the worker and raises ValueError with a message for bad input. Layers and heads are
 0-based here and 1-based on screen.
 
@@ -32,6 +33,7 @@ from core.attention import softmax
 from core.attention_sinks import FirstTokenDropped, sink_scores, without_first_token
 from core.decoder_induction import InductionTest, induction_test, random_induction_test
 from core.head_analysis import HeadRanking
+from core.loaded_models import shared as loaded_models
 from core.logit_lens import LogitLens, logit_lens
 
 SMOLLM2 = "smollm2"
@@ -41,8 +43,8 @@ TOP = 8  # next-token candidates listed
 MAX_RANDOM = 200  # random tokens in one copy of the induction sequence
 Progress = Callable[[int, int], None]
 
-_lock = threading.Lock()  # steps compute in parallel; one of them loads, the others wait for it
-_models: dict[str, models.LoadedModel] = {}  # source -> the loaded decoder (one kept at a time)
+_lock = threading.Lock()  # steps compute in parallel and share what follows
+_models: dict[str, models.LoadedModel] = {}  # source -> the decoder the kept numbers below are of
 _means: dict[str, np.ndarray] = {}  # source -> each head's mean output over MEAN_REFERENCE
 _clean: OrderedDict[tuple, tuple] = OrderedDict()  # (source, ids) -> (probs, attentions)
 _induction: dict[tuple, InductionTest] = {}  # (source, n, seed) -> the intact model's test
@@ -51,14 +53,14 @@ _induction: dict[tuple, InductionTest] = {}  # (source, n, seed) -> the intact m
 def decoder(source: str, progress: Progress | None = None) -> models.LoadedModel:
     """The decoder ``source`` names ("smollm2" or a folder), loaded on first use; ValueError for
     an encoder or a folder that holds no model."""
+    model = loaded_models.get(source, progress, expect=models.DECODER)  # one load, shared
     with _lock:
-        if source not in _models:
-            model = models.load_model(source, progress, expect=models.DECODER)
+        if _models.get(source) is not model:  # another decoder: what was kept is not its numbers
             shape_of(model.module)  # refuse, with a reason, a decoder not laid out like Llama
             for kept in (_models, _means, _clean, _induction):
                 kept.clear()
             _models[source] = model
-        return _models[source]
+    return model
 
 
 def means_of(source: str) -> np.ndarray:

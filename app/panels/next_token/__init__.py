@@ -238,10 +238,11 @@ class NextTokenPanel(Panel):
     def load(self, source: str) -> None:
         """Load ``source`` ("smollm2" or a folder) in the worker; the current model stays until then."""
         from core import models
+        from core.loaded_models import shared
 
         self.model_info.setText(f"Loading {smollm2.NAME if source == SMOLLM2 else Path(source).name}…")
-        self._start(
-            "load", models.load_model, source, expect=models.DECODER, on_result=self._on_loaded, progress=True
+        self._start(  # shared: the Inside a decoder and Real model panels use the same copy
+            "load", shared.get, source, expect=models.DECODER, on_result=self._on_loaded, progress=True
         )
 
     def add_smollm2(self) -> None:

@@ -1,0 +1,88 @@
+"""Step 4, Find a head: pick a token that looks and a token it looks at; every head is ranked by
+that one weight, and the best one opens in the heatmap. The ranking runs from its button only."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QListWidget, QPushButton, QVBoxLayout
+
+from app.panels.model.state import ALL_PARTS, DEFAULT_FROM, DEFAULT_TO, numbered
+from core.head_analysis import HeadRanking, ModelAttention, find_head
+
+RANKING_ROWS = 10
+
+
+class FindBox(QGroupBox):
+    """From and To tokens, the button, what it found and the ten best heads."""
+
+    jump = Signal(int, int, int, int)  # (layer, head, from, to): show this head with this cell marked
+
+    def __init__(self):
+        super().__init__("Find a head")
+        self.ranking: HeadRanking | None = None  # the last ranking, kept current as the text changes
+        self.pair: tuple[str, str] = (DEFAULT_FROM, DEFAULT_TO)  # the tokens asked for, as typed
+        self.from_combo, self.to_combo = QComboBox(), QComboBox()
+        self.button = QPushButton("Find the head")
+        self.label = QLabel("Pick a token that looks and a token it looks at.")
+        self.label.setWordWrap(True)
+        self.ranking_list = QListWidget()
+        form = QFormLayout()
+        form.addRow("From", self.from_combo)
+        form.addRow("To", self.to_combo)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.button)
+        layout.addWidget(self.label)
+        layout.addWidget(self.ranking_list, 1)
+        self.attention: ModelAttention | None = None
+        self.part = ALL_PARTS
+        self.button.clicked.connect(self.find)
+        self.ranking_list.currentRowChanged.connect(self._on_row)
+
+    def show_tokens(self, attention: ModelAttention, part: str) -> None:
+        """New weights: list their tokens (keeping the pair asked for) and rank again if ranked."""
+        self.attention, self.part = attention, part
+        items = numbered(attention.labels)
+        for combo, wanted in zip((self.from_combo, self.to_combo), self.pair, strict=True):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(items)
+            index = combo.findText(wanted)
+            if index < 0:
+                index = next((i for i, x in enumerate(items) if x.lower() == wanted.lower()), 0)
+            combo.setCurrentIndex(index)
+            combo.blockSignals(False)
+        if self.ranking is not None:
+            self._rank(jump=False)
+
+    def find(self) -> None:
+        """Rank every head by the weight "from" puts on "to" and jump to the best."""
+        if self.attention is None:
+            return
+        self.pair = (self.from_combo.currentText(), self.to_combo.currentText())
+        self._rank(jump=True)
+
+    def _rank(self, jump: bool) -> None:
+        i, j = self.from_combo.currentIndex(), self.to_combo.currentIndex()
+        if i < 0 or j < 0:
+            return
+        self.ranking = find_head(self.attention, i, j)
+        best = self.ranking.best
+        if best.score > 0:
+            what = self.ranking.what
+            self.label.setText(f"{what}: the best head is {best.label}, weight {best.score:.2f}.")
+        else:
+            outside = f", or the pair lies outside the {self.part} filter" if self.part != ALL_PARTS else ""
+            self.label.setText(f"{self.ranking.what}: no head puts any weight there{outside}.")
+        self.ranking_list.blockSignals(True)
+        self.ranking_list.clear()
+        self.ranking_list.addItems([str(s) for s in self.ranking.ranked(RANKING_ROWS)])
+        self.ranking_list.blockSignals(False)
+        if jump:
+            self.jump.emit(best.layer, best.head, i, j)
+
+    def _on_row(self, row: int) -> None:
+        if self.ranking is not None and row >= 0:
+            score = self.ranking.ranked(RANKING_ROWS)[row]
+            i, j = self.from_combo.currentIndex(), self.to_combo.currentIndex()
+            self.jump.emit(score.layer, score.head, i, j)

@@ -1,0 +1,138 @@
+"""Steps 1–3 (Tokens, Head view, Model view): one page over the view state that every step
+walks through. The options row re-expresses the model's weights (in the worker); the tabs show
+one head as a heatmap, one layer's heads as lines and every head as small tiles; the side column
+holds step 4's Find a head and step 5's Patterns. Choosing a layer or head only redraws."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.panels.model.find_head import FindBox
+from app.panels.model.patterns import PatternBox
+from app.panels.model.state import ALL_PARTS, Shown, cut_notice, describe_cell
+from app.panels.step import Live, Notice, Step
+from app.widgets import Heatmap
+from app.widgets.attention_lines import AttentionLines
+from app.widgets.controls import set_quietly, side_column
+from app.widgets.head_grid import HeadGrid
+from core.head_analysis import PAIR_PARTS
+
+
+class AttentionPage(Step):
+    def __init__(self, live: Live):
+        super().__init__(live)
+        self.layer = self.head = 0  # the head shown, 0-based (the spin boxes count from 1)
+        self.note = ""  # said once with the next view (e.g. why the bundled model was loaded)
+        self.words_box = self.bind(QCheckBox("join pieces into words"), "words")
+        self.special_box = self.bind(QCheckBox("hide [CLS]/[SEP]"), "hide_special")
+        self.rescale_box = self.bind(QCheckBox("rescale rows"), "rescale")
+        self.rescale_box.setToolTip("after hiding, divide each row by what is left so it sums to 1")
+        self.part_combo = QComboBox()
+        self.part_combo.addItems([ALL_PARTS, *PAIR_PARTS])
+        self.bind(self.part_combo, "part")
+        self.part_combo.setToolTip("with two sentences: keep only the weights from one into the other")
+        self.layer_spin, self.head_spin = QSpinBox(), QSpinBox()
+        for spin in (self.layer_spin, self.head_spin):
+            spin.setRange(1, 1)
+        options = QHBoxLayout()
+        for widget in (self.words_box, self.special_box, self.rescale_box):
+            options.addWidget(widget)
+        options.addWidget(QLabel("Pair"))
+        options.addWidget(self.part_combo)
+        options.addStretch(1)
+        options.addWidget(QLabel("Layer"))
+        options.addWidget(self.layer_spin)
+        options.addWidget(QLabel("Head"))
+        options.addWidget(self.head_spin)
+
+        self.lines = AttentionLines()
+        self.grid = HeadGrid()
+        self.heatmap = Heatmap("", signed=False)
+        self.heatmap.set_describer(lambda i, j: describe_cell(self.result, self.layer, self.head, i, j))
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.lines, "Head view")
+        self.tabs.addTab(self.grid, "Model view")
+        self.tabs.addTab(self.heatmap, "Heatmap")
+        self.finder, self.patterns = FindBox(), PatternBox()
+        side = QVBoxLayout()
+        side.addWidget(self.finder, 1)
+        side.addWidget(self.patterns)
+        row = QHBoxLayout()
+        row.addWidget(self.tabs, 1)
+        row.addWidget(side_column(side))
+        page = QVBoxLayout(self)
+        page.setContentsMargins(0, 0, 0, 0)
+        page.addLayout(options)
+        page.addLayout(row, 1)
+
+        self._enable_options()
+        live.changed.connect(self._enable_options)
+        self.special_box.toggled.connect(self.rescale_box.setEnabled)
+        self.layer_spin.valueChanged.connect(lambda v: self.select_head(v - 1, self.head))
+        self.head_spin.valueChanged.connect(lambda v: self.select_head(self.layer, v - 1))
+        self.grid.clicked.connect(lambda layer, head: self.jump(layer, head, self.heatmap))
+        self.finder.jump.connect(self._found)
+        self.patterns.jump.connect(lambda layer, head: self.jump(layer, head, self.lines))
+
+    def _enable_options(self) -> None:
+        s = self.live.wanted
+        self.rescale_box.setEnabled(s.hide_special)
+        self.part_combo.setEnabled(s.raw is not None and s.raw.is_pair)
+
+    def draw(self, shown: Shown) -> Notice:
+        a = shown.attention
+        n_layers, n_heads = a.shape[:2]
+        self.layer, self.head = min(self.layer, n_layers - 1), min(self.head, n_heads - 1)
+        for spin, top in ((self.layer_spin, n_layers), (self.head_spin, n_heads)):
+            spin.blockSignals(True)
+            spin.setRange(1, top)
+            spin.blockSignals(False)
+        self.lines.set_data(a.attentions[self.layer], a.labels)
+        self.grid.set_data(a.attentions)
+        self.select_head(self.layer, self.head)
+        self.finder.show_tokens(a, shown.state.part)
+        self.patterns.show_rankings(shown.patterns)
+        notes = [text for text in (self.note, cut_notice(shown.state.raw)) if text]
+        self.note = ""
+        return (" ".join(notes), "warning") if notes else None
+
+    def select_head(self, layer: int, head: int) -> None:
+        """Show head (layer, head), 0-based, in every view."""
+        if self.result is None:
+            return
+        a = self.result.attention
+        n_layers, n_heads = a.shape[:2]
+        layer, head = min(max(layer, 0), n_layers - 1), min(max(head, 0), n_heads - 1)
+        if layer != self.layer:
+            self.lines.set_data(a.attentions[layer], a.labels)
+        self.layer, self.head = layer, head
+        set_quietly(self.layer_spin, layer + 1)
+        set_quietly(self.head_spin, head + 1)
+        self.grid.select(layer, head)
+        self.heatmap.set_title(f"layer {layer + 1}, head {head + 1}")
+        self.heatmap.set_data(a.attentions[layer, head], a.labels, a.labels, levels=(0.0, 1.0))
+
+    def jump(self, layer: int, head: int, view: QWidget) -> None:
+        """Show head (layer, head) alone in ``view`` (a tab)."""
+        self.select_head(layer, head)
+        self.lines.set_visible_heads({head})
+        self.tabs.setCurrentWidget(view)
+
+    def _found(self, layer: int, head: int, i: int, j: int) -> None:
+        self.jump(layer, head, self.heatmap)
+        self.heatmap.mark(i, j)
+
+    def show_pattern(self, key: str) -> None:
+        """Jump to the head that scores highest on pattern ``key``; say why when none can."""
+        why = self.patterns.pick(key)
+        if why:
+            self.tell(why)
