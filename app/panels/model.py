@@ -37,7 +37,7 @@ from app.panels.base import Panel
 from app.settings import settings
 from app.widgets import Heatmap
 from app.widgets.attention_lines import AttentionLines
-from app.widgets.controls import side_column
+from app.widgets.controls import note, side_column
 from app.widgets.head_grid import HeadGrid
 from core import smollm2
 from core.head_analysis import (
@@ -156,8 +156,7 @@ class ModelPanel(Panel):
 
         self.from_combo, self.to_combo = QComboBox(), QComboBox()
         self.find_button = QPushButton("Find the head")
-        self.find_label = QLabel("Pick a token that looks and a token it looks at.")
-        self.find_label.setWordWrap(True)
+        self.find_label = note("Pick a token that looks and a token it looks at.")
         self.ranking_list = QListWidget()
         find_form = QFormLayout()
         find_form.addRow("From", self.from_combo)
@@ -177,8 +176,7 @@ class ModelPanel(Panel):
             button.clicked.connect(lambda _=False, k=key: self.show_pattern(k))
             pattern_layout.addWidget(button)
             self.pattern_buttons[key] = button
-        self.pattern_label = QLabel(" ")
-        self.pattern_label.setWordWrap(True)
+        self.pattern_label = note(" ")
         pattern_layout.addWidget(self.pattern_label)
         side = QVBoxLayout()
         side.addWidget(find_box, 1)
