@@ -7,6 +7,7 @@ of the state writes the field back into the control with its signals blocked (no
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
@@ -26,15 +27,41 @@ from PySide6.QtWidgets import (
 
 from app.widgets.sliders import LabelledSlider
 
+BREAK_CHARS = 30  # a wrapping label may break a word after this many characters
+LONG_WORD = re.compile(rf"[^\s\u200b]{{{BREAK_CHARS + 1},}}")
+ZERO_WIDTH_SPACE = "\u200b"
 SIDE_COLUMN = "side_column"  # property of the control columns that presenting mode hides
 FIELD_MARGIN = 16  # pixels a text field needs beside its text (frame and margins)
 SIDE_COLUMN_CHARS = 48  # a control column's width for wrapping notes, in average characters
 FIELD_COLUMN_CHARS = 64  # ... and the most it widens for the text typed into its fields
 
 
+def breakable(text: str) -> str:
+    """``text`` with a zero-width space after every BREAK_CHARS characters of a longer word, so a
+    wrapping label can break it (a pasted word thousands of characters long would otherwise widen
+    the label, and the window with it). HTML tags and entities are left whole."""
+    pieces = re.split(r"(<[^>]*>|&#?\w+;)", text)
+    for k in range(0, len(pieces), 2):  # the text between tags and entities
+        pieces[k] = LONG_WORD.sub(lambda m: ZERO_WIDTH_SPACE.join(_chunks(m[0])), pieces[k])
+    return "".join(pieces)
+
+
+def _chunks(word: str) -> list[str]:
+    return [word[k : k + BREAK_CHARS] for k in range(0, len(word), BREAK_CHARS)]
+
+
+class Note(QLabel):
+    """A wrapping label whose text may hold what a person typed: long words break anywhere."""
+
+    def setText(self, text: str) -> None:
+        super().setText(breakable(text))
+
+
 def note(text: str = "", rich: bool = False) -> QLabel:
-    """A wrapping, selectable text label for the explanations beside a view (HTML if ``rich``)."""
-    label = QLabel(text)
+    """A wrapping, selectable text label for the explanations beside a view (HTML if ``rich``);
+    words longer than BREAK_CHARS characters break anywhere."""
+    label = Note()
+    label.setText(text)
     label.setWordWrap(True)
     if rich:
         label.setTextFormat(Qt.TextFormat.RichText)

@@ -14,9 +14,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPen
-from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QVBoxLayout, QWidget
 
 from app.widgets.colors import colormap, default_levels
+from app.widgets.controls import note
 from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
@@ -83,9 +84,7 @@ class Heatmap(QWidget):
         self.cells = CellTexts()
         self.cells.setZValue(5)
         self.plot.addItem(self.cells)
-        self.readout = QLabel(" ")
-        self.readout.setWordWrap(True)
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout = note(" ")  # names tokens, which may be long
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 1)

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.widgets.colors import colormap, default_levels
+from app.widgets.controls import note
 from core import inputs
 from core.explain import num
 
@@ -213,9 +214,7 @@ class MatrixView(QWidget):
         self.shade = np.zeros((0, 0), dtype=int)
         self.dark_text = np.zeros((0, 0), dtype=bool)
         self.cell_font = self.bold_font = QFont(self.font())
-        self.readout = QLabel(" ")
-        self.readout.setWordWrap(True)
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout = note(" ")  # names tokens, which may be long
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         # The view's own size hints (below) say what it needs; the layout must not pin it to more.

@@ -11,12 +11,13 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
 GAP = 1  # empty pixels between pictures in a row
 CAPTION_ROWS = 3  # picture-pixels of room under each picture for its caption
+MIN_PIXEL_LINES = 1 / 3  # a picture-pixel is at least this many text lines tall
 OUTLINE = QColor("#ff8c00")
 
 
@@ -53,6 +54,32 @@ class PatternGrid(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.view, 1)
 
+    def _mosaic(self) -> tuple[int, int]:
+        """(rows, columns) of picture-pixels the pictures and their captions take."""
+        h, w = self.shape
+        k = max(len(self.patterns), 1)
+        return -(-k // self.columns) * (h + CAPTION_ROWS), min(k, self.columns) * (w + GAP) - GAP
+
+    def minimumSizeHint(self) -> QSize:
+        """Pictures whose pixels are at least MIN_PIXEL_LINES of a text line, so they grow with the text."""
+        rows, _ = self._mosaic()
+        least = round(rows * self.fontMetrics().height() * MIN_PIXEL_LINES)
+        title = self.title.heightForWidth(max(self.width(), 1)) if self.title.text() else 0
+        return QSize(super().minimumSizeHint().width(), title + least)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Take no more height than the width can fill: the pictures keep their shape, so the room
+        below them goes to the views around."""
+        rows, columns = self._mosaic()
+        title = self.title.heightForWidth(self.width()) if self.title.text() else 0
+        tallest = max(title + round(self.width() * rows / columns * 1.05), self.minimumSizeHint().height())
+        if self.maximumHeight() != tallest:
+            self.setMaximumHeight(tallest)
+
     def set_title(self, title: str) -> None:
         self.title.setText(title)
 
@@ -84,6 +111,8 @@ class PatternGrid(QWidget):
         self.image.setImage(mosaic, autoLevels=False, levels=levels)
         self.image.setRect(QRectF(0, 0, mosaic.shape[1], mosaic.shape[0]))
         self._set_captions()
+        self._fit_height()
+        self.updateGeometry()
         if outline is None or not 0 <= outline < k:
             self.outline.hide()
         else:

@@ -175,3 +175,16 @@ def test_a_cleared_heatmap_shows_nothing_and_takes_data_again(qtbot):
     assert h.values.size == 0 and h.image.image is None and h.cells.texts == []
     h.set_data(np.array([[0.5]]), ["a"], ["b"])
     assert h.cells.texts == ["0.50"]
+
+
+def test_a_note_breaks_a_pasted_word_of_thousands_of_characters(qtbot):
+    from app.widgets.controls import note
+
+    label = note(rich=True)
+    qtbot.addWidget(label)
+    word = "y" * 3000
+    label.setText(f"<b>New vector</b> for “{word}”: [0.1, 0.2]")
+    assert label.minimumSizeHint().width() < 600
+    assert label.text().replace("\u200b", "") == f"<b>New vector</b> for “{word}”: [0.1, 0.2]"
+    label.resize(400, 50)
+    assert label.heightForWidth(400) > 20 * label.fontMetrics().height()  # every character shows

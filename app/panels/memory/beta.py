@@ -60,7 +60,6 @@ class BetaPage(Step):
         self.beta_plot.addItem(self.beta_line)
         self.beta_plot.addItem(self.attention_line)
         self.beta_pictures = PatternGrid("Output at this β")
-        self.beta_pictures.setMaximumHeight(160)
         self.beta_bars = WeightBars("weights at this β", "stored pattern")
         row = QHBoxLayout()
         row.addWidget(self.beta_plot, 3)

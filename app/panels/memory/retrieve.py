@@ -70,8 +70,6 @@ class RetrieveView(QWidget):
         ):  # fmt: skip
             column = QVBoxLayout()
             column.addWidget(note(heading, rich=True))
-            stored.setMaximumHeight(160)
-            path.setMaximumHeight(150)
             column.addWidget(stored, 2)
             column.addWidget(path, 2)
             column.addWidget(verdict)

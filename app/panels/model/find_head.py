@@ -4,9 +4,10 @@ that one weight, and the best one opens in the heatmap. The ranking runs from it
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QListWidget, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QListWidget, QPushButton, QVBoxLayout
 
 from app.panels.model.state import ALL_PARTS, DEFAULT_FROM, DEFAULT_TO, numbered
+from app.widgets.controls import note
 from core.head_analysis import HeadRanking, ModelAttention, find_head
 
 RANKING_ROWS = 10
@@ -23,8 +24,7 @@ class FindBox(QGroupBox):
         self.pair: tuple[str, str] = (DEFAULT_FROM, DEFAULT_TO)  # the tokens asked for, as typed
         self.from_combo, self.to_combo = QComboBox(), QComboBox()
         self.button = QPushButton("Find the head")
-        self.label = QLabel("Pick a token that looks and a token it looks at.")
-        self.label.setWordWrap(True)
+        self.label = note("Pick a token that looks and a token it looks at.")
         self.ranking_list = QListWidget()
         form = QFormLayout()
         form.addRow("From", self.from_combo)

@@ -45,7 +45,6 @@ class HeadsPage(Step):
         self.grid.setContentsMargins(0, 0, 0, 0)
         grid_box = QWidget()
         grid_box.setLayout(self.grid)
-        grid_box.setMinimumHeight(200)
         self.detail_map = Heatmap("")
         self.detail_map.set_describer(
             lambda i, j: explain.weight(self.result.trace.heads[self.selected], i, j)

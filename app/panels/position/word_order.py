@@ -10,6 +10,7 @@ from app.panels.position.state import ENCODINGS, OrderState, compute_order
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note
+from app.widgets.plots import keep_plots_whole
 from core import positional as pos
 
 
@@ -25,8 +26,6 @@ class OrderPage(Step):
         self.bind(self.encoding, "encoding")
         self.summary = note()
         controls = QFormLayout()
-        controls.addRow("Sentence A", self.edit_a)
-        controls.addRow("Sentence B", self.edit_b)
         controls.addRow("Position", self.encoding)
         self.map_a = Heatmap("Sentence A: weights", colorbar=False)
         self.map_b = Heatmap("Sentence B: weights")
@@ -42,6 +41,8 @@ class OrderPage(Step):
         views = QHBoxLayout()
         for view, stretch in ((self.map_a, 3), (self.links, 2), (self.map_b, 3)):
             views.addWidget(view, stretch)
+        for view in (self.map_a.view, self.links, self.map_b.view):
+            keep_plots_whole(view)
         holder = QWidget()
         holder.setLayout(views)
         self.layout_with(
@@ -51,6 +52,7 @@ class OrderPage(Step):
             controls,
             holder,
             (self.summary,),
+            wide=(("Sentence A", self.edit_a), ("Sentence B", self.edit_b)),
         )
 
     @property
