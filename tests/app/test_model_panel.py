@@ -10,6 +10,7 @@ from app.panels.model import ModelPanel
 from app.widgets.attention_lines import LEVELS, MIN_WEIGHT
 from app.widgets.head_grid import mosaic
 from core.head_analysis import drop_special, find_pattern, only_part, to_words
+from core.head_tiles import head_tiles
 from core.loaded_models import shared
 from tests.tiny_models import save_tiny_gpt2
 
@@ -208,7 +209,11 @@ def test_long_text_is_cut_with_a_visible_notice(panel):
     settle(panel.text_edit.setText, "word " * 2000)
     assert panel.result.shape[-1] == 512 and panel.message.level == "warning"
     assert "cut to 512 tokens" in panel.message.text() and "1490" in panel.message.text()
-    assert panel.page.grid.reduced and panel.page.grid.image.image.shape[0] < 6 * 100
+    grid = panel.page.grid
+    assert grid.reduced and grid.shape == (6, 12, 64, 64)
+    np.testing.assert_array_equal(
+        grid.image.image, mosaic(head_tiles(panel.result.attentions).maps, grid.gap)
+    )
 
 
 def test_unusual_scripts_stay_finite(panel):
