@@ -8,6 +8,7 @@ tokens re-expressing the weights takes up to a second, so it too runs off the UI
     run = compute_run(RunState(model, "The trophy didn't fit in the suitcase."))
     shown = compute_view(ViewState(run, words=True))
     shown.attention.shape  # (layers, heads, words, words)
+    shown.tiles.maps.shape  # (layers, heads, ≤64, ≤64): the model view's tiles
 """
 
 from __future__ import annotations
