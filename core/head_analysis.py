@@ -237,7 +237,7 @@ def drop_special(result: ModelAttention, renormalize: bool = True) -> ModelAtten
         result,
         tokens=tuple(result.tokens[i] for i in idx),
         labels=tuple(result.labels[i] for i in idx),
-        attentions=a.astype(np.float32),
+        attentions=a.astype(np.float32, order="C"),  # the indexing above left it strided
         special=result.special[keep],
         segment=result.segment[keep],
         word_ids=result.word_ids[keep],

@@ -26,6 +26,28 @@ def head_colors(n: int) -> list[QColor]:
     return [pg.intColor(h, hues=max(n, 1), values=1, minValue=150, maxValue=230) for h in range(n)]
 
 
+def lines_by_level(w: np.ndarray, focus: tuple[str, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The lines to draw for one head's (n_q, n_k) weights, grouped by opacity step.
+
+    Returns ``ends`` (2·lines,) int: row, column of each line in turn, the lines of step 0 first
+    and row-major within a step, and ``starts`` (LEVELS + 1,): the first line of each step (the
+    last entry is the number of lines). Weights under MIN_WEIGHT are left out; ``focus`` ("left",
+    i) keeps row i only, ("right", j) column j only.
+    """
+    if focus is None:
+        rows, cols = np.divmod(np.flatnonzero(w >= MIN_WEIGHT), w.shape[1])
+    elif focus[0] == "left":
+        cols = np.flatnonzero(w[focus[1]] >= MIN_WEIGHT)
+        rows = np.full_like(cols, focus[1])
+    else:
+        rows = np.flatnonzero(w[:, focus[1]] >= MIN_WEIGHT)
+        cols = np.full_like(rows, focus[1])
+    level = np.minimum((w[rows, cols] * LEVELS).astype(int), LEVELS - 1)
+    order = np.argsort(level, kind="stable")
+    starts = np.searchsorted(level[order], np.arange(LEVELS + 1))
+    return np.column_stack([rows[order], cols[order]]).ravel(), starts
+
+
 class AttentionLines(QWidget):
     """``set_data(weights (heads, n_q, n_k), row_labels, col_labels)``.
 
@@ -171,23 +193,12 @@ class AttentionLines(QWidget):
                 for curve in curves:
                     curve.setVisible(False)
                 continue
-            w = self.weights[h]
-            keep = w >= MIN_WEIGHT
-            if self.focus is not None:
-                side, k = self.focus
-                only = np.zeros_like(keep)
-                if side == "left":
-                    only[k, :] = True
-                else:
-                    only[:, k] = True
-                keep &= only
-            rows, cols = np.nonzero(keep)
-            level = np.minimum((w[rows, cols] * LEVELS).astype(int), LEVELS - 1)
+            ends, starts = lines_by_level(self.weights[h], self.focus)
+            xs = np.tile([0.0, 1.0], int(starts[-1]))
             for k, curve in enumerate(curves):
-                sel = level == k
-                n = int(sel.sum())
-                curve.setData(np.tile([0.0, 1.0], n), np.column_stack([rows[sel], cols[sel]]).ravel())
-                curve.setVisible(n > 0)
+                a, b = 2 * int(starts[k]), 2 * int(starts[k + 1])
+                curve.setData(xs[a:b], ends[a:b])
+                curve.setVisible(b > a)
 
     def _set_ticks(self) -> None:
         def ticks(labels):

@@ -1,7 +1,9 @@
 """HeadGrid: every head of a model at once, one small heatmap per layer and head.
 
 All the small maps live in one image item (gaps between tiles are left empty), so a whole
-model redraws with one ``setImage``. Clicking a tile emits its (layer, head).
+model redraws with one ``setImage``. The tiles come ready from core.head_tiles (a long text's
+maps shrunk to block means), computed where the weights are: in the worker for long texts.
+Clicking a tile emits its (layer, head).
 """
 
 from __future__ import annotations
@@ -13,23 +15,10 @@ from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
 from app.widgets.colors import colormap
+from core.head_tiles import HeadTiles
 
 OUTLINE = QColor("#ff8c00")
-MAX_TILE = 64  # tiles of longer texts show block means, at most this many pixels a side
 HINT = "Rows are layers, columns are heads. Click a head to open it large."
-
-
-def pooled(maps: np.ndarray, size: int) -> np.ndarray:
-    """(…, n, m) -> (…, ≤size, ≤size): the mean of each block, so a long text still fits a tile."""
-    for axis in (-2, -1):
-        n = maps.shape[axis]
-        if n > size:
-            starts = np.linspace(0, n, size, endpoint=False).astype(int)
-            counts = np.diff(np.append(starts, n))
-            shape = [1] * maps.ndim
-            shape[axis] = len(counts)
-            maps = np.add.reduceat(maps, starts, axis=axis) / counts.reshape(shape)
-    return maps
 
 
 def mosaic(maps: np.ndarray, gap: int) -> np.ndarray:
@@ -41,7 +30,7 @@ def mosaic(maps: np.ndarray, gap: int) -> np.ndarray:
 
 
 class HeadGrid(QWidget):
-    """``set_data(maps (layers, heads, n, m), levels)``; ``select(layer, head)`` outlines a tile.
+    """``set_data(core.head_tiles.HeadTiles, levels)``; ``select(layer, head)`` outlines a tile.
 
     Signals: clicked(layer, head), 0-based. Tiles are labelled from 1 for people.
     """
@@ -81,12 +70,9 @@ class HeadGrid(QWidget):
         self.view.scene().sigMouseClicked.connect(self._on_click)
         self.view.scene().sigMouseMoved.connect(self._on_move)
 
-    def set_data(self, maps: np.ndarray, levels: tuple[float, float] = (0.0, 1.0)) -> None:
-        maps = np.asarray(maps)
-        if maps.ndim != 4:
-            raise ValueError(f"HeadGrid needs (layers, heads, n, m) maps, got shape {maps.shape}.")
-        self.reduced = max(maps.shape[2:]) > MAX_TILE
-        maps = pooled(maps, MAX_TILE)
+    def set_data(self, tiles: HeadTiles, levels: tuple[float, float] = (0.0, 1.0)) -> None:
+        """Draw ``tiles.maps`` (layers, heads, n, m), each tile as it is (core.head_tiles)."""
+        maps, self.reduced = tiles.maps, tiles.reduced
         reshaped = maps.shape != self.shape
         self.shape, self.levels = maps.shape, levels
         n, m = maps.shape[2:]
@@ -168,7 +154,8 @@ class HeadGrid(QWidget):
     def _on_move(self, scene_pos) -> None:
         tile = self.tile_at(scene_pos)
         if tile is not None:
-            note = f" Each tile shows block means, {MAX_TILE} × {MAX_TILE}." if self.reduced else ""
+            n, m = self.shape[2:]
+            note = f" Each tile shows block means, {n} × {m}." if self.reduced else ""
             what = (
                 self.describer(*tile)
                 if self.describer

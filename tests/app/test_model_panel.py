@@ -7,9 +7,11 @@ import pytest
 
 from app import worker
 from app.panels.model import ModelPanel
+from app.panels.model.patterns import HINT
 from app.widgets.attention_lines import LEVELS, MIN_WEIGHT
 from app.widgets.head_grid import mosaic
 from core.head_analysis import drop_special, find_pattern, only_part, to_words
+from core.head_tiles import head_tiles
 from core.loaded_models import shared
 from tests.tiny_models import save_tiny_gpt2
 
@@ -117,6 +119,27 @@ def test_patterns_find_and_show_their_heads(panel):
     assert panel.page.patterns.buttons["same_word"].text().endswith(str(best))
 
 
+def test_the_runners_up_follow_the_text_and_options_shown(panel):
+    label = panel.page.patterns.label
+    assert label.text() == HINT  # nothing clicked yet
+
+    def described(key):
+        ranking = find_pattern(panel.result, key)
+        return f"{ranking.what}: {ranking.best}. Next: {', '.join(map(str, ranking.ranked(4)[1:]))}."
+
+    panel.page.patterns.buttons["same_word"].click()
+    assert label.text() == described("same_word")
+    settle(panel.text_edit.setText, "the cat saw the dog and the bird")
+    assert label.text() == described("same_word")  # the ranking of the text shown, not the earlier one
+    settle(panel.page.words_box.setChecked, True)
+    assert label.text() == described("same_word")
+    settle(panel.text_edit.setText, "a cat sat")  # no word repeats: the pattern does not apply
+    assert label.text() == HINT
+    panel.page.patterns.buttons["previous"].click()
+    settle(panel.text_edit.setText, TROPHY)
+    assert label.text() == described("previous")
+
+
 def test_words_hiding_and_pair_filter_reexpress_the_result(panel):
     settle(panel.text_edit.setText, "unbelievably good")
     settle(panel.text_b_edit.setText, "yes")
@@ -208,7 +231,11 @@ def test_long_text_is_cut_with_a_visible_notice(panel):
     settle(panel.text_edit.setText, "word " * 2000)
     assert panel.result.shape[-1] == 512 and panel.message.level == "warning"
     assert "cut to 512 tokens" in panel.message.text() and "1490" in panel.message.text()
-    assert panel.page.grid.reduced and panel.page.grid.image.image.shape[0] < 6 * 100
+    grid = panel.page.grid
+    assert grid.reduced and grid.shape == (6, 12, 64, 64)
+    np.testing.assert_array_equal(
+        grid.image.image, mosaic(head_tiles(panel.result.attentions).maps, grid.gap)
+    )
 
 
 def test_unusual_scripts_stay_finite(panel):

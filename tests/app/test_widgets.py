@@ -7,7 +7,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from app.widgets import Heatmap, LabelledSlider, MatrixView
-from app.widgets.attention_lines import AttentionLines
+from app.widgets.attention_lines import LEVELS, MIN_WEIGHT, AttentionLines, lines_by_level
 from app.widgets.matrix_view import number_texts, parse_number
 from core.explain import num
 
@@ -57,6 +57,18 @@ def test_clicking_a_heatmap_cell_reports_it(qtbot):
             window.windowHandle(), Qt.MouseButton.LeftButton, pos=h.view.viewport().mapTo(window, at)
         )
     assert clicked.args == [0, 1]
+
+
+@pytest.mark.parametrize("focus", [None, ("left", 3), ("right", 0)])
+def test_lines_by_level_matches_a_plain_loop(focus):
+    w = np.random.default_rng(2).random((7, 5)) ** 3
+    expected: list[list[int]] = [[] for _ in range(LEVELS)]
+    for i, j in np.ndindex(w.shape):  # row-major, as the lines are drawn
+        if w[i, j] >= MIN_WEIGHT and focus in (None, ("left", i), ("right", j)):
+            expected[min(int(w[i, j] * LEVELS), LEVELS - 1)] += [i, j]
+    ends, starts = lines_by_level(w, focus)
+    assert [ends[2 * starts[k] : 2 * starts[k + 1]].tolist() for k in range(LEVELS)] == expected
+    assert starts[-1] == sum(len(e) for e in expected) // 2 > 0
 
 
 def test_hovering_attention_lines_focuses_the_token_under_the_pointer(qtbot):

@@ -118,6 +118,7 @@ def test_drop_special_renormalises_only_when_asked():
     np.testing.assert_allclose(sums, 1.0, atol=1e-6)
     raw = drop_special(make(a), renormalize=False)
     np.testing.assert_allclose(raw.attentions, a[..., 1:-1, 1:-1], rtol=1e-6)
+    assert kept.attentions.flags.c_contiguous and raw.attentions.flags.c_contiguous  # each head one block
 
 
 def test_pair_mask_selects_one_block():

@@ -14,6 +14,7 @@ from app.widgets import Heatmap
 from app.widgets.controls import float_spin, note, spin
 from app.widgets.head_grid import HeadGrid
 from app.widgets.plots import plot
+from core.head_tiles import head_tiles
 
 FIRST, REPEAT, FORMED_COLOR = "#7f7f7f", "#ff7f0e", "#2ca02c"
 HEAD_COLORS = ("#1f77b4", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
@@ -155,7 +156,7 @@ class TrainPage(Step):
         self.loss_plot.setYRange(0, math.log(settings.vocab) * 1.3, padding=0)
         self.guess_line.setValue(math.log(settings.vocab))
         t = 2 * settings.length
-        self.grid.set_data(np.zeros((settings.layers, settings.heads, t, t)))
+        self.grid.set_data(head_tiles(np.zeros((settings.layers, settings.heads, t, t))))
         self.probe_note.setText(
             f"Every head reading one probe sequence, a block of {settings.length} tokens shown twice (rows "
             "look at columns); the best induction head is outlined. Its stripe runs one place right of the "
@@ -201,7 +202,7 @@ class TrainPage(Step):
                 line.label.anchors = [(side, 0.5), (side, 0.5)]
                 line.label.updatePosition()
         last = cps[-1]
-        self.grid.set_data(last.probe)
+        self.grid.set_data(head_tiles(last.probe))
         layer, head = np.unravel_index(last.induction.argmax(), last.induction.shape)
         fits = self.chosen is not None and all(
             c < n for c, n in zip(self.chosen, last.induction.shape, strict=True)

@@ -8,6 +8,7 @@ tokens re-expressing the weights takes up to a second, so it too runs off the UI
     run = compute_run(RunState(model, "The trophy didn't fit in the suitcase."))
     shown = compute_view(ViewState(run, words=True))
     shown.attention.shape  # (layers, heads, words, words)
+    shown.tiles.maps.shape  # (layers, heads, ≤64, ≤64): the model view's tiles
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from core import models
 from core.head_analysis import PATTERNS, HeadRanking, ModelAttention, express, find_pattern
+from core.head_tiles import HeadTiles, head_tiles
 
 DEFAULT_TEXT = "The trophy didn't fit in the suitcase because it was too big."
 DEFAULT_FROM, DEFAULT_TO = "it", "trophy"
@@ -54,11 +56,12 @@ class Shown:
     state: ViewState  # the options this was expressed with: a single sentence has no pair filter
     attention: ModelAttention  # raw, re-expressed by the options
     patterns: dict[str, HeadRanking | str]  # per pattern: every head ranked, or why it does not apply
+    tiles: HeadTiles  # every head shrunk for the model view (block means past 64 tokens)
 
 
 def compute_view(s: ViewState, progress: Progress | None = None) -> Shown | None:
-    """``s.raw`` re-expressed by the options (core.head_analysis.express) and ranked on every
-    pattern; ValueError when an option does not apply to this text."""
+    """``s.raw`` re-expressed by the options (core.head_analysis.express), ranked on every
+    pattern and shrunk to the model view's tiles; ValueError when an option does not apply."""
     if s.raw is None:
         return None
     if progress is not None:
@@ -66,7 +69,7 @@ def compute_view(s: ViewState, progress: Progress | None = None) -> Shown | None
     if not s.raw.is_pair and s.part != ALL_PARTS:
         s = replace(s, part=ALL_PARTS)
     attention = express(s.raw, s.words, s.hide_special, s.rescale, s.part)
-    return Shown(s, attention, rank_patterns(attention))
+    return Shown(s, attention, rank_patterns(attention), head_tiles(attention.attentions))
 
 
 def rank_patterns(attention: ModelAttention) -> dict[str, HeadRanking | str]:

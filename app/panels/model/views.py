@@ -97,7 +97,7 @@ class AttentionPage(Step):
             spin.setRange(1, top)
             spin.blockSignals(False)
         self.lines.set_data(a.attentions[self.layer], a.labels)
-        self.grid.set_data(a.attentions)
+        self.grid.set_data(shown.tiles)
         self.select_head(self.layer, self.head)
         self.finder.show_tokens(a, shown.state.part)
         self.patterns.show_rankings(shown.patterns)

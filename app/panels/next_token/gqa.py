@@ -10,6 +10,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note, spin
 from app.widgets.head_grid import HeadGrid
 from core.decoder import query_groups
+from core.head_tiles import head_tiles
 
 
 class GroupsPage(Step):
@@ -43,7 +44,7 @@ class GroupsPage(Step):
         layer = self.layer_spin.value() - 1
         groups = query_groups(m.n_heads, m.n_kv_heads)
         weights = generation.prompt.attentions[layer]  # (H, T, T)
-        self.grid.set_data(weights[groups])  # (kv heads, query heads per kv head, T, T)
+        self.grid.set_data(head_tiles(weights[groups]))  # (kv heads, query heads per kv head, T, T)
         lines = [
             f"Key/value head {g + 1} ← query heads {', '.join(str(h + 1) for h in heads)}"
             for g, heads in enumerate(groups)
