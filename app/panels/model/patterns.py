@@ -5,8 +5,9 @@ lists the runners-up under the buttons, kept up to date as the text and options 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QGroupBox, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QGroupBox, QPushButton, QVBoxLayout
 
+from app.widgets.controls import note
 from core.head_analysis import PATTERNS, HeadRanking
 
 HINT = "Click a pattern to show its head; the runners-up are listed here."
@@ -29,8 +30,7 @@ class PatternBox(QGroupBox):
             button.clicked.connect(lambda _=False, k=key: self.pick(k))
             layout.addWidget(button)
             self.buttons[key] = button
-        self.label = QLabel(HINT)
-        self.label.setWordWrap(True)
+        self.label = note(HINT)
         layout.addWidget(self.label)
 
     def show_rankings(self, rankings: dict[str, HeadRanking | str]) -> None:
