@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QVBoxLayout, QWid
 
 from app.widgets.colors import colormap, default_levels
 from app.widgets.controls import note
+from app.widgets.plots import keep_plots_whole
 from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
@@ -84,6 +85,7 @@ class Heatmap(QWidget):
         self.cells = CellTexts()
         self.cells.setZValue(5)
         self.plot.addItem(self.cells)
+        keep_plots_whole(self.view, lines=1)  # the title and tick labels are never cut
         self.readout = note(" ")  # names tokens, which may be long
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

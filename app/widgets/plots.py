@@ -7,6 +7,9 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtGui import QFontMetrics
+
+MIN_PLOT_LINES = 4  # a plot's data area is at least this many lines of text tall
 
 
 def plot(title: str, x: str = "", y: str = "", grid: bool = True) -> pg.PlotWidget:
@@ -19,6 +22,7 @@ def plot(title: str, x: str = "", y: str = "", grid: bool = True) -> pg.PlotWidg
     if grid:
         view.showGrid(x=True, y=True, alpha=0.25)
     view.setMenuEnabled(False)
+    keep_plots_whole(view)
     return view
 
 
@@ -43,9 +47,9 @@ class PlotRoom(QObject):
     A filter on the view's top graphics item: pyqtgraph posts a layout request to it whenever a
     title, label, tick or font changes what its plots need."""
 
-    def __init__(self, view: pg.GraphicsView):
+    def __init__(self, view: pg.GraphicsView, lines: int = MIN_PLOT_LINES):
         super().__init__(view)
-        self.view = view
+        self.view, self.lines = view, lines  # lines: see fit_view_box
         view.centralWidget.installEventFilter(self)
         self.fit()
 
@@ -55,6 +59,9 @@ class PlotRoom(QObject):
         return False
 
     def fit(self) -> None:
+        for item in self.view.scene().items():
+            if isinstance(item, pg.PlotItem):
+                fit_view_box(item, self.lines)
         least = self.view.centralWidget.effectiveSizeHint(Qt.SizeHint.MinimumSize)
         frame = 2 * self.view.frameWidth()
         size = QSize(math.ceil(least.width()) + frame, math.ceil(least.height()) + frame)
@@ -62,7 +69,26 @@ class PlotRoom(QObject):
             self.view.setMinimumSize(size)
 
 
-def keep_plots_whole(view: pg.GraphicsView) -> None:
-    """Give ``view`` a PlotRoom, once."""
-    if view.findChild(PlotRoom) is None:
-        PlotRoom(view)
+def fit_view_box(plot: pg.PlotItem, lines: int = MIN_PLOT_LINES) -> None:
+    """Keep ``plot``'s data area at least as long as its axis labels along each side, and at
+    least ``lines`` lines of text tall: a squeezed plot cuts its labels and shows no data."""
+    line = QFontMetrics(plot.titleLabel.item.font()).height()
+    wide, tall = 0.0, lines * line
+    for side in ("left", "right", "top", "bottom"):
+        axis = plot.getAxis(side)
+        if axis.isVisible() and axis.label.isVisible() and axis.labelText:
+            margin = 2 * axis.label.document().documentMargin()
+            length = axis.label.boundingRect().width() - margin
+            if side in ("left", "right"):
+                tall = max(tall, length)
+            else:
+                wide = max(wide, length)
+    vb = plot.getViewBox()
+    if (vb.minimumWidth(), vb.minimumHeight()) != (wide, tall):
+        vb.setMinimumSize(wide, tall)
+
+
+def keep_plots_whole(view: pg.GraphicsView, lines: int = MIN_PLOT_LINES) -> PlotRoom:
+    """``view``'s PlotRoom (data areas at least ``lines`` lines of text tall), made the first time."""
+    room = view.findChild(PlotRoom)
+    return room if room is not None else PlotRoom(view, lines)

@@ -11,6 +11,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from app.widgets.plots import keep_plots_whole
+
 KEPT, CUT, REST = "#3d7bd9", "#b9b9b9", "#e0c08a"
 
 
@@ -28,6 +30,7 @@ class TokenBars(QWidget):
         self.plot.setLabel("bottom", "probability")
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)  # 0.1 … 0.4, never "×0.001"
         self.plot.setXRange(0, 1, padding=0.02)
+        self.room = keep_plots_whole(self.plot)
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[], pen=None)
         self.plot.addItem(self.bars)
         self.values: list[pg.TextItem] = []
@@ -54,6 +57,9 @@ class TokenBars(QWidget):
             self.plot.addItem(item)
             self.values.append(item)
         self.plot.setYRange(-0.6, len(widths) - 0.4, padding=0)
+        if self.room.lines != len(widths):  # a text line for every bar's label
+            self.room.lines = len(widths)
+            self.room.fit()
         self.plot.setXRange(0, max(0.1, min(1.15, max(widths) * 1.25)), padding=0)  # room for the text
 
     def _on_click(self, event) -> None:

@@ -2,13 +2,15 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QEvent, QPointF, Qt
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtGui import QFontMetrics, QMouseEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from app.widgets import Heatmap, LabelledSlider, MatrixView
 from app.widgets.attention_lines import LEVELS, MIN_WEIGHT, AttentionLines, lines_by_level
 from app.widgets.matrix_view import number_texts, parse_number
+from app.widgets.plots import plot
+from app.widgets.token_bars import TokenBars
 from core.explain import num
 
 
@@ -200,3 +202,26 @@ def test_a_note_breaks_a_pasted_word_of_thousands_of_characters(qtbot):
     assert label.text().replace("\u200b", "") == f"<b>New vector</b> for “{word}”: [0.1, 0.2]"
     label.resize(400, 50)
     assert label.heightForWidth(400) > 20 * label.fontMetrics().height()  # every character shows
+
+
+def test_a_plot_view_asks_for_the_room_its_axis_labels_and_title_need(qtbot):
+    view = plot("A title of some length for a plot", "x", "a long label along the vertical axis")
+    qtbot.addWidget(view)
+    QApplication.processEvents()
+    item = view.getPlotItem()
+    label = item.getAxis("left").label
+    along = label.boundingRect().width() - 2 * label.document().documentMargin()
+    assert item.vb.minimumHeight() >= along
+    assert view.minimumHeight() > along  # the title and the bottom axis come on top
+    assert view.minimumWidth() >= item.titleLabel.item.boundingRect().width()
+
+
+def test_token_bars_ask_for_a_text_line_per_bar(qtbot):
+    bars = TokenBars("Next token")
+    qtbot.addWidget(bars)
+    bars.set_bars(["a", "b"], [0.5, 0.3], [True, True], 0.2)
+    few = bars.plot.minimumHeight()
+    labels = [f"t{k}" for k in range(12)]
+    bars.set_bars(labels, [0.05] * 12, [True] * 12, 0.4)
+    line = QFontMetrics(bars.plot.getPlotItem().titleLabel.item.font()).height()
+    assert bars.plot.minimumHeight() >= few + 10 * line

@@ -80,6 +80,7 @@ class TrainPage(Step):
         controls.addRow(buttons)
         self.status = note()
         self.loss_plot = plot("Loss per token", "training step", "nats")
+        self.loss_plot.getAxis("left").enableAutoSIPrefix(False)  # nats, never "nats (x0.001)"
         self.loss_plot.addLegend(offset=(8, -8))
         self.first_curve = self.loss_plot.plot(pen=pg.mkPen(FIRST, width=2), name="first copy (new tokens)")
         self.repeat_curve = self.loss_plot.plot(pen=pg.mkPen(REPEAT, width=2.5), name="second copy (repeat)")

@@ -46,8 +46,8 @@ class RankPage(Step):
         controls.addRow("Foil", self.foil)
         controls.addRow(self.rank_button)
         controls.addRow(self.progress, self.cancel_button)
-        self.effect_map = HeadMap("Drop in logit difference, each head knocked out alone", signed=True)
-        self.weight_map = HeadMap("Weight from the last token to the target")
+        self.effect_map = HeadMap("Drop in logit difference", signed=True)
+        self.weight_map = HeadMap("Last token's weight on the target")
         row = QHBoxLayout()
         row.addWidget(self.effect_map)
         row.addWidget(self.weight_map)
@@ -129,7 +129,7 @@ class RankPage(Step):
             )
         if r.looking is not None:
             self.weight_map.set_scores(r.looking.scores, (0.0, 1.0))
-            self.weight_map.set_title(f"Weight from the last token to {visible(r.target.text)}")
+            self.weight_map.set_title(f"Last token's weight on {visible(r.target.text)}")
             self.by_weight.setText("<b>By attention weight</b>:<br>" + top_list(r.looking, ""))
         else:
             self.weight_map.set_scores(np.full((m.n_layers, m.n_heads), np.nan), (0.0, 1.0))

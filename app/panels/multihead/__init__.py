@@ -48,6 +48,11 @@ class MultiHeadPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.live = Live(MultiHeadState(), compute_multihead)
+        self.tokens_edit = bind(QLineEdit(self.live.state.text), self.live, "text")
+        self.tokens_edit.setPlaceholderText("words separated by spaces")
+        tokens = QFormLayout()  # across the panel: a long text must not widen the control column
+        tokens.addRow("Tokens", self.tokens_edit)
+        self.body.addLayout(tokens)
         row = QHBoxLayout()
         row.addWidget(self._controls())
         self.body.addLayout(row)
@@ -59,10 +64,8 @@ class MultiHeadPanel(Panel):
         self.set_step(0)
 
     def _controls(self) -> QWidget:
-        """The settings every step shares, in a column on the left."""
+        """The settings every step shares but the tokens, in a column on the left."""
         s, live = self.live.state, self.live
-        self.tokens_edit = bind(QLineEdit(s.text), live, "text")
-        self.tokens_edit.setPlaceholderText("words separated by spaces")
         self.d_model_spin = spin(s.d_model, 1, MAX_D_MODEL, tracking=True)
         self.d_model_spin.valueChanged.connect(self._on_d_model)
         live.changed.connect(lambda: set_quietly(self.d_model_spin, live.state.d_model))
@@ -85,7 +88,6 @@ class MultiHeadPanel(Panel):
         self.reset_button.setToolTip("Seed 42, 8 tokens, d_model 32, 4 heads, weights × 0.1, T = 1, no mask")
         self.reset_button.clicked.connect(self.reset)
         form = QFormLayout()
-        form.addRow("Tokens", self.tokens_edit)
         form.addRow("d_model", self.d_model_spin)
         form.addRow("Heads h", self.heads_box)
         form.addRow("", self.d_k_label)

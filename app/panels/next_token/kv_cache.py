@@ -12,6 +12,7 @@ from app.panels.next_token.state import context_notice, visible
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note
+from app.widgets.plots import plot
 from core.decoder import CacheSize, DecodeTiming, cache_size
 
 PROMPT_CELL, GENERATED_CELL = 1.0, 0.55  # colours of cached tokens from the prompt and from decoding
@@ -33,11 +34,7 @@ class CachePage(Step):
     def __init__(self, run: Live):
         super().__init__(run)
         self.cache_map = Heatmap("KV cache: layers (rows) × cached tokens", colorbar=False, cell_text=False)
-        self.size_plot = pg.PlotWidget(title="KV cache size (float32)")
-        self.size_plot.setLabel("bottom", "tokens")
-        self.size_plot.setLabel("left", "MiB")
-        self.size_plot.showGrid(x=True, y=True, alpha=0.25)
-        self.size_plot.setMenuEnabled(False)
+        self.size_plot = plot("KV cache size (float32)", "tokens", "MiB")
         self.size_plot.addLegend(offset=(10, 10))
         self.gqa_line = self.size_plot.plot(
             pen=pg.mkPen("#3d7bd9", width=2), name="this model (shared key/value heads)"

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLayout, QVBoxLayout, QWidget
 
 from app.widgets.controls import note
+from app.widgets.plots import keep_plots_whole
 
 ACCENT, SECOND, GUIDE = "#ff8c00", "#d62728", "#888888"
 
@@ -36,6 +37,7 @@ def add_plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str, row: i
     plot.hideButtons()
     plot.showGrid(x=False, y=True, alpha=0.15)
     plot.getAxis("left").enableAutoSIPrefix(False)
+    keep_plots_whole(layout)
     return plot
 
 
