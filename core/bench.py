@@ -57,6 +57,7 @@ CHECK_ROWS = 32  # query rows per checked head for the error against float64
 MEANINGFUL_SLOPE_LENGTHS = 3  # a slope fitted from two lengths swings from run to run
 PROBE_TOKENS = 16  # the size runnable_impls tries each implementation at
 MEMORY_HEADROOM = 0.9  # a point may use at most this share of the free memory
+CALIBRATION_TOKENS = 256  # an implementation's first point above this is predicted from one call here
 
 Progress = Callable[[int, int], None]
 
@@ -119,6 +120,7 @@ class BenchConfig:
     repeats: int = 10
     budget_s: float = 2.0  # stop repeating a point after this long (once MIN_REPEATS are done)
     time_limit_s: float = 60.0  # skip a point predicted to take longer than this
+    call_limit_s: float = 5.0  # skip a point whose single call is predicted longer: Cancel waits for one
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:
@@ -134,7 +136,7 @@ class BenchConfig:
         for name in ("batch", "heads", "head_dim", "window", "repeats"):
             _whole(name, getattr(self, name), 1)
         _whole("warmup", self.warmup, 0)
-        for name in ("budget_s", "time_limit_s"):
+        for name in ("budget_s", "time_limit_s", "call_limit_s"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}.")
@@ -312,26 +314,49 @@ class _Sweep:
         )  # fmt: skip
         return replace(empty, **measured)
 
-    def gate(self, impl: Implementation, n: int) -> str | None:
-        """'skipped: …' when the point would not fit in memory or in the time limit."""
-        c = self.config
+    def gate(self, impl: Implementation, problem: Problem) -> str | None:
+        """'skipped: …' when the point would not fit in memory, or is predicted to take longer than
+        the time limit, or to hold one call (which Cancel cannot interrupt) past the call limit."""
+        c, n = self.config, problem.shape[2]
         size = ITEMSIZE[c.dtype] if impl.library == "torch" else 8 if c.dtype == "fp64" else 4
         inputs = 3 * c.batch * c.heads * n * c.head_dim * size
         need = inputs + impl.working_bytes(c.batch, c.heads, n, c.head_dim, size, c.causal)
         free = free_bytes(c.device)
         if free is not None and need > MEMORY_HEADROOM * free:
             return f"skipped: would need {_gb(need)}, {_gb(free)} free"
+        if impl.key not in self.last_time and n > CALIBRATION_TOKENS and not impl.compiles:
+            self.calibrate(impl, problem)
         if impl.key in self.last_time:
             n0, t0 = self.last_time[impl.key]
-            growth = n / n0 if impl.windowed else (n / n0) ** 2
-            predicted = t0 * growth * (c.warmup + MIN_REPEATS)
+            call = t0 * (n / n0 if impl.windowed else (n / n0) ** 2)
+            if call > c.call_limit_s:
+                return f"skipped: one call would take about {call:.0f} s (limit {c.call_limit_s:.0f} s)"
+            predicted = call * (c.warmup + MIN_REPEATS)
             if predicted > c.time_limit_s:
                 return f"skipped: would take about {predicted:.0f} s (limit {c.time_limit_s:.0f} s per point)"
         return None
 
+    def calibrate(self, impl: Implementation, problem: Problem) -> None:
+        """Time one call on the first CALIBRATION_TOKENS tokens, so that the first point of a
+        sweep that starts long is predicted like the later ones."""
+        m = CALIBRATION_TOKENS
+        q, k, v = (np.ascontiguousarray(x[:, :, :m]) for x in (problem.q, problem.k, problem.v))
+        try:
+            call = impl.prepare(replace(problem, q=q, k=k, v=v))
+            call()  # a first call may compile or allocate; the second is timed
+            synchronize(self.config.device)
+            self.tick()
+            started = time.perf_counter()
+            call()
+            synchronize(self.config.device)
+        except (Refused, MemoryError, RuntimeError):
+            return  # the point itself reports why it cannot run
+        self.last_time[impl.key] = (m, time.perf_counter() - started)
+        self.tick()
+
     def run_point(self, impl: Implementation, problem: Problem) -> BenchResult:
         c, n = self.config, problem.shape[2]
-        gated = self.gate(impl, n)
+        gated = self.gate(impl, problem)
         if gated is not None:
             return self.result(impl, n, gated)
         try:

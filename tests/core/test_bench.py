@@ -168,6 +168,20 @@ def test_time_gating_uses_the_previous_length():
     assert second.status.startswith("skipped: would take about")
 
 
+def test_a_call_cancel_cannot_interrupt_is_kept_short():
+    cfg = BenchConfig(lengths=(64, 4096), impls=("numpy-naive",), call_limit_s=1e-3, warmup=0, repeats=3)
+    first, second = run_benchmark(cfg).results
+    assert first.ok
+    assert second.status.startswith("skipped: one call would take about")
+
+
+def test_a_sweep_that_starts_long_is_predicted_from_a_short_call():
+    cfg = BenchConfig(lengths=(8192,), impls=("numpy-naive",), call_limit_s=1e-3, warmup=0, repeats=3)
+    (only,) = run_benchmark(cfg).results
+    assert only.status.startswith("skipped: one call would take about")
+    assert only.median_s is None
+
+
 def test_progress_that_raises_cancels_within_a_point():
     calls, results = [], []
 
