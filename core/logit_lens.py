@@ -66,9 +66,8 @@ def read_streams(module: Any, streams: Any, target_id: int | None = None) -> Log
     _check(module, target_id)
     layers, t, hidden = streams.shape
     rows = layers * t
-    head = module.lm_head
     with torch.inference_mode():
-        weight = head.weight.float()  # (vocab, hidden)
+        weight = module.lm_head.weight.float()  # (vocab, hidden); a Llama unembedding has no bias
         normed = module.model.norm(streams.reshape(rows, hidden)).float()  # (L · T, hidden)
         buffer = torch.empty(min(CHUNK_ROWS, rows), weight.shape[0])
         top_ids = torch.empty(rows, dtype=torch.long)
@@ -80,8 +79,6 @@ def read_streams(module: Any, streams: Any, target_id: int | None = None) -> Log
         for start in range(0, rows, CHUNK_ROWS):
             stop = min(start + CHUNK_ROWS, rows)
             logits = torch.matmul(normed[start:stop], weight.T, out=buffer[: stop - start])
-            if head.bias is not None:
-                logits += head.bias.float()
             torch.max(logits, dim=-1, out=(best[start:stop], top_ids[start:stop]))
             if target_id is not None:
                 last = ends[(ends >= start) & (ends < stop)]
