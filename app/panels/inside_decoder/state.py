@@ -56,7 +56,7 @@ _lock = threading.Lock()  # steps compute in parallel; one of them loads, the ot
 _models: dict[str, models.LoadedModel] = {}  # source -> the loaded decoder (one kept at a time)
 _means: dict[str, np.ndarray] = {}  # source -> each head's mean output over MEAN_REFERENCE
 _clean: OrderedDict[tuple, CleanRun] = OrderedDict()  # (source, ids) -> the intact model's run
-_clean_lock = threading.Lock()
+_clean_lock = threading.Lock()  # one intact run per prompt: a second step asking for it waits
 _induction: dict[tuple, InductionTest] = {}  # (source, n, seed) -> the intact model's test
 
 
