@@ -44,7 +44,8 @@ def apply_theme(app: QApplication, name: str) -> None:
     """Set the Fusion style with a light or dark palette ("system" follows the desktop)."""
     if name not in THEMES:
         raise ValueError(f"Unknown theme {name!r}; choose one of {', '.join(THEMES)}.")
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":  # setting it again re-polishes every widget for nothing
+        app.setStyle("Fusion")
     app.setPalette(dark_palette() if is_dark(name) else app.style().standardPalette())
 
 

@@ -54,6 +54,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(QIcon(str(files("resources").joinpath("icons", "attention-lab.svg"))))
         self.classes = list(panels)  # PANELS entries; a panel is built (and imported) on first use
         self.panels: dict[str, Panel] = {}
+        self.unstyled: set[str] = set()  # built panels whose plots wait for the theme and text size
         app = QApplication.instance()
         if app.property("base_point_size") is None:  # the size before any scaling, once per process
             app.setProperty("base_point_size", app.font().pointSizeF())
@@ -121,6 +122,9 @@ class MainWindow(QMainWindow):
         if row < 0:
             return
         panel = self.panel(self.classes[row].key)
+        if panel.key in self.unstyled:  # restyled as it comes into view, before it paints
+            self.unstyled.discard(panel.key)
+            style_plots(panel)
         self.stack.setCurrentWidget(panel)
         char = self.lesson.fontMetrics().averageCharWidth()
         squeezed = self.lesson.width() < min(LESSON_CHARS * char, self.width() // 3)
@@ -194,8 +198,7 @@ class MainWindow(QMainWindow):
         font = QFont(app.font())
         font.setPointSizeF(self.base_point_size * self.font_scale)
         app.setFont(font)
-        for panel in self.panels.values():
-            style_plots(panel)
+        self.restyle_plots()
         if self.current() is not None:  # the lesson text moved: keep the current section in view
             QTimer.singleShot(0, lambda: self._scroll_lesson_to(self.current().step))
 
@@ -251,8 +254,16 @@ class MainWindow(QMainWindow):
         self.theme = name
         for action in self.theme_actions.actions():
             action.setChecked(action.data() == name)
-        for panel in self.panels.values():
-            style_plots(panel)
+        self.restyle_plots()
+
+    def restyle_plots(self) -> None:
+        """Give the plots the theme's colours and the text size: the panel on screen now, every
+        other built panel when it is next shown (restyling them all at once took most of a
+        theme switch)."""
+        self.unstyled = set(self.panels)
+        if self.current() is not None:
+            self.unstyled.discard(self.current().key)
+            style_plots(self.current())
 
     def _on_tour(self, line: str) -> None:
         self.tour_label.setText(line)

@@ -122,12 +122,13 @@ def this_thread_only(hook: Callable) -> Callable:
     return guarded
 
 
-def recorded(module: Any, ids: Sequence[int] | Any, parts: Sequence[Any], inputs: bool = False) -> Any:
-    """One forward pass of ``ids``; what each of ``parts`` (sub-modules) returned, or with
-    ``inputs`` what it received (its first argument), stacked: (len(parts), T, width) torch.
+@contextmanager
+def recording(parts: Sequence[Any], inputs: bool = False) -> Iterator[dict[int, Any]]:
+    """Inside the block, each forward pass in this thread keeps what each of ``parts``
+    (sub-modules) returned, or with ``inputs`` what it received (its first argument): the
+    yielded dict maps a part's index to its (T, width) torch tensor of the first batch row.
+    The hooks are removed when the block ends, however it ends.
     """
-    import torch
-
     seen: dict[int, Any] = {}
 
     def keep(index: int):
@@ -144,12 +145,28 @@ def recorded(module: Any, ids: Sequence[int] | Any, parts: Sequence[Any], inputs
         for i, part in enumerate(parts)
     ]
     try:
-        with torch.inference_mode():
-            module.model(input_ids=as_ids(ids), use_cache=False)
+        yield seen
     finally:
         for handle in handles:
             handle.remove()
-    return torch.stack([seen[i] for i in range(len(parts))])
+
+
+def stacked(seen: dict[int, Any]) -> Any:
+    """What ``recording`` kept, in the order of its parts: (parts, T, width) torch."""
+    import torch
+
+    return torch.stack([seen[i] for i in range(len(seen))])
+
+
+def recorded(module: Any, ids: Sequence[int] | Any, parts: Sequence[Any], inputs: bool = False) -> Any:
+    """One forward pass of ``ids``; what each of ``parts`` (sub-modules) returned, or with
+    ``inputs`` what it received (its first argument), stacked: (len(parts), T, width) torch.
+    """
+    import torch
+
+    with recording(parts, inputs) as seen, torch.inference_mode():
+        module.model(input_ids=as_ids(ids), use_cache=False)
+    return stacked(seen)
 
 
 def head_outputs(module: Any, ids: Sequence[int] | Any) -> np.ndarray:

@@ -48,35 +48,55 @@ def logit_lens(module: Any, ids: Sequence[int], target_id: int | None = None) ->
     ``ids`` (T,) token ids; ``target_id`` adds its rank and probability at the last position.
     Hooks installed by ``core.ablation.ablated`` act on the run like on any other.
     """
+    _check(module, target_id)  # before the forward pass
+    return read_streams(module, recorded(module, ids, module.model.layers), target_id)
+
+
+def read_streams(module: Any, streams: Any, target_id: int | None = None) -> LogitLens:
+    """The lens of residual streams already recorded: ``streams`` (layers, T, hidden) torch, the
+    output of every layer during one forward pass (``core.ablation.recording``).
+
+    Every (layer, position) row goes through the norm and unembedding in one matrix product
+    (per ``CHUNK_ROWS`` rows) written into one reused buffer, where the softmax's normaliser is
+    taken in place: the top token's probability is 1 / Σ exp(logit − top logit), the target's
+    rank counts the logits above its own.
+    """
     import torch
 
-    shape = shape_of(module)
+    _check(module, target_id)
+    layers, t, hidden = streams.shape
+    rows = layers * t
+    with torch.inference_mode():
+        weight = module.lm_head.weight.float()  # (vocab, hidden); a Llama unembedding has no bias
+        normed = module.model.norm(streams.reshape(rows, hidden)).float()  # (L · T, hidden)
+        buffer = torch.empty(min(CHUNK_ROWS, rows), weight.shape[0])
+        top_ids = torch.empty(rows, dtype=torch.long)
+        best = torch.empty(rows)  # the top logit per row
+        totals = torch.empty(rows)  # Σ exp(logit − top logit) per row, ≥ 1: the top token's own term
+        mine = torch.empty(layers)  # the target's logit at the last position, per layer
+        rank = torch.empty(layers, dtype=torch.long)
+        ends = torch.arange(t - 1, rows, t)  # each layer's row at the last position
+        for start in range(0, rows, CHUNK_ROWS):
+            stop = min(start + CHUNK_ROWS, rows)
+            logits = torch.matmul(normed[start:stop], weight.T, out=buffer[: stop - start])
+            torch.max(logits, dim=-1, out=(best[start:stop], top_ids[start:stop]))
+            if target_id is not None:
+                last = ends[(ends >= start) & (ends < stop)]
+                here = logits[last - start]  # (layers in this chunk, vocab)
+                mine[last // t] = here[:, target_id]
+                rank[last // t] = (here > here[:, target_id : target_id + 1]).sum(dim=-1) + 1
+            torch.sum(logits.sub_(best[start:stop, None]).exp_(), dim=-1, out=totals[start:stop])
+        top_probs = (1.0 / totals).reshape(layers, t).double().numpy()
+        if target_id is None:
+            return LogitLens(top_ids.reshape(layers, t).numpy(), top_probs, None, None, None)
+        log_z = best.reshape(layers, t)[:, -1] + torch.log(totals.reshape(layers, t)[:, -1])
+        prob = torch.exp(mine - log_z).double().numpy()
+    return LogitLens(top_ids.reshape(layers, t).numpy(), top_probs, target_id, rank.numpy(), prob)
+
+
+def _check(module: Any, target_id: int | None) -> None:
+    """ValueError when ``module`` is not a Llama-style decoder or ``target_id`` is not a token."""
+    shape_of(module)
     vocab = module.lm_head.out_features
     if target_id is not None and not 0 <= target_id < vocab:
         raise ValueError(f"Token id {target_id} is outside the vocabulary (0–{vocab - 1}).")
-    streams = recorded(module, ids, module.model.layers)  # (L, T, hidden): after each layer
-    t = streams.shape[1]
-    rank = prob = None
-    with torch.inference_mode():
-        normed = module.model.norm(streams.reshape(-1, streams.shape[-1]))  # (L · T, hidden)
-        top_ids, top_probs, last = [], [], []
-        for start in range(0, len(normed), CHUNK_ROWS):  # large matrix products, bounded memory
-            logits = module.lm_head(normed[start : start + CHUNK_ROWS]).float()
-            best, best_ids = logits.max(dim=-1)
-            total = torch.exp(logits - best[:, None]).sum(dim=-1)  # ≥ 1: the top token's own term
-            log_z = best + torch.log(total)
-            top_ids.append(best_ids)
-            top_probs.append(1.0 / total)
-            if target_id is not None:
-                rows = torch.arange(start, start + len(logits))
-                at_last = (rows % t) == t - 1
-                last.append((logits[at_last], log_z[at_last]))
-        top_ids = torch.cat(top_ids).reshape(shape.layers, t).numpy()
-        top_probs = torch.cat(top_probs).reshape(shape.layers, t).double().numpy()
-        if target_id is not None:
-            logits = torch.cat([lg for lg, _ in last])  # (L, vocab) at the last position
-            log_z = torch.cat([z for _, z in last])
-            mine = logits[:, target_id : target_id + 1]
-            rank = ((logits > mine).sum(dim=-1) + 1).numpy()
-            prob = torch.exp(mine[:, 0] - log_z).double().numpy()
-    return LogitLens(top_ids, top_probs, target_id, rank, prob)

@@ -32,7 +32,8 @@ class Heatmap(QWidget):
 
     Tick labels are thinned out to what fits the view, and to at most max_ticks per axis (the
     hover readout still names every cell). labels=False drops the tick labels and the readout
-    line, for small multiples.
+    line, for small multiples. ``rows`` and ``cols`` name what the rows and columns count (axis
+    titles beside the tick labels, e.g. "layer" with rows labelled 1, 2, 3).
 
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
     """
@@ -49,11 +50,14 @@ class Heatmap(QWidget):
         max_ticks: int = MAX_TICK_LABELS,
         labels: bool = True,
         max_cell_texts: int = MAX_CELL_TEXTS,
+        rows: str = "",
+        cols: str = "",
         parent=None,
     ):
         super().__init__(parent)
         self.signed, self.cell_text, self.max_ticks = signed, cell_text, max_ticks
         self.max_cell_texts = max_cell_texts
+        self.names = (f"{rows} " if rows else "", f"{cols} " if cols else "")  # before a cell's labels
         self.values = np.zeros((0, 0))
         self.texts: list[str] | None = None  # written into the cells instead of the numbers
         self.levels = (0.0, 1.0)
@@ -70,6 +74,10 @@ class Heatmap(QWidget):
         self.plot.showAxis("top", labels)
         self.plot.showAxis("left", labels)
         self.plot.hideAxis("bottom")
+        if labels:
+            for side, name in (("left", rows), ("top", cols)):
+                if name:
+                    self.plot.setLabel(side, name)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(colormap(signed))
         self.plot.addItem(self.image)
@@ -174,7 +182,8 @@ class Heatmap(QWidget):
 
     def describe(self, i: int, j: int) -> str:
         """The readout text for cell (i, j)."""
-        head = f"[{self.row_labels[i]} → {self.col_labels[j]}] = {num(self.values[i, j], 4)}"
+        row, col = self.names
+        head = f"[{row}{self.row_labels[i]} → {col}{self.col_labels[j]}] = {num(self.values[i, j], 4)}"
         return f"{head}    {self.describer(i, j)}" if self.describer else head
 
     def _on_move(self, scene_pos) -> None:

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from app import worker
 from app.panels.bench import BenchPanel
 from app.panels.bench.state import COLUMNS, row_texts
-from core.bench import fastest_summary, fit_slopes
+from core.bench import MEANINGFUL_SLOPE_LENGTHS, fastest_summary, fit_slopes
 from core.bench_device import cuda_available
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,14 +87,27 @@ def test_a_sweep_fills_the_table_and_the_plots_from_core(panel, qtbot):
         y = panel.curves["tflops"][impl].yData
         np.testing.assert_array_equal(y, [r.tflops for r in ran])
         panel.set_step(0)
-        slope = fit_slopes(results, "median_s")[impl]
         label = panel.legends["median_s"].getLabel(panel.curves["median_s"][impl])
-        assert label.text == f"{impl}  slope {slope:.2f}"
+        assert label.text == f"{impl}  (slope needs 3 lengths)"  # two lengths give no slope
     assert panel.curves["median_s"]["numpy-tiled"].xData is None
     assert panel.summary.text() == fastest_summary(results)
     assert panel.progress.value() == 6 and panel.progress.format() == "6 points done"
     assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
     assert all(r.max_abs_error < 1e-5 for r in results if r.ok)
+
+
+def test_slopes_come_from_three_lengths_with_the_clis_fit(panel, qtbot):
+    run_sweep(panel, qtbot, "64 128 256", ("numpy-naive", "torch-naive"))
+    results = panel.report.results
+    for field in ("median_s", "peak_bytes"):
+        slopes = fit_slopes(results, field, MEANINGFUL_SLOPE_LENGTHS)
+        panel.set_step(0 if field == "median_s" else 3)
+        for impl in ("numpy-naive", "torch-naive"):
+            label = panel.legends[field].getLabel(panel.curves[field][impl])
+            assert label.text == f"{impl}  slope {slopes[impl]:.2f}"
+    panel.set_step(2)
+    label = panel.legends["tflops"].getLabel(panel.curves["tflops"]["torch-naive"])
+    assert label.text == "torch-naive"  # throughput has no slope
 
 
 def test_cancel_stops_within_a_point_and_keeps_what_ran(panel, qtbot, tmp_path):

@@ -104,9 +104,18 @@ def test_generate_append_click_undo_and_auto(panel, qtbot):
 
 
 def test_cache_and_groups_pages(panel):
+    settle(panel.generate.sample_button.click)  # at least one decode step in the cache
     g = panel.generation
     panel.set_step(3)
-    assert panel.cache.cache_map.values.shape == (2, g.length)
+    cache = panel.cache.cache_map
+    assert cache.values.shape == (2, g.length)
+    assert cache.plot.getAxis("left").labelText == "layer"
+    assert cache.plot.getAxis("top").labelText == "cached token"
+    assert [label for _, label in cache.plot.getAxis("left")._tickLevels[0]] == ["1", "2"]
+    t = len(g.prompt.ids)
+    assert cache.describe(1, 0).startswith("[layer 2 → cached token ")
+    assert cache.describe(1, 0).endswith("from the prompt (prefill)")
+    assert g.length > t and cache.describe(0, t).endswith("from decode step 1")
     size = decoder.cache_size(panel.model, g.length)
     assert f"{size.saving:g}× as much" in panel.cache.sizes.text()
     settle(panel.cache.measure_button.click)

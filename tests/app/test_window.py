@@ -110,6 +110,26 @@ def test_dark_theme_restyles_plots(window):
     assert panel.scores.score_map.view.backgroundBrush().color().lightness() > 200
 
 
+def test_theme_and_text_size_reach_panels_built_earlier_once_shown(window):
+    import pyqtgraph as pg
+
+    hidden = window.show_panel("scale")
+    window.show_panel("qkv")
+    window.set_theme("dark")
+    window.set_font_scale(1.5)
+    assert "scale" in window.unstyled  # waits for its next showing
+    window.show_panel("scale")
+    assert "scale" not in window.unstyled
+    views = hidden.findChildren(pg.GraphicsView)
+    axes = [item for v in views for item in v.scene().items() if isinstance(item, pg.AxisItem)]
+    assert views and all(v.backgroundBrush().color().lightness() < 80 for v in views)
+    assert axes and all(
+        a.style["tickFont"].pointSizeF() == pytest.approx(1.5 * window.base_point_size) for a in axes
+    )
+    window.set_theme("light")
+    window.set_font_scale(1.0)
+
+
 def test_about_lists_versions():
     v = versions()
     assert v["Attention Lab"] and v["NumPy"] and v["Qt"]

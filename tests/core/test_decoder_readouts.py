@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from core.ablation import ablated, next_token_probs, run
+from core.ablation import ablated, next_token_probs, recording, run, stacked
 from core.attention_sinks import sink_scores, without_first_token
 from core.decoder_induction import induction_test, repeated_random_tokens
-from core.logit_lens import logit_lens
+from core.logit_lens import logit_lens, read_streams
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
@@ -150,3 +150,60 @@ def test_the_lens_gives_the_same_in_small_chunks(llama, ids, monkeypatch):
     np.testing.assert_allclose(pieces.top_probs, whole.top_probs, atol=1e-7)
     np.testing.assert_array_equal(pieces.target_rank, whole.target_rank)
     np.testing.assert_allclose(pieces.target_prob, whole.target_prob, atol=1e-7)
+
+
+def lens_by_hand(model, ids, target):
+    """Every layer's output through norm and unembedding, one row at a time, softmax in float64:
+    (top ids, top probabilities) (layers, T), and the target's rank and probability (layers,)."""
+    seen = []
+
+    def keep(_, __, out):
+        seen.append(out)
+
+    handles = [layer.register_forward_hook(keep) for layer in model.model.layers]
+    try:
+        run(model, ids)
+    finally:
+        for handle in handles:
+            handle.remove()
+    top_ids, top_probs, rank, prob = [], [], [], []
+    for out in seen:
+        hidden = (out[0] if isinstance(out, tuple) else out)[0]
+        rows = []
+        for row in hidden:
+            with torch.inference_mode():
+                rows.append(model.lm_head(model.model.norm(row)).numpy())
+        logits = np.array(rows)  # (T, vocab) float32
+        probs = np.exp(logits.astype(np.float64) - logits.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        top_ids.append(logits.argmax(-1))
+        top_probs.append(probs.max(-1))
+        rank.append(1 + sum(value > logits[-1, target] for value in logits[-1]))
+        prob.append(probs[-1, target])
+    return np.array(top_ids), np.array(top_probs), np.array(rank), np.array(prob)
+
+
+def test_every_layer_of_the_lens_equals_a_reference_by_hand(llama, ids):
+    model, _ = llama
+    target = int(np.argsort(-run(model, ids)[0][-1])[2])  # the third most likely at the end
+    top_ids, top_probs, rank, prob = lens_by_hand(model, ids, target)
+    lens = logit_lens(model, ids, target_id=target)
+    np.testing.assert_array_equal(lens.top_ids, top_ids)
+    np.testing.assert_allclose(lens.top_probs, top_probs, atol=1e-6)
+    np.testing.assert_array_equal(lens.target_rank, rank)
+    assert lens.target_rank[-1] == 3
+    np.testing.assert_allclose(lens.target_prob, prob, atol=1e-6)
+
+
+def test_the_lens_of_a_recorded_run_equals_the_lens_of_its_own(llama, ids):
+    model, _ = llama
+    hooks = [len(layer._forward_hooks) for layer in model.model.layers]
+    with recording(model.model.layers) as seen:
+        run(model, ids, attentions=True)  # a pass that also returns the weights, as panels run it
+    own = logit_lens(model, ids, target_id=7)
+    shared = read_streams(model, stacked(seen), target_id=7)
+    for field in ("top_ids", "top_probs", "target_rank", "target_prob"):
+        np.testing.assert_array_equal(getattr(shared, field), getattr(own, field))
+    assert [len(layer._forward_hooks) for layer in model.model.layers] == hooks  # removed again
+    with pytest.raises(ValueError, match="Token id 300 is outside the vocabulary"):
+        read_streams(model, stacked(seen), target_id=300)

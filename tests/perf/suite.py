@@ -24,6 +24,7 @@ TIMEOUT_S = 900
 # (area, module, arguments), in the order of the panels
 SCRIPTS = [
     ("start-up", "tests.perf.startup_perf", []),
+    ("theme switch", "tests.perf.theme_perf", []),
     ("qkv", "tests.perf.qkv_perf", []),
     ("scale", "tests.perf.scale_perf", []),
     ("masks", "tests.perf.masks_perf", []),

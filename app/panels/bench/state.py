@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.bench import BenchResult, fastest_summary, fit_slopes, implementation_choices
+from core.bench import (
+    MEANINGFUL_SLOPE_LENGTHS,
+    BenchResult,
+    fastest_summary,
+    fit_slopes,
+    implementation_choices,
+)
 from core.bench_device import describe_device
 
 COLUMNS = ("implementation", "n", "median ms", "TFLOP/s", "peak MB", "max error", "status")
@@ -61,7 +67,8 @@ class SweepState:
 class SweepSummary:
     impls: tuple[str, ...]
     points: dict[str, dict[str, tuple[list[int], list[float]]]]  # field -> impl -> (n, value), value > 0
-    slopes: dict[str, dict[str, float]]  # field -> impl -> log-log slope (fields with a slope only)
+    # field -> impl -> log-log slope (fields with a slope only; impls with enough lengths only)
+    slopes: dict[str, dict[str, float]]
     summary: str  # the fastest implementation per n
 
 
@@ -75,6 +82,17 @@ def summarise(s: SweepState) -> SweepSummary:
             kept = [(r.n, getattr(r, field)) for r in mine if getattr(r, field)]  # log axes: > 0 only
             points[field][impl] = ([n for n, _ in kept], [v for _, v in kept])
         if with_slope:
-            slopes[field] = fit_slopes(s.results, field)
+            slopes[field] = fit_slopes(s.results, field, MEANINGFUL_SLOPE_LENGTHS)
     summary = fastest_summary(s.results) if s.results else "Run a sweep to fill the table and the plots."
     return SweepSummary(s.impls, points, slopes, summary)
+
+
+def legend_text(s: SweepSummary, field: str, impl: str) -> str:
+    """``impl`` as the legend of ``field``'s plot names it: with its log-log slope when the plot
+    shows slopes and ``impl`` ran at MEANINGFUL_SLOPE_LENGTHS lengths or more, else saying so."""
+    slopes = s.slopes.get(field)
+    if slopes is None or not s.points[field].get(impl, ([], []))[0]:
+        return impl
+    if impl in slopes:
+        return f"{impl}  slope {slopes[impl]:.2f}"
+    return f"{impl}  (slope needs {MEANINGFUL_SLOPE_LENGTHS} lengths)"

@@ -1,12 +1,12 @@
 """Steps 1–4: one log-log plot of the sweep against n (time, throughput or memory), a curve per
-implementation, slopes in the legend where they mean something."""
+implementation, slopes in the legend where they mean something (three lengths or more)."""
 
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout
 
-from app.panels.bench.state import SweepSummary
+from app.panels.bench.state import SweepSummary, legend_text
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets.plots import plot
@@ -42,10 +42,9 @@ class SweepPlotPage(Step):
                 self.legend.addItem(self.curves[key], key)
             self.legend_impls = s.impls
             style_plots(self)  # the new legend labels take the theme's text colour
-        points, slopes = s.points[self.field], s.slopes.get(self.field)
+        points = s.points[self.field]
         for key, curve in self.curves.items():
             curve.setData(*points.get(key, ([], [])))
-            if slopes is not None and key in s.impls:
-                slope = slopes.get(key)
-                self.legend.getLabel(curve).setText(key if slope is None else f"{key}  slope {slope:.2f}")
+            if self.field in s.slopes and key in s.impls:
+                self.legend.getLabel(curve).setText(legend_text(s, self.field, key))
         return None

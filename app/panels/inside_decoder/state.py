@@ -15,12 +15,23 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from core import decoder as dec
 from core import models
-from core.ablation import MEAN_REFERENCE, Head, ablated, head_means, next_token_probs, run, shape_of
+from core.ablation import (
+    MEAN_REFERENCE,
+    Head,
+    ablated,
+    head_means,
+    next_token_probs,
+    recording,
+    run,
+    shape_of,
+    stacked,
+)
 from core.ablation_ranking import (
     AblationRanking,
     AnswerToken,
@@ -34,7 +45,7 @@ from core.attention_sinks import FirstTokenDropped, sink_scores, without_first_t
 from core.decoder_induction import InductionTest, induction_test, random_induction_test
 from core.head_analysis import HeadRanking
 from core.loaded_models import shared as loaded_models
-from core.logit_lens import LogitLens, logit_lens
+from core.logit_lens import LogitLens, read_streams
 
 SMOLLM2 = "smollm2"
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
@@ -46,7 +57,8 @@ Progress = Callable[[int, int], None]
 _lock = threading.Lock()  # steps compute in parallel and share what follows
 _models: dict[str, models.LoadedModel] = {}  # source -> the decoder the kept numbers below are of
 _means: dict[str, np.ndarray] = {}  # source -> each head's mean output over MEAN_REFERENCE
-_clean: OrderedDict[tuple, tuple] = OrderedDict()  # (source, ids) -> (probs, attentions)
+_clean: OrderedDict[tuple, CleanRun] = OrderedDict()  # (source, ids) -> the intact model's run
+_clean_lock = threading.Lock()  # one intact run per prompt: a second step asking for it waits
 _induction: dict[tuple, InductionTest] = {}  # (source, n, seed) -> the intact model's test
 
 
@@ -72,15 +84,28 @@ def means_of(source: str) -> np.ndarray:
         return _means[source]
 
 
-def clean_run(source: str, ids: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """(vocab,) next-token probabilities and (layers, heads, T, T) weights of the intact model."""
+@dataclass(frozen=True)
+class CleanRun:
+    """One forward pass of the intact model over a prompt, shared by every step that reads it."""
+
+    probs: np.ndarray  # (vocab,) next-token probabilities
+    attentions: np.ndarray  # (layers, heads, T, T) weights
+    streams: Any  # (layers, T, hidden) torch: the residual stream after each layer
+
+
+def clean_run(source: str, ids: tuple[int, ...]) -> CleanRun:
+    """The intact model's run over ``ids``, computed once per prompt: a step that asks for a
+    prompt another step is running waits for that run instead of starting a second one."""
     key = (source, ids)
-    if key not in _clean:
-        logits, attentions = run(decoder(source).module, ids, attentions=True)
-        _clean[key] = (softmax(logits[-1].astype(np.float64)), attentions)
-        while len(_clean) > 8:
-            _clean.popitem(last=False)
-    return _clean[key]
+    with _clean_lock:
+        if key not in _clean:
+            module = decoder(source).module
+            with recording(module.model.layers) as seen:
+                logits, attentions = run(module, ids, attentions=True)
+            _clean[key] = CleanRun(softmax(logits[-1].astype(np.float64)), attentions, stacked(seen))
+            while len(_clean) > 8:
+                _clean.popitem(last=False)
+        return _clean[key]
 
 
 @dataclass(frozen=True)
@@ -156,8 +181,8 @@ def compute_knock(s: KnockState, progress: Progress | None = None) -> KnockResul
     if target is not None and foil is not None:
         check_pair(target, foil)
     means = _means_for(s.source, s.mode)
-    clean, attentions = clean_run(s.source, prompt.ids)
-    probs = clean
+    clean = clean_run(s.source, prompt.ids)
+    probs = clean.probs
     with ablated(model.module, s.heads, s.mode, means) as heads:
         if heads:
             probs = next_token_probs(model.module, prompt.ids)
@@ -167,10 +192,12 @@ def compute_knock(s: KnockState, progress: Progress | None = None) -> KnockResul
     looking = None
     if target is not None:
         try:
-            looking = rank_by_attention(attentions, prompt.ids, target)
+            looking = rank_by_attention(clean.attentions, prompt.ids, target)
         except ValueError as exc:
             notices.append(str(exc))
-    return KnockResult(model, prompt, clean, probs, heads, s.mode, target, foil, looking, tuple(notices))
+    return KnockResult(
+        model, prompt, clean.probs, probs, heads, s.mode, target, foil, looking, tuple(notices)
+    )
 
 
 def compute_ranking(s: KnockState, progress: Progress | None = None) -> AblationRanking:
@@ -206,7 +233,8 @@ def compute_lens(s: LensState, progress: Progress | None = None) -> LensResult:
     model = decoder(s.source, progress)
     prompt = read_prompt(model, s.prompt)
     target = _answer(model, s.target, s.prompt, "Target")
-    lens = logit_lens(model.module, prompt.ids, None if target is None else target.id)
+    streams = clean_run(s.source, prompt.ids).streams  # the forward pass the other steps share
+    lens = read_streams(model.module, streams, None if target is None else target.id)
     texts = {int(i): model.tokenizer.decode([int(i)]) for i in np.unique(lens.top_ids)}
     pieces = np.vectorize(texts.__getitem__, otypes=[object])(lens.top_ids)
     return LensResult(model, prompt, lens, pieces, target)
@@ -230,8 +258,7 @@ class SinkResult:
 def compute_sinks(s: SinkState, progress: Progress | None = None) -> SinkResult:
     model = decoder(s.source, progress)
     prompt = read_prompt(model, s.prompt)
-    _, attentions = clean_run(s.source, prompt.ids)
-    scores = sink_scores(attentions)
+    scores = sink_scores(clean_run(s.source, prompt.ids).attentions)
     return SinkResult(model, prompt, scores, without_first_token(model.module, prompt.ids))
 
 

@@ -33,7 +33,13 @@ class CachePage(Step):
 
     def __init__(self, run: Live):
         super().__init__(run)
-        self.cache_map = Heatmap("KV cache: layers (rows) × cached tokens", colorbar=False, cell_text=False)
+        self.cache_map = Heatmap(
+            "KV cache: what every layer keeps",
+            colorbar=False,
+            cell_text=False,
+            rows="layer",
+            cols="cached token",
+        )
         self.size_plot = plot("KV cache size (float32)", "tokens", "MiB")
         self.size_plot.addLegend(offset=(10, 10))
         self.gqa_line = self.size_plot.plot(
@@ -75,9 +81,12 @@ class CachePage(Step):
         pieces = [*g.prompt.pieces, *(c.piece for c in g.chosen)]
         self.cache_map.set_data(
             cells,
-            [f"layer {i + 1}" for i in range(m.n_layers)],
+            [str(i + 1) for i in range(m.n_layers)],
             [visible(p) for p in pieces],
             levels=(0.0, 1.0),
+        )
+        self.cache_map.set_describer(
+            lambda _, j: "from the prompt (prefill)" if j < t else f"from decode step {j - t + 1}"
         )
         size = cache_size(m, n)
         self._plot_sizes(m, size)
