@@ -84,7 +84,10 @@ def layer_io(module, ids, layer):
 
 
 def no_hooks_left(module) -> bool:
-    return not any(m._forward_pre_hooks or m._forward_hooks for m in module.modules())
+    """No hook of ours on any submodule. transformers installs output-capturing hooks of its own
+    on the first run that returns attention weights, and keeps them; those are not counted."""
+    hooks = [(*m._forward_pre_hooks.values(), *m._forward_hooks.values()) for m in module.modules()]
+    return all(getattr(h, "__module__", "").startswith("transformers.") for kept in hooks for h in kept)
 
 
 def logit_diff(module, ids, target, foil, heads=()):
