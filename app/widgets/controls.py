@@ -21,11 +21,13 @@ from PySide6.QtWidgets import (
     QLayout,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSlider,
     QSpinBox,
     QStyle,
     QStyleOptionButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -71,6 +73,24 @@ def note(text: str = "", rich: bool = False) -> QLabel:
         label.setTextFormat(Qt.TextFormat.RichText)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
+
+
+def scrolling(*labels: QWidget) -> QScrollArea:
+    """``labels`` one under another in an area that scrolls up and down, never sideways: notes
+    that need more height than a small screen has (large text) scroll instead of growing the
+    window past the screen."""
+    inner = QWidget()
+    column = QVBoxLayout(inner)
+    column.setContentsMargins(0, 0, 0, 0)
+    for label in labels:
+        column.addWidget(label)
+    column.addStretch(1)
+    area = QScrollArea()
+    area.setWidget(inner)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return area
 
 
 def spin(value: int, minimum: int, maximum: int, step: int = 1, tracking: bool = False) -> QSpinBox:
