@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from app import worker
-from app.widgets.controls import bind, note, side_column
+from app.widgets.controls import bind, note, scrolling, side_column
 
 Notice = tuple[str, str] | None  # (text, level) for the panel's message bar; None clears it
 
@@ -176,12 +176,14 @@ class Step(QWidget):
         wide: tuple[tuple[str, QWidget], ...] = (),
     ) -> None:
         """Intro text on top, then ``wide`` (label, field) rows across the page (long typed text);
-        the controls, then ``notes``, on the left; the views on the right."""
+        the controls, then ``notes`` (scrolling when they need more height than there is), on the
+        left; the views on the right."""
         column = QVBoxLayout()
         column.addLayout(controls)
-        for label in notes:
-            column.addWidget(label)
-        column.addStretch(1)
+        if notes:
+            column.addWidget(scrolling(*notes), 1)
+        else:
+            column.addStretch(1)
         row = QHBoxLayout()
         row.addWidget(side_column(column))
         row.addWidget(view, 1)

@@ -10,18 +10,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
     QComboBox,
     QDoubleSpinBox,
+    QFormLayout,
     QLabel,
     QLayout,
     QLineEdit,
+    QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSlider,
     QSpinBox,
+    QStyle,
+    QStyleOptionButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -67,6 +73,24 @@ def note(text: str = "", rich: bool = False) -> QLabel:
         label.setTextFormat(Qt.TextFormat.RichText)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
+
+
+def scrolling(*labels: QWidget) -> QScrollArea:
+    """``labels`` one under another in an area that scrolls up and down, never sideways: notes
+    that need more height than a small screen has (large text) scroll instead of growing the
+    window past the screen."""
+    inner = QWidget()
+    column = QVBoxLayout(inner)
+    column.setContentsMargins(0, 0, 0, 0)
+    for label in labels:
+        column.addWidget(label)
+    column.addStretch(1)
+    area = QScrollArea()
+    area.setWidget(inner)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return area
 
 
 def spin(value: int, minimum: int, maximum: int, step: int = 1, tracking: bool = False) -> QSpinBox:
@@ -186,11 +210,77 @@ class ColumnWidth(QObject):
             column.setMaximumWidth(widest)
 
 
+class WrappingButton(QPushButton):
+    """A push button whose text wraps onto more lines when the button is narrower than it, so a
+    control column can be narrower than its longest button's text (large text on a small screen).
+    It asks for its text on one line and makes do with its longest word."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.whole = text
+        policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # may narrow
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+
+    def text(self) -> str:
+        return self.whole
+
+    def setText(self, text: str) -> None:
+        self.whole = text
+        self._wrap(self.width())
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        return self._size(self.whole)
+
+    def minimumSizeHint(self) -> QSize:
+        longest = max(self.whole.split(), key=self.fontMetrics().horizontalAdvance, default="")
+        return self._size(longest).expandedTo(QSize(0, self.heightForWidth(self.width())))
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._size(self._lines(width)).height()
+
+    def resizeEvent(self, event) -> None:
+        self._wrap(event.size().width())
+        super().resizeEvent(event)
+
+    def _wrap(self, width: int) -> None:
+        lines = self._lines(width)
+        if QPushButton.text(self) != lines:
+            QPushButton.setText(self, lines)
+
+    def _lines(self, width: int) -> str:
+        """The text broken at spaces into lines that fit a button ``width`` pixels wide."""
+        room = width - self._size("").width()
+        metrics, lines = self.fontMetrics(), []
+        for word in self.whole.split():
+            joined = f"{lines[-1]} {word}" if lines else word
+            if lines and metrics.horizontalAdvance(joined) <= room:
+                lines[-1] = joined
+            else:
+                lines.append(word)
+        return "\n".join(lines)
+
+    def _size(self, text: str) -> QSize:
+        """The button's size for ``text`` (lines separated by newlines), as the style draws it."""
+        option = QStyleOptionButton()
+        self.initStyleOption(option)
+        metrics = self.fontMetrics()
+        contents = metrics.size(Qt.TextFlag.TextShowMnemonic, text) if text else QSize(0, metrics.height())
+        return self.style().sizeFromContents(QStyle.ContentsType.CT_PushButton, option, contents, self)
+
+
 def side_column(layout: QLayout) -> QWidget:
     """A column of controls holding ``layout``: as wide as its content (see ColumnWidth), hidden
-    while the window is presenting."""
+    while the window is presenting. Where the column is narrower than a form row, the row's field
+    goes under its label."""
     column = QWidget()
     column.setLayout(layout)
+    for form in column.findChildren(QFormLayout):
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
     column.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
     column.setProperty(SIDE_COLUMN, True)
     column.installEventFilter(ColumnWidth(column))

@@ -2,12 +2,14 @@
 
 Rows are queries (labels on the left), columns are keys (labels on top), as the matrix is written.
 Masked cells (−inf or NaN) are left uncoloured and read "−∞". The cells fill the room the view is
-given and are never smaller than the text is tall; the numbers in them grow with the cells (up to
-MAX_TEXT_SCALE times the text size).
+given: they ask for a line of text a side, and shrink to MIN_CELL_LINES of a line where the window
+has no more room (their numbers are then hidden; the hover readout still tells). The numbers grow
+with the cells (up to MAX_TEXT_SCALE times the text size).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -25,6 +27,7 @@ MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many 
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
 MAX_TEXT_SCALE = 2.0  # numbers in large cells are drawn up to this many times the text size
 MIN_CELLS = 16  # the view asks for room for at least this many cells a side at the text's height
+MIN_CELL_LINES = 0.25  # ... and makes do with cells this fraction of a line where room is short
 
 
 class Heatmap(QWidget):
@@ -85,6 +88,11 @@ class Heatmap(QWidget):
         if colorbar:
             self.colorbar = pg.ColorBarItem(colorMap=colormap(signed), interactive=False, width=14)
             self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        # The title spans the axis and the colour bar too, not only the cells: a title wider than
+        # the cells then does not widen the view by the axis's and the bar's width on top.
+        grid = self.plot.layout
+        grid.removeItem(self.plot.titleLabel)
+        grid.addItem(self.plot.titleLabel, 0, 0, 1, grid.columnCount())
         self.marker = QGraphicsRectItem()
         self.marker.setPen(QPen(QColor("#ff8c00"), 0))
         self.marker.setZValue(10)
@@ -136,12 +144,19 @@ class Heatmap(QWidget):
             self.updateGeometry()
         self._update_texts()
 
+    def sizeHint(self) -> QSize:
+        """Room for the cells (up to MIN_CELLS a side) as tall and wide as a line of text."""
+        return super().sizeHint().expandedTo(self._cells(1.0))
+
     def minimumSizeHint(self) -> QSize:
-        """Room for the cells (up to MIN_CELLS a side) at least as tall and wide as a line of text."""
-        hint = super().minimumSizeHint()
-        line = self.fontMetrics().height()
+        """Room for the cells (up to MIN_CELLS a side) MIN_CELL_LINES of a line a side: a window
+        short of room hides the numbers rather than growing past the screen."""
+        return super().minimumSizeHint().expandedTo(self._cells(MIN_CELL_LINES))
+
+    def _cells(self, lines: float) -> QSize:
+        side = lines * self.fontMetrics().height()
         n, m = (min(k, MIN_CELLS) for k in self.values.shape)
-        return hint.expandedTo(QSize(m * line, n * line))
+        return QSize(math.ceil(m * side), math.ceil(n * side))
 
     def clear(self) -> None:
         """Show no matrix, as before the first ``set_data`` (nothing to show yet)."""

@@ -53,7 +53,11 @@ def cut_text(widget: QWidget) -> str | None:
         elif widget.minimumSizeHint().width() > widget.width():
             return f"needs {widget.minimumSizeHint().width()} px, has {widget.width()}"
     elif isinstance(widget, QAbstractButton) and widget.text():
-        if widget.sizeHint().width() > widget.width():
+        if widget.hasHeightForWidth():  # its text wraps
+            needed = widget.heightForWidth(widget.width())
+            if needed > widget.height() or widget.minimumSizeHint().width() > widget.width():
+                return f"needs {needed} px of height, has {widget.height()}"
+        elif widget.sizeHint().width() > widget.width():
             return f"needs {widget.sizeHint().width()} px, has {widget.width()}"
     elif isinstance(widget, QLineEdit) and widget.text():
         frame = (

@@ -29,7 +29,7 @@ from app.panels.cost.state import (
 )
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note, side_column, spin
+from app.widgets.controls import note, scrolling, side_column, spin
 from app.widgets.plots import loglog_plot
 from app.widgets.tables import fill_table, text_table
 from core.complexity import DTYPE_BYTES, MEMORY_SIZES, AttentionCost
@@ -65,8 +65,7 @@ class CalculatorPage(Step):
         self.readout = note()
         controls = QVBoxLayout()
         controls.addLayout(form)
-        controls.addWidget(self.readout)
-        controls.addStretch(1)
+        controls.addWidget(scrolling(self.readout), 1)
         controls_box = side_column(controls)
 
         self.flops_plot = loglog_plot("FLOPs of attention (whole model)", "FLOPs")

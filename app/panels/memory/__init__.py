@@ -19,7 +19,7 @@ from app.panels.memory.retrieve import RetrievePage
 from app.panels.memory.state import ARTICLE_NOTE, SOURCES, MemoryState, N, compute_memory, digit_glyphs
 from app.panels.step import Live
 from app.widgets import LabelledSlider
-from app.widgets.controls import bind, set_quietly, spin
+from app.widgets.controls import WrappingButton, bind, set_quietly, side_column, spin
 from core import inputs
 from core.explain import num
 from core.hopfield import BETA_RANGE
@@ -73,7 +73,7 @@ class MemoryPanel(Panel):
         self.attention_button.setToolTip("β = 1/√d: plain scaled dot-product attention (T = 1)")
         self.attention_button.clicked.connect(lambda: self.set_beta(1 / np.sqrt(N)))
         self.seed_spin = bind(spin(s.seed, 0, 2**31 - 1, tracking=True), live, "seed")
-        self.article_button = QPushButton("Article experiment")
+        self.article_button = WrappingButton("Article experiment")
         self.article_button.setToolTip(ARTICLE_NOTE)
         self.article_button.clicked.connect(self.load_article)
         beta_row = QHBoxLayout()
@@ -89,10 +89,7 @@ class MemoryPanel(Panel):
         form.addRow("Exact β", beta_row)
         form.addRow("Seed", self.seed_spin)
         form.addRow(self.article_button)
-        left = QWidget()
-        left.setLayout(form)
-        left.setMaximumWidth(280)
-        return left
+        return side_column(form)
 
     @property
     def settings(self) -> MemoryState:

@@ -34,7 +34,7 @@ from app.panels.multihead.state import (
 from app.panels.multihead.table import TablePage
 from app.panels.step import Live
 from app.widgets import LabelledSlider
-from app.widgets.controls import bind, note, set_quietly, side_column, spin
+from app.widgets.controls import WrappingButton, bind, note, set_quietly, side_column, spin
 from core.multihead import fitting_heads, head_divisors, parse_heads
 
 REAL_MODEL_PANEL = "model"
@@ -99,7 +99,7 @@ class MultiHeadPanel(Panel):
         self.random_note = note(
             "Random weights: no head here has learned anything, so their patterns carry no meaning."
         )
-        self.model_button = QPushButton("See trained heads (real model)")
+        self.model_button = WrappingButton("See trained heads (real model)")
         self.model_button.clicked.connect(lambda: self.openPanel.emit(REAL_MODEL_PANEL))
         left = QVBoxLayout()
         left.addLayout(form)

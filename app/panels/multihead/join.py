@@ -10,7 +10,7 @@ from app.panels.multihead.side_by_side import head_color
 from app.panels.multihead.state import MultiHeadResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.controls import note, scrolling
 from core import explain
 
 
@@ -39,11 +39,7 @@ class JoinPage(Step):
         product.setRowStretch(1, 2)
         self.legend = note()
         self.cost_note = note()
-        notes = QVBoxLayout()
-        for label in (self.shapes_label, self.legend, self.cost_note):
-            notes.addWidget(label)
-        notes.addStretch(1)
-        product.addLayout(notes, 0, 0)
+        product.addWidget(scrolling(self.shapes_label, self.legend, self.cost_note), 0, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.caption)

@@ -11,12 +11,12 @@ from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note
 from app.widgets.tables import fill_table, text_table
 
-COLUMNS = (  # two-line headers, so the table fits beside the controls on a projector
+COLUMNS = (  # a word or two a line, so the table fits beside the controls on a projector, large text too
     "head",
-    "mean peak\nposition",
-    "mean entropy\n(nats)",
-    "agreement\nwith head 0",
-    "agreement\nwith uniform",
+    "mean\npeak\nposition",
+    "mean\nentropy\n(nats)",
+    "agreement\nwith\nhead 0",
+    "agreement\nwith\nuniform",
 )
 
 
