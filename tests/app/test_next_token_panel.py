@@ -6,6 +6,7 @@ import pytest
 
 from app import worker
 from app.panels.next_token import NextTokenPanel
+from app.panels.next_token.temperature import DRAW_HINT
 from core import decoder, models, sampling, smollm2
 from tests.tiny_models import save_tiny_llama
 
@@ -80,6 +81,8 @@ def test_settings_reshape_without_running_the_model(panel):
     assert brushes[:3] == ["#3d7bd9"] * 3 and brushes[3] == "#b9b9b9"
     t.draw_button.click()
     assert "Drawn (seed 0)" in t.sample_label.text()
+    t.temperature.setValue(2.0)  # a new distribution: the draw from the old one is gone
+    assert "Drawn" not in t.sample_label.text() and t.sample_label.text() == DRAW_HINT
 
 
 def test_generate_append_click_undo_and_auto(panel, qtbot):

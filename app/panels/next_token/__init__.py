@@ -391,7 +391,8 @@ class NextTokenPanel(Panel):
         self.groups.layer_spin.setValue(self.model.n_layers)
         self.groups.layer_spin.setValue(1)
         super().exercise()
-        settle(self.prompt.setText, DEFAULT_PROMPT + " ")  # the prompt alone again, as a student starts
+        for text in ("", DEFAULT_PROMPT):  # the prompt alone again, as a student starts
+            settle(self.prompt.setText, text)
         self.set_step(1)
 
     def export(self):

@@ -12,6 +12,7 @@ from app.widgets.controls import bind, note, spin
 from app.widgets.token_bars import TokenBars
 
 MAX_TOP_K = 1000
+DRAW_HINT = "Press Draw a token to sample one from these bars."
 
 
 class TemperaturePage(Step):
@@ -35,7 +36,7 @@ class TemperaturePage(Step):
         self.draw_button = QPushButton("Draw a token")
         self.scale_button = QPushButton("Open the Scale panel")
         self.summary = note()
-        self.sample_label = note()
+        self.sample_label = note(DRAW_HINT)
         controls = QFormLayout()
         controls.addRow(self.scale_button)
         controls.addRow(self.temperature)
@@ -65,6 +66,7 @@ class TemperaturePage(Step):
             f"{int(d.kept.sum()):,} of {d.probs.size:,} tokens can be drawn; together they held "
             f"{d.probs[d.kept].sum():.1%} before renormalising. Entropy {d.entropy:.2f} nats."
         )
+        self.sample_label.setText(DRAW_HINT)  # a token drawn earlier came from other bars
         return context_notice(generation)
 
     def show_sample(self, label: str, prob: float) -> None:
