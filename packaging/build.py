@@ -28,7 +28,7 @@ BIN = "Scripts" if sys.platform == "win32" else "bin"  # where a venv keeps its 
 # 87 MB of the lite build's libraries: level 6 takes 47-50 s of CPU for 21.1 MB, level 3 32 s for
 # 23.6 MB. On 64 MB of torch's libtorch_cpu.so: level 1 24 s for 15.8 MB, level 3 52 s for 15.2 MB,
 # level 6 113 s for 13.8 MB; SmolLM2's float16 weights shrink only to 84 % at level 1, in 64 s.
-# The full build holds 7 times the lite one's bytes, so it gets level 1: archives about 12 % larger
+# The full build holds 7 times the lite one's bytes, so it gets level 1: libraries 14 % larger
 # for a fifth of level 6's compression time on the libraries.
 XZ_LEVELS = {"full": 1, "lite": 6}
 # The .deb's dependencies. ldd over the build folder (with LD_LIBRARY_PATH=_internal) finds these
