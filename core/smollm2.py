@@ -166,6 +166,9 @@ def _check_converter() -> None:
     """Raise, naming the extra to install, when torch, transformers or gguf are missing."""
     from core.models import libraries
 
+    # The GGUF reader's own progress bar would write to stderr; tqdm reads this when it is first
+    # imported, which importing transformers does, so it is set before that.
+    os.environ["TQDM_DISABLE"] = "1"
     libraries()
     if importlib.util.find_spec("gguf") is None or importlib.util.find_spec("accelerate") is None:
         raise ValueError(
@@ -229,7 +232,6 @@ def _convert(gguf: Path, alive: Callable[[], None]):
     from core.models import libraries
 
     torch, transformers = libraries()
-    os.environ["TQDM_DISABLE"] = "1"  # the GGUF reader's own progress bar would write to stderr
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         alive()
