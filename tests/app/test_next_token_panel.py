@@ -1,6 +1,8 @@
 """Panel "Next token" on a tiny random Llama with grouped-query attention: every number drawn is
 core's; model runs and decode steps go through the worker; bad input keeps the last result."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -52,6 +54,20 @@ def test_without_smollm2_the_panel_offers_to_add_it(qtbot):
     assert "internet connection" in p.message.text() and "full installer" in p.message.text()
     assert p.add_button.isVisibleTo(p) and p.model is None
     assert list(smollm2.data_folder().iterdir()) == []
+
+
+def test_the_lite_standalone_build_says_the_full_build_includes_smollm2(qtbot, monkeypatch):
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # a standalone build ...
+    monkeypatch.setitem(sys.modules, "torch", None)  # ... without torch: the lite one
+    p = NextTokenPanel()
+    qtbot.addWidget(p)
+    p.show()
+    worker.wait_idle()
+    said = p.message.text()
+    assert "full build" in said and smollm2.NAME in said and "pip" not in said
+    assert not p.add_button.isVisibleTo(p) and "full build" in p.no_model.text()
+    settle(p.load, smollm2.KEY)  # choosing SmolLM2 in the list says the same, with no Add button
+    assert p.message.text() == said and not p.add_button.isVisibleTo(p) and p.model is None
 
 
 def test_predictions_equal_core(panel):

@@ -182,7 +182,9 @@ class TrainPage(Step):
             widget.setEnabled(t.phase != Phase.RUNNING)
         if not t.checkpoints:
             self.clear_views()
-            self.status.setText("Not trained yet." if t.phase == Phase.EMPTY else "Starting…")
+            # DONE without a checkpoint: the start was refused (no torch) or cancelled at once
+            waiting = {Phase.EMPTY: "Not trained yet.", Phase.DONE: "Not trained."}
+            self.status.setText(waiting.get(t.phase, "Starting…"))
             return
         s, cps = t.run.settings, t.checkpoints
         steps = np.array([c.step for c in cps])

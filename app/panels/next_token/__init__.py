@@ -157,10 +157,16 @@ class NextTokenPanel(Panel):
                 self._offer_add()
 
     def _offer_add(self, reason: str | None = None) -> None:
-        self.add_button.show()
+        """Offer the Add button, or, where this installation cannot add SmolLM2 (a standalone build,
+        no torch), say what to get instead."""
+        blocked = smollm2.cannot_add()
+        self.add_button.setVisible(blocked is None)
+        if blocked is not None:
+            self.no_model.setText(f"No decoder loaded. {blocked}")
         self._show_model_info()
         self.offer = (
             reason
+            or blocked
             or f"{smollm2.NAME} is not on this computer yet. Press Add to download and convert it once "
             "(93 MB), or open a decoder folder you already have.",
             "error" if reason else "info",
