@@ -25,6 +25,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,7 @@ CHECK_ROWS = 32  # query rows per checked head for the error against float64
 MEANINGFUL_SLOPE_LENGTHS = 3  # a slope fitted from two lengths swings from run to run
 PROBE_TOKENS = 16  # the size runnable_impls tries each implementation at
 MEMORY_HEADROOM = 0.9  # a point may use at most this share of the free memory
-CALIBRATION_TOKENS = 256  # an implementation's first point above this is predicted from one call here
+CALIBRATION_FLOPS = 1e9  # an implementation's first point above this is predicted from a shorter call
 
 Progress = Callable[[int, int], None]
 
@@ -324,7 +325,7 @@ class _Sweep:
         free = free_bytes(c.device)
         if free is not None and need > MEMORY_HEADROOM * free:
             return f"skipped: would need {_gb(need)}, {_gb(free)} free"
-        if impl.key not in self.last_time and n > CALIBRATION_TOKENS and not impl.compiles:
+        if impl.key not in self.last_time and not (impl.compiles or impl.windowed):
             self.calibrate(impl, problem)
         if impl.key in self.last_time:
             n0, t0 = self.last_time[impl.key]
@@ -337,18 +338,23 @@ class _Sweep:
         return None
 
     def calibrate(self, impl: Implementation, problem: Problem) -> None:
-        """Time one call on the first CALIBRATION_TOKENS tokens, so that the first point of a
-        sweep that starts long is predicted like the later ones."""
-        m = CALIBRATION_TOKENS
+        """Time one call on the first m tokens, halving m from n until the call does at most
+        CALIBRATION_FLOPS, so that a sweep's first point is predicted like the later ones."""
+        c, m = self.config, problem.shape[2]
+        work = partial(attention_flops, c.batch, c.heads, head_dim=c.head_dim, causal=c.causal)
+        while m > PROBE_TOKENS and work(n=m) > CALIBRATION_FLOPS:
+            m //= 2
+        if m == problem.shape[2]:
+            return  # small enough to run as it is
         q, k, v = (np.ascontiguousarray(x[:, :, :m]) for x in (problem.q, problem.k, problem.v))
         try:
             call = impl.prepare(replace(problem, q=q, k=k, v=v))
-            call()  # a first call may compile or allocate; the second is timed
-            synchronize(self.config.device)
+            call()  # a first call may allocate or pick kernels; the second is timed
+            synchronize(c.device)
             self.tick()
             started = time.perf_counter()
             call()
-            synchronize(self.config.device)
+            synchronize(c.device)
         except (Refused, MemoryError, RuntimeError):
             return  # the point itself reports why it cannot run
         self.last_time[impl.key] = (m, time.perf_counter() - started)

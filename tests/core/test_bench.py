@@ -175,11 +175,17 @@ def test_a_call_cancel_cannot_interrupt_is_kept_short():
     assert second.status.startswith("skipped: one call would take about")
 
 
-def test_a_sweep_that_starts_long_is_predicted_from_a_short_call():
-    cfg = BenchConfig(lengths=(8192,), impls=("numpy-naive",), call_limit_s=1e-3, warmup=0, repeats=3)
+@pytest.mark.parametrize("shape", [dict(lengths=(8192,)), dict(lengths=(256,), batch=16, heads=64)])
+def test_a_sweep_that_starts_big_is_predicted_from_a_short_call(shape):
+    cfg = BenchConfig(impls=("numpy-naive",), call_limit_s=1e-3, warmup=0, repeats=3, **shape)
     (only,) = run_benchmark(cfg).results
     assert only.status.startswith("skipped: one call would take about")
     assert only.median_s is None
+
+
+def test_a_small_first_point_runs_without_calibration():
+    cfg = BenchConfig(lengths=(64,), impls=("numpy-naive",), call_limit_s=1e-3, warmup=0, repeats=3)
+    assert run_benchmark(cfg).results[0].ok
 
 
 def test_progress_that_raises_cancels_within_a_point():
