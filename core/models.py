@@ -24,6 +24,7 @@ import numpy as np
 
 from core import smollm2
 from core.head_analysis import HeadRanking, ModelAttention, find_head
+from core.heavy_load import collector_paused, quiet_import
 from core.install_advice import models_advice
 
 __all__ = ["HeadRanking", "LoadedModel", "ModelAttention", "find_head", "load_model", "run"]
@@ -64,8 +65,8 @@ def libraries():
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
-        import torch
-        import transformers
+        torch = quiet_import("torch")
+        transformers = quiet_import("transformers")
     except ImportError as exc:
         raise ModelsExtraMissing(f"Real models need torch and transformers. {models_advice()}") from exc
     transformers.utils.logging.set_verbosity_error()
@@ -146,7 +147,14 @@ def load_model(
     total)`` is called between the five steps; raising from it cancels the load. ``memory_limit``
     (bytes) replaces the measured free memory in the size check. ``expect`` (ENCODER or DECODER)
     refuses the other kind, with a reason, before the weights are read.
+    Runs with the garbage collector paused (core.heavy_load), so a load in a background thread
+    does not stall the others.
     """
+    with collector_paused():
+        return _load(source, progress, memory_limit, expect)
+
+
+def _load(source, progress, memory_limit, expect) -> LoadedModel:
     steps = 5
     tick = progress or (lambda done, total: None)
     tick(0, steps)
