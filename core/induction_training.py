@@ -22,6 +22,7 @@ import torch
 from torch.nn import functional as F
 
 from core.head_analysis import offset_weight
+from core.heavy_load import collector_paused
 from core.induction_data import parse_sequence, repeated_sequences
 from core.induction_model import AttentionOnlyTransformer, ModelShape
 from core.induction_settings import InductionSettings
@@ -91,7 +92,8 @@ class InductionRun:
             self.model = AttentionOnlyTransformer(self.shape)
         self.data = torch_generator(s.seed)
         self.eval_ids = repeated_sequences(self.data, EVAL_BATCH, s.length, s.vocab)  # (EVAL_BATCH, 2L)
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=s.lr)
+        with collector_paused():  # the first optimiser imports ~800 more modules (core.heavy_load)
+            self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=s.lr)
         self.step = 0
 
     @torch.no_grad()

@@ -18,7 +18,7 @@ NEW, REPEAT = "#1f77b4", "#ff7f0e"
 
 class TaskPage(Step):
     def __init__(self):
-        super().__init__(Live(TaskState(), compute_task))
+        super().__init__(Live(TaskState(), compute_task, background=True))  # imports torch
         s = self.state
         self.seed_spin = self.bind(spin(s.seed, 0, 1_000_000), "seed")
         self.length_spin = self.bind(spin(s.length, 0, 64), "length")
