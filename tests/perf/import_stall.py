@@ -100,7 +100,8 @@ def stalls(dump: Path, frames: int = 3) -> list[list[tuple[int, list[str]]]]:
             tops.append(
                 [re.sub(r'File ".*?(site-packages/|python3\.\d+/)', 'File "', s) for s in lines[:frames]]
             )
-        found.append([(len(list(run)), top) for top, run in groupby(tops)])
+        if tops:
+            found.append([(len(list(run)), top) for top, run in groupby(tops)])
     return found
 
 
