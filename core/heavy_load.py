@@ -7,12 +7,13 @@ but two steps of a first model load keep it for hundreds of milliseconds, and th
   operator, inside ``import torch``, with the lock held. ``preload_torch`` loads that library
   first through ``dlopen`` called from ctypes, which releases the lock; ``import torch`` then finds
   it loaded and only builds its Python bindings.
-- Importing torch and transformers and building a model leave 200,000–400,000 long-lived objects,
-  and the garbage collector walks all of them in each full pass (0.1–0.6 s), whichever thread
-  happens to trigger it, the UI thread included. ``collector_paused`` runs no pass while such a
-  block runs and afterwards freezes what it built (``gc.freeze``), so later passes skip those
-  objects. Frozen objects are still freed when nothing refers to them; only reference cycles
-  among them stay (a few thousand small objects from the imports, measured).
+- Importing torch and transformers (and the modules a first model load brings in) leaves
+  200,000–400,000 long-lived objects, and the garbage collector walks all of them in each full
+  pass (0.1–0.6 s), whichever thread happens to trigger it, the UI thread included.
+  ``collector_paused`` runs no pass while such a block runs and, when the block imported modules,
+  freezes every object alive afterwards (``gc.freeze``), so later passes skip them. Frozen
+  objects are still freed when nothing refers to them; only reference cycles among them stay
+  (a few thousand small objects from the imports, measured).
 
     torch = quiet_import("torch")       # in the worker, before the first model load
 """
@@ -39,11 +40,13 @@ _was_enabled = True  # the collector's state before the first of them began
 
 @contextmanager
 def collector_paused():
-    """Run the block without full garbage-collection passes; freeze what it built if it succeeds.
+    """Run the block without garbage-collection passes; if it succeeds and imported modules,
+    freeze every object alive.
 
     Blocks may nest and may run in several threads at once: the collector comes back when the
-    last one ends. A block that raises freezes nothing, so the garbage of a failed load (a
-    traceback holding half-read weights) is collected as usual.
+    last one ends. A block that imports nothing (a second model load) freezes nothing, so a model
+    dropped later is collected as usual; nor does a block that raises (a traceback holding
+    half-read weights).
     """
     global _paused, _was_enabled
     with _lock:
@@ -51,6 +54,7 @@ def collector_paused():
             _was_enabled = gc.isenabled()
             gc.disable()
         _paused += 1
+    modules = len(sys.modules)
     ok = False
     try:
         yield
@@ -58,7 +62,7 @@ def collector_paused():
     finally:
         with _lock:
             _paused -= 1
-            if ok:
+            if ok and len(sys.modules) > modules:
                 gc.freeze()
             if _paused == 0 and _was_enabled:
                 gc.enable()

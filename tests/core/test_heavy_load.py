@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -40,18 +41,30 @@ def test_no_collection_runs_inside_and_the_survivors_are_frozen():
         with heavy_load.collector_paused():
             assert not gc.isenabled()
             built = [[i] for i in range(50_000)]  # enough new objects to trigger several passes
+            sys.modules["imported_while_paused"] = ModuleType("imported_while_paused")
         assert passes == []
     finally:
         gc.callbacks.remove(count)
+    del sys.modules["imported_while_paused"]
     assert gc.isenabled()
     assert gc.get_freeze_count() >= len(built)
+
+
+def test_a_block_that_imports_nothing_freezes_nothing():
+    gc.enable()
+    gc.unfreeze()
+    with heavy_load.collector_paused():
+        built = [[i] for i in range(1000)]
+    assert gc.isenabled() and gc.get_freeze_count() == 0 and built
 
 
 def test_a_failed_block_freezes_nothing_and_the_collector_comes_back():
     gc.enable()
     gc.unfreeze()
     with pytest.raises(ValueError), heavy_load.collector_paused():
+        sys.modules["imported_while_paused"] = ModuleType("imported_while_paused")
         raise ValueError("damaged weights")
+    del sys.modules["imported_while_paused"]
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
