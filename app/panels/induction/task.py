@@ -27,7 +27,7 @@ class TaskPage(Step):
         controls.addRow("Example", self.seed_spin)
         controls.addRow("Block length", self.length_spin)
         controls.addRow("Vocabulary", self.vocab_spin)
-        self.sequence = note(rich=True)
+        self.sequence = note("Drawing an example…", rich=True)  # the first one waits for torch to load
         self.best = plot("The least loss any model can expect", "position of the token to predict", "nats")
         self.best.addLegend(offset=(-8, 8))
         self.new_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=NEW)
