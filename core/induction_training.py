@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch._dynamo  # what the first optimiser would import (800 modules), imported here with the rest
 from torch.nn import functional as F
 
 from core.head_analysis import offset_weight
-from core.heavy_load import collector_paused
 from core.induction_data import parse_sequence, repeated_sequences
 from core.induction_model import AttentionOnlyTransformer, ModelShape
 from core.induction_settings import InductionSettings
@@ -92,8 +92,7 @@ class InductionRun:
             self.model = AttentionOnlyTransformer(self.shape)
         self.data = torch_generator(s.seed)
         self.eval_ids = repeated_sequences(self.data, EVAL_BATCH, s.length, s.vocab)  # (EVAL_BATCH, 2L)
-        with collector_paused():  # the first optimiser imports ~800 more modules (core.heavy_load)
-            self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=s.lr)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=s.lr)
         self.step = 0
 
     @torch.no_grad()

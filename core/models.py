@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import numpy as np
 
 from core import smollm2
 from core.head_analysis import HeadRanking, ModelAttention, find_head
-from core.heavy_load import collector_paused, quiet_import
+from core.heavy_load import quiet_import, run_frozen
 from core.install_advice import models_advice
 
 __all__ = ["HeadRanking", "LoadedModel", "ModelAttention", "find_head", "load_model", "run"]
@@ -147,14 +148,7 @@ def load_model(
     total)`` is called between the five steps; raising from it cancels the load. ``memory_limit``
     (bytes) replaces the measured free memory in the size check. ``expect`` (ENCODER or DECODER)
     refuses the other kind, with a reason, before the weights are read.
-    Runs with the garbage collector paused (core.heavy_load), so a load in a background thread
-    does not stall the others.
     """
-    with collector_paused():
-        return _load(source, progress, memory_limit, expect)
-
-
-def _load(source, progress, memory_limit, expect) -> LoadedModel:
     steps = 5
     tick = progress or (lambda done, total: None)
     tick(0, steps)
@@ -162,8 +156,7 @@ def _load(source, progress, memory_limit, expect) -> LoadedModel:
     check_folder(folder, memory_limit)
     torch, transformers = libraries()
     tick(1, steps)
-    config = _config(transformers, folder)
-    kind = kind_of(config.architectures)
+    config, kind = run_frozen(_read_config, transformers, folder)  # see core.heavy_load
     if expect is not None:
         check_kind(name, kind, expect)
     tick(2, steps)
@@ -196,6 +189,17 @@ def _load(source, progress, memory_limit, expect) -> LoadedModel:
     probe = run(model, "one two three four")
     tick(5, steps)
     return replace(model, is_causal=_looks_causal(probe.attentions))
+
+
+def _read_config(transformers, folder: Path):
+    """(config, kind) of the model in ``folder``, with the module that defines its class imported,
+    so that building the model (never frozen: it is dropped later) imports nothing more."""
+    config = _config(transformers, folder)
+    kind = kind_of(config.architectures)
+    mapping = transformers.MODEL_FOR_CAUSAL_LM_MAPPING if kind == DECODER else transformers.MODEL_MAPPING
+    with suppress(KeyError):  # a kind of model transformers does not know: from_pretrained says so
+        mapping[type(config)]
+    return config, kind
 
 
 def kind_of(architectures: list[str] | None) -> str:

