@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch._dynamo  # what the first optimiser would import (800 modules), imported here with the rest
 from torch.nn import functional as F
 
 from core.head_analysis import offset_weight

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import numpy as np
 
 from core import smollm2
 from core.head_analysis import HeadRanking, ModelAttention, find_head
+from core.heavy_load import quiet_import, run_frozen
 from core.install_advice import models_advice
 
 __all__ = ["HeadRanking", "LoadedModel", "ModelAttention", "find_head", "load_model", "run"]
@@ -64,8 +66,8 @@ def libraries():
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
-        import torch
-        import transformers
+        torch = quiet_import("torch")
+        transformers = quiet_import("transformers")
     except ImportError as exc:
         raise ModelsExtraMissing(f"Real models need torch and transformers. {models_advice()}") from exc
     transformers.utils.logging.set_verbosity_error()
@@ -154,8 +156,7 @@ def load_model(
     check_folder(folder, memory_limit)
     torch, transformers = libraries()
     tick(1, steps)
-    config = _config(transformers, folder)
-    kind = kind_of(config.architectures)
+    config, kind = run_frozen(_read_config, transformers, folder)  # see core.heavy_load
     if expect is not None:
         check_kind(name, kind, expect)
     tick(2, steps)
@@ -188,6 +189,17 @@ def load_model(
     probe = run(model, "one two three four")
     tick(5, steps)
     return replace(model, is_causal=_looks_causal(probe.attentions))
+
+
+def _read_config(transformers, folder: Path):
+    """(config, kind) of the model in ``folder``, with the module that defines its class imported,
+    so that building the model (never frozen: it is dropped later) imports nothing more."""
+    config = _config(transformers, folder)
+    kind = kind_of(config.architectures)
+    mapping = transformers.MODEL_FOR_CAUSAL_LM_MAPPING if kind == DECODER else transformers.MODEL_MAPPING
+    with suppress(KeyError):  # a kind of model transformers does not know: from_pretrained says so
+        mapping[type(config)]
+    return config, kind
 
 
 def kind_of(architectures: list[str] | None) -> str:

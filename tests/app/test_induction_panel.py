@@ -28,11 +28,13 @@ def train(panel, **settings) -> None:
 def test_the_task_shows_a_block_twice_and_refuses_a_bad_length(panel):
     page = panel.task
     page.length_spin.setValue(5)
+    assert worker.wait_idle(60)  # the example is drawn in the worker (it imports torch)
     tokens = page.result.tokens
     assert len(tokens) == 10 and list(tokens[:5]) == list(tokens[5:])
     assert page.result.best_loss[:4] == pytest.approx([math.log(64)] * 4)
     assert not page.result.best_loss[4:].any()
     page.length_spin.setValue(0)
+    assert worker.wait_idle(60)
     assert panel.message.isVisibleTo(panel) and "block length" in panel.message.text()
     assert len(page.result.tokens) == 10  # the last good example stays
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.heavy_load import quiet_import
 from core.induction_settings import InductionSettings
 
 # A block of 16 tokens shown twice: the shortest block training uses. Shorter repeats are read
@@ -36,11 +37,13 @@ class TaskResult:
     vocab: int
 
 
-def compute_task(s: TaskState) -> TaskResult:
+def compute_task(s: TaskState, progress=None) -> TaskResult:
     """One example of the task and, for each target token 1…2L−1, the best loss a model can
-    expect: ln V while the tokens are new, 0 once the block repeats."""
+    expect: ln V while the tokens are new, 0 once the block repeats. Drawn by the training data's
+    own generator, so it runs in the worker: the first call imports torch."""
     InductionSettings(seed=s.seed, length=s.length, vocab=s.vocab).checked()
     try:
+        quiet_import("core.induction_training")  # torch, without stalling the UI thread
         from core.induction_data import repeated_sequences
         from core.induction_training import torch_generator
 

@@ -18,7 +18,7 @@ NEW, REPEAT = "#1f77b4", "#ff7f0e"
 
 class TaskPage(Step):
     def __init__(self):
-        super().__init__(Live(TaskState(), compute_task))
+        super().__init__(Live(TaskState(), compute_task, background=True))  # imports torch
         s = self.state
         self.seed_spin = self.bind(spin(s.seed, 0, 1_000_000), "seed")
         self.length_spin = self.bind(spin(s.length, 0, 64), "length")
@@ -27,7 +27,7 @@ class TaskPage(Step):
         controls.addRow("Example", self.seed_spin)
         controls.addRow("Block length", self.length_spin)
         controls.addRow("Vocabulary", self.vocab_spin)
-        self.sequence = note(rich=True)
+        self.sequence = note("Drawing an example…", rich=True)  # the first one waits for torch to load
         self.best = plot("The least loss any model can expect", "position of the token to predict", "nats")
         self.best.addLegend(offset=(-8, 8))
         self.new_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=NEW)

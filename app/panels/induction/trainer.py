@@ -15,6 +15,7 @@ from enum import StrEnum
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import worker
+from core.heavy_load import quiet_import
 from core.induction_settings import InductionSettings
 from core.install_advice import models_advice
 
@@ -94,10 +95,10 @@ class Trainer(QObject):
         followed by its checkpoints; wait while ``paused`` is set; stop after the step during which
         the task was cancelled."""
         try:
-            from core.induction_training import InductionRun
+            training = quiet_import("core.induction_training")
         except ImportError as exc:
             raise ImportError(f"Training needs torch. {models_advice()}") from exc
-        run = InductionRun(settings)
+        run = training.InductionRun(settings)
         inbox.append(run)
 
         def between_steps(step: int, total: int) -> None:
