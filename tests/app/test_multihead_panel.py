@@ -212,3 +212,18 @@ def test_real_model_button_opens_that_panel_in_the_window(qtbot):
     qtbot.addWidget(window)
     window.show_panel("multihead").model_button.click()
     assert isinstance(window.current(), ModelStandIn)
+
+
+@pytest.mark.parametrize("heads", [4, 8, 16])
+def test_head_maps_get_the_height_their_square_cells_need(panel, qapp, heads):
+    panel.live.apply(heads=heads)
+    for _ in range(3):
+        qapp.processEvents()
+    page = panel.side_by_side
+    row, share = page.grid_box, page.height() / 3
+    assert row.columns * row.rows >= heads
+    assert row.height() <= share + 1
+    for heatmap in page.grid_maps[:heads]:  # as tall as wide, unless the row has its whole share
+        box = heatmap.plot.vb.size()
+        assert box.height() >= 0.9 * box.width() or row.height() >= share - 1, box
+        assert heatmap.plot.vb.state["aspectLocked"] == 1  # the cells are square in any case

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.multihead.state import MultiHeadResult
@@ -14,6 +15,7 @@ from app.widgets.controls import note
 from core import explain
 
 GRID_COLUMNS = 8
+GRID_SHARE = 1 / 3  # the row of heads gets at most this share of the page's height
 
 
 def head_color(i: int, heads: int):
@@ -24,6 +26,79 @@ def symmetric(*matrices: np.ndarray) -> tuple[float, float]:
     """One colour range around 0 for several signed matrices, so their colours compare."""
     top = max(float(np.abs(m).max()) for m in matrices)
     return (-top, top) if top > 0 else (-1.0, 1.0)
+
+
+class HeadRow(QWidget):
+    """The heads' maps in rows of up to GRID_COLUMNS, as many to a row as fit the width (a map
+    keeps its title whole). Asks for the height its page works out (square maps), and makes do
+    with the maps' least height where the page is short."""
+
+    def __init__(self):
+        super().__init__()
+        self.grid = QGridLayout(self)
+        self.grid.setSpacing(4)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.maps: list[Heatmap] = []
+        self.columns, self.wanted = 1, 0
+
+    @property
+    def rows(self) -> int:
+        return -(-len(self.maps) // self.columns)
+
+    def show_maps(self, maps: list[Heatmap]) -> None:
+        """Lay out ``maps`` (the others in the grid are hidden)."""
+        for heatmap in self.maps:
+            heatmap.setVisible(heatmap in maps)
+        self.maps, self.columns = maps, 0
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Put the maps in as many columns as fit the width, if that changed."""
+        if not self.maps:
+            return
+        widest = max((m.minimumSizeHint().width() for m in self.maps), default=0)
+        spacing, columns = self.grid.spacing(), min(len(self.maps), GRID_COLUMNS)
+        while columns > 1 and columns * widest + (columns - 1) * spacing > self.width():
+            columns -= 1
+        columns = -(-len(self.maps) // -(-len(self.maps) // columns))  # rows filled evenly
+        if columns != self.columns:
+            self.columns = columns
+            for i, heatmap in enumerate(self.maps):
+                self.grid.removeWidget(heatmap)
+                self.grid.addWidget(heatmap, i // columns, i % columns)
+                heatmap.show()
+            for row in range(self.grid.rowCount()):
+                self.grid.setRowStretch(row, 1 if row < self.rows else 0)
+            self.updateGeometry()
+
+    def ask(self, height: int) -> None:
+        if height != self.wanted:
+            self.wanted = height
+            self.updateGeometry()
+
+    def minimumSizeHint(self) -> QSize:
+        """One map wide (more columns when there is room), the current rows tall."""
+        least = super().minimumSizeHint()
+        widest = max((m.minimumSizeHint().width() for m in self.maps), default=0)
+        return QSize(widest, least.height())
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), max(self.wanted, self.minimumSizeHint().height()))
+
+    def resizeEvent(self, event) -> None:
+        self._arrange()
+        super().resizeEvent(event)
+
+
+class Rest(QWidget):
+    """Takes the height left over: asks for no more than its least, so the row of heads above it
+    gets what it asks for first."""
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumSizeHint().height())
+
+    def hasHeightForWidth(self) -> bool:
+        return False  # else its wrapped readout makes the layout take its full height as its least
 
 
 class HeadsPage(Step):
@@ -40,11 +115,7 @@ class HeadsPage(Step):
         self.grid_heads = 0
         self.titled: tuple[int, int] | None = None
         self.caption = note(self.CAPTION)
-        self.grid = QGridLayout()
-        self.grid.setSpacing(4)
-        self.grid.setContentsMargins(0, 0, 0, 0)
-        grid_box = QWidget()
-        grid_box.setLayout(self.grid)
+        self.grid_box = HeadRow()
         self.detail_map = Heatmap("")
         self.detail_map.set_describer(
             lambda i, j: explain.weight(self.result.trace.heads[self.selected], i, j)
@@ -54,14 +125,16 @@ class HeadsPage(Step):
         qk = QVBoxLayout()
         qk.addWidget(self.q_map)
         qk.addWidget(self.k_map)
-        detail = QHBoxLayout()
-        detail.addWidget(self.detail_map, 2)
-        detail.addLayout(qk, 1)
+        detail = Rest()
+        detail_row = QHBoxLayout(detail)
+        detail_row.setContentsMargins(0, 0, 0, 0)
+        detail_row.addWidget(self.detail_map, 2)
+        detail_row.addLayout(qk, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.caption)
-        layout.addWidget(grid_box, 2)
-        layout.addLayout(detail, 3)
+        layout.addWidget(self.grid_box)
+        layout.addWidget(detail, 1)
 
     @property
     def trace(self):
@@ -79,7 +152,10 @@ class HeadsPage(Step):
             heatmap = Heatmap(f"head {k}", colorbar=False, cell_text=False, labels=False)
             heatmap.set_describer(lambda r, c, k=k: explain.weight(self.result.trace.heads[k], r, c))
             heatmap.clicked.connect(lambda _r, _c, k=k: self.select_head(k))
+            heatmap.plot.setAspectLocked(True)  # a T × T map: square cells, however the row is sized
             style_plots(heatmap)
+            if not k:  # its margins are measured when it is laid out: fit the row to them
+                heatmap.plot.vb.sigResized.connect(self._fit_grid)
             self.grid_maps.append(heatmap)
         return self.grid_maps[i]
 
@@ -94,15 +170,32 @@ class HeadsPage(Step):
         self.selected = min(self.selected, h - 1)
         for i, head in enumerate(r.trace.heads):
             self._grid_map(i).set_data(head.weights, tokens, tokens, levels=levels)
+        self._show_selected(r)  # titles first: a map's title sets its least width
         if self.grid_heads != h:  # lay the grid out again only when the head count changes
-            columns = min(h, GRID_COLUMNS)
-            for i, heatmap in enumerate(self.grid_maps):
-                if i < h:
-                    self.grid.addWidget(heatmap, i // columns, i % columns)
-                heatmap.setVisible(i < h)
+            self.grid_box.show_maps(self.grid_maps[:h])
             self.grid_heads = h
-        self._show_selected(r)
+            self._fit_grid()
         return None
+
+    def _fit_grid(self) -> None:
+        """Give the row of heads the height its square maps need at the page's width, up to
+        GRID_SHARE of the page's height; the enlarged head takes the rest."""
+        if not self.grid_heads:
+            return
+        columns, rows, spacing = self.grid_box.columns, self.grid_box.rows, self.grid_box.grid.spacing()
+        first = self.grid_maps[0]
+        box = first.plot.vb.size()
+        if box.width() > 0 and first.height() > 0:  # what a map adds around its cells: title, margins
+            wide, tall = first.width() - box.width(), first.height() - box.height()
+        else:
+            wide, tall = 0.0, 2.0 * first.fontMetrics().height()
+        side = (self.width() - spacing * (columns - 1)) / columns - wide
+        needed = rows * (max(side, 0.0) + tall) + spacing * (rows - 1)
+        self.grid_box.ask(round(min(needed, GRID_SHARE * self.height())))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_grid()
 
     def _show_selected(self, r: MultiHeadResult) -> None:
         i, h, tokens, t = self.selected, len(r.trace.heads), r.tokens, r.trace
