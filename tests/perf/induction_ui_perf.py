@@ -133,6 +133,10 @@ def main() -> None:
         f"closest two {min(spacing):.0f} ms apart"
     )
 
+    if trainer.phase != Phase.RUNNING:  # a fast machine finished the default run: pause a longer one
+        page.steps_spin.setValue(20_000)
+        page.start()
+        pump(app, 1.0)
     pauses = []
     for _ in range(5):
         trainer.paused_at = None
