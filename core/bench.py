@@ -6,6 +6,9 @@ implementation inner) and returns a ``BenchReport``. Per point:
 
 - memory gating first: the bytes the point needs are estimated and compared with free memory;
   a point that would not fit is skipped with "skipped: would need X GB, Y GB free";
+- time gating next: a point is predicted from the last length (or, for an implementation's first
+  point, from one call on fewer tokens) and skipped when the whole point would pass the time
+  limit or one call, which Cancel cannot interrupt, the call limit;
 - median wall time over repeats after warm-up (the GPU is synchronised around each call);
 - TFLOP/s by the FlashAttention benchmark count 4·B·H·n²·d (halved when causal; for a sliding
   window, 4·B·H·d times the number of cells the window allows);
