@@ -41,7 +41,7 @@ from app.panels.next_token.state import (
 from app.panels.next_token.temperature import TemperaturePage
 from app.panels.step import Live
 from app.settings import settings
-from app.widgets.controls import bind
+from app.widgets.controls import bind, note
 from core import smollm2
 from core.decoder import context_limit
 
@@ -106,7 +106,7 @@ class NextTokenPanel(Panel):
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.cancel_button = QPushButton("Cancel")
-        self.model_info = QLabel("The model loads when this panel is first shown.")
+        self.model_info = note("The model loads when this panel is first shown.")
         for widget in (self.progress, self.cancel_button, self.add_button):
             widget.hide()
         model_row = QHBoxLayout()
