@@ -13,6 +13,7 @@ from app.panels.inside_decoder.sinks import SinkPage
 from app.panels.inside_decoder.state import KnockState, compute_knock
 from app.panels.inside_decoder.which_heads import RankPage
 from app.panels.step import Live
+from app.widgets.controls import note
 from core import smollm2
 
 
@@ -29,7 +30,7 @@ class InsideDecoderPanel(Panel):
         self.lens = LensPage()
         self.sinks = SinkPage()
         self.induction = InductionPage()
-        self.model_info = QLabel("Loading the decoder…")
+        self.model_info = note("Loading the decoder…")
         self.open_button = QPushButton("Open decoder folder…")
         self.add_button = QPushButton("Add SmolLM2 in the Next token panel")
         self.add_button.hide()

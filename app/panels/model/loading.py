@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QProg
 
 from app import worker
 from app.settings import settings
+from app.widgets.controls import note
 from core import smollm2
 from core.loaded_models import shared
 
@@ -38,7 +39,7 @@ class ModelRow(QWidget):
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.cancel_button = QPushButton("Cancel")
-        self.info = QLabel("The model loads when this panel is first shown.")
+        self.info = note("The model loads when this panel is first shown.")
         for widget in (self.progress, self.cancel_button):
             widget.hide()
         row = QHBoxLayout(self)
