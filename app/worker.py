@@ -102,6 +102,11 @@ def busy() -> bool:
     return bool(_active)
 
 
+def running() -> list[str]:
+    """The names of the functions of the tasks still running or still to report, sorted."""
+    return sorted(getattr(task.fn, "__qualname__", repr(task.fn)) for task in _active)
+
+
 def wait_idle(timeout_s: float = 60.0) -> bool:
     """Process events until every task has finished and reported (for tests and smoke)."""
     deadline = time.monotonic() + timeout_s

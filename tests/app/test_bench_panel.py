@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -173,6 +174,14 @@ def test_worker_reports_the_end_of_a_task_that_ends_at_once(qtbot):
         worker.run_task(int, on_finished=lambda: ended.append(True))
     assert worker.wait_idle(10)
     assert len(ended) == 20
+
+
+def test_worker_names_the_tasks_still_running(qtbot):
+    release = threading.Event()
+    worker.run_task(release.wait)
+    assert worker.running() == ["Event.wait"]
+    release.set()
+    assert worker.wait_idle(10) and worker.running() == []
 
 
 def test_without_torch_the_numpy_implementations_still_run(qtbot, monkeypatch):

@@ -422,7 +422,7 @@ class Monkey:
             return
         worker.cancel_all()
         if not worker.wait_idle(CANCEL_S):
-            running = ", ".join(sorted(getattr(t.fn, "__qualname__", repr(t.fn)) for t in worker._active))
+            running = ", ".join(worker.running())
             raise AssertionError(f"background work still running {CANCEL_S} s after cancel: {running}")
         self.history.append("cancel background work")
         self.cut_short += 1
