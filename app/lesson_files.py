@@ -73,7 +73,8 @@ def controls(root: QWidget) -> dict[str, QWidget]:
         for child in _children(widget):
             if not isinstance(child, QWidget) or (isinstance(child, SKIPPED) and not _is_control(child)):
                 continue
-            kind = type(child).__name__
+            # Any stack is a "QStackedWidget", so paths stay the same whichever kind sizes the pages.
+            kind = "QStackedWidget" if isinstance(child, QStackedWidget) else type(child).__name__
             index = counts[kind] = counts.get(kind, -1) + 1
             name = child.objectName()
             own = bool(name) and not name.startswith("qt_") and names[name] == 1

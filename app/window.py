@@ -68,6 +68,7 @@ class MainWindow(QMainWindow):
         self.stack = PageStack()
         self.lesson = QTextBrowser()
         self.lesson.setOpenExternalLinks(True)
+        self.lesson.installEventFilter(self)  # a new width reflows the text: the section is found again
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         for widget, stretch in ((self.nav, 0), (self.stack, 1), (self.lesson, 0)):  # room goes to the panel
             self.splitter.addWidget(widget)
@@ -126,10 +127,6 @@ class MainWindow(QMainWindow):
             self.unstyled.discard(panel.key)
             style_plots(panel)
         self.stack.setCurrentWidget(panel)
-        char = self.lesson.fontMetrics().averageCharWidth()
-        squeezed = self.lesson.width() < min(LESSON_CHARS * char, self.width() // 3)
-        if self.fitted and (squeezed or self.stack.width() < self.stack.minimumSizeHint().width()):
-            self.fit_side_columns()  # a wider panel: the lesson pane makes room; a narrower one gives it back
         attach_exports(panel, panel.export(), prefix=f"{panel.key}-")
         try:
             self.lesson.setMarkdown(lesson_text(panel.lesson_file()))
@@ -141,6 +138,10 @@ class MainWindow(QMainWindow):
         panel = self.current()
         if panel is None:
             return
+        char = self.lesson.fontMetrics().averageCharWidth()
+        squeezed = self.lesson.width() < min(LESSON_CHARS * char, self.width() // 3)
+        if self.fitted and (squeezed or self.stack.width() < self.stack.minimumSizeHint().width()):
+            self.fit_side_columns()  # a wider step: the lesson pane makes room; a narrower one gives it back
         self.step_label.setText(
             f"{panel.title} · step {step + 1} of {len(panel.steps)}: "
             f"{panel.steps[step]}   (PgDn next, PgUp back)"
@@ -224,6 +225,12 @@ class MainWindow(QMainWindow):
         if not self.fitted:
             self.fitted = True
             self.fit_side_columns()
+
+    def eventFilter(self, watched, event) -> bool:
+        resized = watched is self.lesson and event.type() == QEvent.Type.Resize
+        if resized and self.current() is not None and event.size().width() != event.oldSize().width():
+            QTimer.singleShot(0, lambda: self._scroll_lesson_to(self.current().step))
+        return super().eventFilter(watched, event)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

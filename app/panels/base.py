@@ -26,12 +26,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 from PySide6.QtCore import QEvent, Signal
-from PySide6.QtWidgets import QBoxLayout, QSplitter, QStackedWidget, QTabBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout, QSplitter, QTabBar, QVBoxLayout, QWidget
 
 import app.shutdown  # noqa: F401  (deletes panels in order at exit, see there)
 from app.panels.step import Notice, Step
 from app.widgets.controls import SIDE_COLUMN
 from app.widgets.message_bar import MessageBar
+from app.widgets.page_stack import PageStack
 
 
 class StepBar(QTabBar):
@@ -96,7 +97,7 @@ class Panel(QWidget):
         root.addWidget(self.message)
         self.body = QVBoxLayout()
         root.addLayout(self.body, 1)
-        self.pages: QStackedWidget | None = None  # the Step pages, once add_steps has run
+        self.pages: PageStack | None = None  # the Step pages, once add_steps has run
 
     def add_steps(self, *pages: Step, into: QBoxLayout | QSplitter | None = None) -> None:
         """One Step page per lecture step, in order, stacked into ``into`` (a layout or splitter;
@@ -104,7 +105,7 @@ class Panel(QWidget):
         message bar. Steps that walk through one picture may name the same page."""
         if len(pages) != len(self.steps):
             raise ValueError(f"{self.key} names {len(self.steps)} steps but gives {len(pages)} pages.")
-        self.pages = QStackedWidget()
+        self.pages = PageStack()  # only the step on screen sets the panel's least size
         self.step_pages = pages
         lives = []
         for page in dict.fromkeys(pages):  # a page may serve several consecutive steps

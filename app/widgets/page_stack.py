@@ -1,8 +1,9 @@
 """PageStack: a stacked widget that asks only for the room of the page on screen.
 
-A plain QStackedWidget needs as much room as its widest page, so one wide panel would squeeze the
-lesson pane beside every other panel for as long as the app runs. (Panels keep plain stacks for
-their steps: the type names the controls' paths in saved lessons.)
+A plain QStackedWidget needs as much room as its widest and tallest page, hidden ones too, so one
+wide page would widen every page of its panel, and one wide panel would squeeze the lesson pane
+beside every other panel, for as long as the app runs. The main window stacks its panels in one,
+and every panel its step pages.
 """
 
 from __future__ import annotations
@@ -25,3 +26,11 @@ class PageStack(QStackedWidget):
     def minimumSizeHint(self) -> QSize:
         page = self.currentWidget()
         return page.minimumSizeHint() if page is not None else super().minimumSizeHint()
+
+    def hasHeightForWidth(self) -> bool:
+        page = self.currentWidget()
+        return page.hasHeightForWidth() if page is not None else False
+
+    def heightForWidth(self, width: int) -> int:
+        page = self.currentWidget()
+        return page.heightForWidth(width) if page is not None else -1

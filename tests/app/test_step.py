@@ -142,3 +142,35 @@ def test_a_refused_change_reaches_the_message_bar_and_the_next_good_one_clears_i
     assert panel.sinusoidal.stale  # hidden: drawn when shown
     panel.set_step(1)
     assert panel.sinusoidal.heatmap.values.shape[1] == 32 and not panel.sinusoidal.stale
+
+
+def test_only_the_step_on_screen_sets_the_panels_least_size(qtbot):
+    from PySide6.QtWidgets import QLabel, QVBoxLayout
+
+    from app.panels.base import Panel
+
+    class Wide(Shows):
+        def __init__(self, live, width):
+            super().__init__(live)
+            box = QLabel("wide")
+            box.setMinimumSize(width, width // 2)
+            QVBoxLayout(self).addWidget(box)
+
+    class TwoSteps(Panel):
+        key, title, steps = "two", "Two steps", ("Narrow", "Wide")
+
+        def __init__(self):
+            super().__init__()
+            live = Live(Square(), square)
+            self.add_steps(Wide(live, 100), Wide(live, 2000))
+            self.set_step(0)
+
+    panel = TwoSteps()
+    qtbot.addWidget(panel)
+    panel.show()
+    narrow = panel.minimumSizeHint()
+    assert narrow.width() < 1000 and narrow.height() < 500  # the hidden page does not count
+    panel.set_step(1)
+    assert panel.minimumSizeHint().width() >= 2000 and panel.minimumSizeHint().height() >= 1000
+    panel.set_step(0)
+    assert panel.minimumSizeHint() == narrow
