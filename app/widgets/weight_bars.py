@@ -6,6 +6,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from app.widgets.plots import keep_plots_whole
+
 TARGET_COLOR, OTHER_COLOR = "#ff8c00", "#3d7bd9"
 
 
@@ -28,6 +30,7 @@ class WeightBars(QWidget):
         self.plot.addItem(self.others)
         self.plot.addItem(self.highlighted)
         self.plot.addItem(self.marker)
+        keep_plots_whole(self.plot)  # its title and axis labels are never cut
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
