@@ -1,6 +1,7 @@
 """Every step of every panel fits a 1280 × 720 window (a common projector): no view needs a
 horizontal scroll bar and no text is cut, with the navigation and the lesson pane shown; captions
-that name a step use the panel's own step numbers.
+that name a step use the panel's own step numbers. Checked at the default text size and with the
+text enlarged four steps.
 
 Panels are taken from PANELS, so a new panel is checked without changing this file.
 """
@@ -162,23 +163,24 @@ def test_navigation_fits(window):
     assert not nav.horizontalScrollBar().isVisible()
 
 
+def step_problems(window, key: str, step: int) -> list[str]:
+    """What does not fit when step ``step`` of panel ``key`` is shown in a projector-sized window."""
+    panel = window.show_panel(key)
+    panel.set_step(step)
+    worker.wait_idle()
+    window.resize(*PROJECTOR)
+    QApplication.processEvents()
+    found = problems(panel, step) + plot_problems(panel)
+    handles = window.splitter.handleWidth() * (window.splitter.count() - 1)
+    room = PROJECTOR[0] - window.nav.width() - window.lesson.minimumWidth() - handles
+    if panel.minimumSizeHint().width() > room:
+        found.append(f"the panel needs {panel.minimumSizeHint().width()} px, more than the {room} px it has")
+    return [f"step {step + 1} ({panel.steps[step]}): {p}" for p in found]
+
+
 @pytest.mark.parametrize("cls", PANELS, ids=[cls.key for cls in PANELS])
 def test_every_step_fits_a_projector(window, cls):
-    panel = window.show_panel(cls.key)
-    failures = []
-    for step, title in enumerate(cls.steps):
-        panel.set_step(step)
-        worker.wait_idle()
-        window.resize(*PROJECTOR)
-        QApplication.processEvents()
-        found = problems(panel, step) + plot_problems(panel)
-        handles = window.splitter.handleWidth() * (window.splitter.count() - 1)
-        room = PROJECTOR[0] - window.nav.width() - window.lesson.minimumWidth() - handles
-        if panel.minimumSizeHint().width() > room:
-            found.append(
-                f"the panel needs {panel.minimumSizeHint().width()} px, more than the {room} px it has"
-            )
-        failures += [f"step {step + 1} ({title}): {p}" for p in found]
+    failures = [p for step in range(len(cls.steps)) for p in step_problems(window, cls.key, step)]
     assert not failures, "\n".join(failures)
 
 
@@ -221,3 +223,53 @@ def test_step_tabs_shorten_to_numbers_when_they_do_not_fit(qtbot):
     bar.setCurrentIndex(2)
     assert [bar.tabText(k) for k in range(3)] == ["1", "2", "3. A long third step name"]
     assert bar.tabToolTip(0) == "1. A long first step name"
+
+
+# Text enlarged four steps (View → Larger text ×4). Steps listed here do not fit yet at this size;
+# they are expected to fail, and the test says so once one of them fits.
+LARGE_TEXT_STEPS = 4
+NOT_YET_AT_LARGE_TEXT = {
+    "qkv": (1, 2, 6),
+    "scale": (1, 3),
+    "masks": (1, 2, 3, 4),
+    "multihead": (1, 2, 4),
+    "model": (1, 2, 3, 4, 5),
+    "next_token": (1, 2, 3, 4, 5),
+    "inside_decoder": (1, 2, 3, 4, 5),
+    "position": (1, 2, 5),
+    "cost": (1, 3, 4),
+    "bench": (1, 2, 3, 4),
+    "memory": (1, 2, 3, 4, 5, 6),
+    "induction": (2, 4),
+}  # panel key: step numbers
+
+
+@pytest.fixture(scope="module")
+def large_text(qapp, tmp_path_factory):
+    """A window of its own whose panels are built at the large text size."""
+    from app.window import SCALE_STEP, MainWindow
+
+    settings.use_folder(str(tmp_path_factory.mktemp("large")))
+    win = MainWindow()
+    win.resize(*PROJECTOR)
+    win.show()
+    win.set_font_scale(SCALE_STEP**LARGE_TEXT_STEPS)
+    QApplication.processEvents()
+    yield win
+    win.set_font_scale(1.0)
+    win.close()
+    worker.cancel_all()
+
+
+def large_text_case(key: str, step: int):
+    known = step + 1 in NOT_YET_AT_LARGE_TEXT.get(key, ())
+    marks = [pytest.mark.xfail(strict=True, reason="does not fit at text +4 yet")] if known else []
+    return pytest.param(key, step, marks=marks, id=f"{key}-{step + 1}")
+
+
+@pytest.mark.parametrize(
+    "key, step", [large_text_case(cls.key, step) for cls in PANELS for step in range(len(cls.steps))]
+)
+def test_every_step_fits_a_projector_at_large_text(large_text, key, step):
+    failures = step_problems(large_text, key, step)
+    assert not failures, "\n".join(failures)
