@@ -18,6 +18,7 @@ from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
+    QComboBox,
     QLabel,
     QListWidget,
     QMainWindow,
@@ -36,6 +37,7 @@ from app.reveal import Reveal
 from app.settings import settings
 from app.theme import THEMES, apply_theme, style_plots
 from app.tour import article_tour as tour_file
+from app.widgets.controls import ComboSizes
 from app.widgets.export import attach_exports
 from app.widgets.page_stack import PageStack
 from resources import lesson_text
@@ -54,6 +56,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(QIcon(str(files("resources").joinpath("icons", "attention-lab.svg"))))
         self.classes = list(panels)  # PANELS entries; a panel is built (and imported) on first use
         self.panels: dict[str, Panel] = {}
+        self.combo_sizes = ComboSizes(self)
         self.unstyled: set[str] = set()  # built panels whose plots wait for the theme and text size
         app = QApplication.instance()
         if app.property("base_point_size") is None:  # the size before any scaling, once per process
@@ -107,6 +110,8 @@ class MainWindow(QMainWindow):
             panel.stepChanged.connect(self._on_step)
             panel.openPanel.connect(self.show_panel)
             self.stack.addWidget(panel)
+            for box in panel.findChildren(QComboBox):
+                box.installEventFilter(self.combo_sizes)
             style_plots(panel)
             panel.set_presenting(self.presenting)
             self.panels[key] = panel

@@ -14,6 +14,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -185,7 +186,14 @@ class ColumnWidth(QObject):
         self.fields: set[int] = set()  # the text fields whose changes refit the column
 
     def eventFilter(self, column: QWidget, event: QEvent) -> bool:
-        if event.type() in (QEvent.Type.FontChange, QEvent.Type.LayoutRequest, QEvent.Type.Polish):
+        # Shown too: a column that was hidden when the text size changed measured its controls
+        # before they had the new font.
+        if event.type() in (
+            QEvent.Type.FontChange,
+            QEvent.Type.LayoutRequest,
+            QEvent.Type.Polish,
+            QEvent.Type.Show,
+        ):
             self.fit()
         return False
 
@@ -208,6 +216,16 @@ class ColumnWidth(QObject):
         if (column.minimumWidth(), column.maximumWidth()) != (width, widest):
             column.setMinimumWidth(width)
             column.setMaximumWidth(widest)
+
+
+class ComboSizes(QObject):
+    """A filter for combo boxes: Qt keeps a combo box's least size from the font it first had, so
+    with larger text its current item would be cut; a new font makes it measure again."""
+
+    def eventFilter(self, box: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.FontChange:
+            QApplication.sendEvent(box, QEvent(QEvent.Type.StyleChange))  # clears both size caches
+        return False
 
 
 class WrappingButton(QPushButton):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 
 STEPS = 1000  # slider resolution for float and log scales
@@ -52,7 +52,7 @@ class LabelledSlider(QWidget):
         else:
             self.slider.setRange(0, int(maximum - minimum) if integer and not log else STEPS)
         self.readout = QLabel()
-        self.readout.setMinimumWidth(self.readout.fontMetrics().horizontalAdvance("0000000"))
+        self._fit_readout()
         self.readout.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
@@ -102,6 +102,15 @@ class LabelledSlider(QWidget):
         if self.log:
             return min(self.choices, key=lambda c: abs(math.log(c / value)))
         return min(self.choices, key=lambda c: abs(c - value))
+
+    def _fit_readout(self) -> None:
+        """Room for seven digits at the current text size (the readout takes this widget's font)."""
+        self.readout.setMinimumWidth(self.fontMetrics().horizontalAdvance("0000000"))
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_readout()
 
     def _on_slider(self, position: int) -> None:
         self._value = self._to_value(position)

@@ -86,6 +86,27 @@ def test_font_scale_reaches_widgets_and_plot_labels(window, qtbot):
     assert window.font_scale == 3.0
 
 
+def test_controls_hidden_while_the_text_grows_ask_for_the_new_room(window, qtbot):
+    from PySide6.QtWidgets import QComboBox
+
+    from app.widgets import LabelledSlider
+
+    panel = window.show_panel("multihead")
+    window.show_panel("qkv")  # Multi-head is hidden while the text grows
+    window.set_font_scale(2.0)
+    window.show_panel("multihead")
+    qtbot.wait(1)
+    fresh_box = QComboBox()
+    fresh_box.addItems([panel.mask_box.itemText(k) for k in range(panel.mask_box.count())])
+    fresh_slider = LabelledSlider("", 0.01, 10.0, 1.0)
+    assert panel.mask_box.minimumSizeHint().width() == fresh_box.minimumSizeHint().width()
+    assert panel.scale_slider.readout.minimumWidth() == fresh_slider.readout.minimumWidth()
+    column = panel.mask_box.parentWidget()
+    assert column.minimumWidth() >= column.layout().minimumSize().width()  # refitted when shown
+    fresh_box.deleteLater()
+    fresh_slider.deleteLater()
+
+
 def test_settings_are_remembered(window, qtbot):
     from app.window import MainWindow
 
