@@ -70,6 +70,7 @@ class Heatmap(QWidget):
         self.col_labels: list[str] = []
         self.describer: Callable[[int, int], str] | None = None
         self.ticks_key: tuple = ()  # labels and strides the axes show now
+        self.widest: tuple = ((), 0)  # ((font key, column labels), the widest label's pixels)
         self.options = (title, colorbar, labels, rows, cols)
         self.viewport_watchers: list[QObject] = []  # event filters for the view's viewport
         self.readout = note(" ")  # names tokens, which may be long
@@ -139,7 +140,8 @@ class Heatmap(QWidget):
         self.plot.addItem(self.cells)
         keep_plots_whole(self.view, lines=1)  # the title and tick labels are never cut
         self.layout().insertWidget(0, self.view, 1)
-        self.view.setVisible(self.isVisible())
+        if self.isVisible():  # else it shows with the heatmap (hiding it here would keep it hidden)
+            self.view.show()
         self.layout().activate()  # the view gets its place now, before the first paint
         for watcher in self.viewport_watchers:
             self.view.viewport().installEventFilter(watcher)
@@ -272,7 +274,12 @@ class Heatmap(QWidget):
         font = self.plot.getAxis("top").style.get("tickFont") or self.font()
         metrics = QFontMetrics(font)
         size = self.plot.vb.size()
-        widest = max(map(metrics.horizontalAdvance, self.col_labels), default=0)
+        if self.widest[0] != (font.key(), self.col_labels):  # measuring 500 labels takes ~6 ms
+            self.widest = (
+                (font.key(), self.col_labels),
+                max(map(metrics.horizontalAdvance, self.col_labels), default=0),
+            )
+        widest = self.widest[1]
         n, m = len(self.row_labels), len(self.col_labels)
         cap = (max(1, int(np.ceil(n / self.max_ticks))), max(1, int(np.ceil(m / self.max_ticks))))
         row_stride = max(cap[0], _stride(n, size.height(), metrics.height()))
