@@ -22,8 +22,10 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from app.commands import COMMANDS
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; only the subcommands named in ``argv`` get their arguments (all
+    of them when ``argv`` is None), so opening the window imports none of them."""
+    from app.commands import COMMANDS, command
 
     parser = Parser(
         prog="attention-lab",
@@ -38,8 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--exit-after-paint", nargs="?", const="quit", choices=EXIT_PATHS, help=argparse.SUPPRESS
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_arguments(sub.add_parser(command.NAME, help=command.HELP, description=command.HELP))
+    for name, text in COMMANDS.items():
+        parser_of_command = sub.add_parser(name, help=text, description=text)
+        if argv is None or name in argv:
+            command(name).add_arguments(parser_of_command)
     return parser
 
 
@@ -51,20 +55,19 @@ QUIET_LIBRARIES = ("torch",)
 def main(argv: list[str] | None = None) -> int:
     for name in QUIET_LIBRARIES:
         logging.getLogger(name).setLevel(logging.ERROR)
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     if args.command is None:
         try:
             return open_window(args.panel, args.exit_after_paint)
         except KeyboardInterrupt:  # Ctrl+C while starting, before the window handles it
             return 130
-    from app.commands import COMMANDS
+    from app.commands import command
 
-    command = next(c for c in COMMANDS if args.command == c.NAME)
     try:
-        return command.run(args)
+        return command(args.command).run(args)
     except (ValueError, OSError) as exc:
-        print(f"attention-lab {command.NAME}: error: {exc}", file=sys.stderr)
+        print(f"attention-lab {args.command}: error: {exc}", file=sys.stderr)
         return 2
 
 
@@ -126,11 +129,13 @@ def restore_qt_messages() -> None:
 def leave_after_first_paint(window, how: str) -> None:
     """For tests and the start-up benchmark: once the window has painted, leave the app by ``how``.
 
-    quit: QApplication.quit(); close: close the window; shortcut: press the Quit shortcut (Ctrl+Q);
+    The moment of the first paint is printed (seconds since the epoch). quit: QApplication.quit();
+    close: close the window; shortcut: press the Quit shortcut (Ctrl+Q);
     menu: File → Quit; sigint, sigterm: send this process the signal (as Ctrl+C or logout do).
     """
     import os
     import signal
+    import time
 
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
@@ -157,6 +162,7 @@ def leave_after_first_paint(window, how: str) -> None:
         def eventFilter(self, _obj, event):
             if event.type() == QEvent.Type.Paint:
                 app.removeEventFilter(self)
+                print(f"first paint at {time.time():.6f}", flush=True)  # the start-up benchmark's clock
                 # After this paint has finished: closing the window inside it would make Qt go on
                 # painting a window whose native surface is gone.
                 QTimer.singleShot(0, leave)

@@ -69,9 +69,7 @@ class MainWindow(QMainWindow):
         self.nav.addItems([cls.title for cls in self.classes])
         self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.stack = PageStack()
-        self.lesson = QTextBrowser()
-        self.lesson.setOpenExternalLinks(True)
-        self.lesson.installEventFilter(self)  # a new width reflows the text: the section is found again
+        self.lesson = LessonPane()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         for widget, stretch in ((self.nav, 0), (self.stack, 1), (self.lesson, 0)):  # room goes to the panel
             self.splitter.addWidget(widget)
@@ -151,25 +149,8 @@ class MainWindow(QMainWindow):
             f"{panel.title} · step {step + 1} of {len(panel.steps)}: "
             f"{panel.steps[step]}   (PgDn next, PgUp back)"
         )
-        # After the events in flight (a font change re-lays the text out), not before.
-        QTimer.singleShot(0, lambda: self._scroll_lesson_to(step))
+        self.lesson.show_section(step)
         self.reveal.cover(panel)
-
-    def _scroll_lesson_to(self, step: int) -> None:
-        """Bring the lesson's section for ``step`` (its (step+1)-th level-2 heading) to the top."""
-        doc, seen = self.lesson.document(), -1
-        doc.documentLayout().documentSize()  # lays the whole text out, so block positions are current
-        block = doc.begin()
-        while block.isValid():
-            if block.blockFormat().headingLevel() == 2:
-                seen += 1
-                if seen == step:
-                    top = doc.documentLayout().blockBoundingRect(block).top()
-                    self.lesson.verticalScrollBar().setValue(int(top))
-                    return
-            block = block.next()
-        if step == 0:
-            self.lesson.verticalScrollBar().setValue(0)
 
     def next_step(self) -> None:
         if self.classroom.tour.active:
@@ -206,7 +187,7 @@ class MainWindow(QMainWindow):
         app.setFont(font)
         self.restyle_plots()
         if self.current() is not None:  # the lesson text moved: keep the current section in view
-            QTimer.singleShot(0, lambda: self._scroll_lesson_to(self.current().step))
+            self.lesson.show_section(self.current().step)
 
     def fit_side_columns(self) -> None:
         """Size the navigation list to its longest title and the lesson pane to about LESSON_CHARS
@@ -230,12 +211,6 @@ class MainWindow(QMainWindow):
         if not self.fitted:
             self.fitted = True
             self.fit_side_columns()
-
-    def eventFilter(self, watched, event) -> bool:
-        resized = watched is self.lesson and event.type() == QEvent.Type.Resize
-        if resized and self.current() is not None and event.size().width() != event.oldSize().width():
-            QTimer.singleShot(0, lambda: self._scroll_lesson_to(self.current().step))
-        return super().eventFilter(watched, event)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -423,3 +398,38 @@ class MainWindow(QMainWindow):
         self.save_state()
         worker.cancel_all()
         super().closeEvent(event)
+
+
+class LessonPane(QTextBrowser):
+    """The lesson text, kept at the current step's section (its (step+1)-th level-2 heading at the
+    top), also when the text reflows because the pane's width or the text size changed."""
+
+    def __init__(self):
+        super().__init__()
+        self.section = 0
+        self.setOpenExternalLinks(True)
+
+    def show_section(self, step: int) -> None:
+        self.section = step
+        QTimer.singleShot(0, self._scroll)  # after the events in flight (a font change re-lays the text out)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            QTimer.singleShot(0, self._scroll)
+
+    def _scroll(self) -> None:
+        """Bring the heading of ``section`` to the top."""
+        doc, seen = self.document(), -1
+        doc.documentLayout().documentSize()  # lays the whole text out, so block positions are current
+        block = doc.begin()
+        while block.isValid():
+            if block.blockFormat().headingLevel() == 2:
+                seen += 1
+                if seen == self.section:
+                    top = doc.documentLayout().blockBoundingRect(block).top()
+                    self.verticalScrollBar().setValue(int(top))
+                    return
+            block = block.next()
+        if self.section == 0:
+            self.verticalScrollBar().setValue(0)

@@ -1,9 +1,32 @@
 """Headless subcommands of ``attention-lab``.
 
-Each module in COMMANDS has NAME, HELP, ``add_arguments(parser)`` and ``run(args) -> int``. A user
-error is raised as ValueError or OSError with a one-line message; main() prints it and exits 2.
+COMMANDS names each with the line ``attention-lab --help`` shows for it. Each is a module of this
+package with ``add_arguments(parser)`` and ``run(args) -> int``, imported only when its name is on
+the command line, so the window starts without them. A user error is raised as ValueError or
+OSError with a one-line message; main() prints it and exits 2.
 """
 
-from app.commands import bench, heads, induction, models, predict, smoke
+from importlib import import_module
+from types import ModuleType
 
-COMMANDS = [smoke, heads, predict, models, bench, induction]
+COMMANDS = {
+    "smoke": "open every panel offscreen, exercise its controls, save screenshots; non-zero on any problem",
+    "heads": (
+        "run a real model on a text and print its tokens, one head's weights, "
+        "or the head that links two tokens"
+    ),
+    "predict": (
+        "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
+    ),
+    "models": "list the models Attention Lab knows, or add SmolLM2-135M (a decoder language model)",
+    "bench": "measure attention time, TFLOP/s, memory and error per implementation on the CPU or GPU",
+    "induction": (
+        "train a 1- or 2-layer attention-only transformer on repeated random sequences "
+        "and print its checkpoints"
+    ),
+}
+
+
+def command(name: str) -> ModuleType:
+    """The module that runs ``attention-lab NAME``."""
+    return import_module(f"{__name__}.{name}")

@@ -13,8 +13,6 @@ from app.commands.arguments import count, seed, typed
 from app.commands.progress import stage
 from core import inputs
 
-NAME = "bench"
-HELP = "measure attention time, TFLOP/s, memory and error per implementation on the CPU or GPU"
 MAX_BATCH, MAX_HEADS, MAX_HEAD_DIM, MAX_REPEATS = 1024, 1024, 4096, 1000
 HEADER = (
     f"{'implementation':15} {'n':>6} {'median ms':>10} {'TFLOP/s':>8} {'peak MB':>9} {'max error':>9}  status"

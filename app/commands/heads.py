@@ -19,10 +19,6 @@ import sys
 from app.commands.arguments import count
 from app.commands.progress import counter, stage
 
-NAME = "heads"
-HELP = (
-    "run a real model on a text and print its tokens, one head's weights, or the head that links two tokens"
-)
 MAX_LAYERS = 1000  # more layers or heads than any model the app opens; the model then says its own
 TOP = 5  # heads listed after the best one in the plain-text ranking
 PATTERNS = {

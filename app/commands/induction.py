@@ -18,10 +18,6 @@ from pathlib import Path
 from app.commands.arguments import count, number
 from core.install_advice import models_advice
 
-NAME = "induction"
-HELP = (
-    "train a 1- or 2-layer attention-only transformer on repeated random sequences and print its checkpoints"
-)
 HEADER = (
     f"{'step':>5}  {'loss 1st half':>13}  {'loss repeat':>11}  {'best induction head':22}  "
     "best previous-token head"

@@ -11,9 +11,6 @@ import sys
 
 from app.commands.progress import stage
 
-NAME = "models"
-HELP = "list the models Attention Lab knows, or add SmolLM2-135M (a decoder language model)"
-
 
 def add_arguments(parser) -> None:
     from app.main import Parser

@@ -26,8 +26,6 @@ import sys
 from app.commands.arguments import count, number, seed
 from app.commands.progress import counter, stage
 
-NAME = "predict"
-HELP = "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
 MAX_LISTED = 1000
 MAX_TEMPERATURE = 100.0
 MAX_GENERATED = 512  # core.decoder.MAX_CONTEXT: more would not fit the context anyway

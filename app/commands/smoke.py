@@ -12,9 +12,6 @@ import time
 import warnings
 from pathlib import Path
 
-NAME = "smoke"
-HELP = "open every panel offscreen, exercise its controls, save screenshots; non-zero on any problem"
-
 
 def add_arguments(parser) -> None:
     parser.add_argument("--screenshots", metavar="DIR", help="save one PNG per panel into DIR")

@@ -15,10 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-import pyqtgraph.exporters as pg_exporters
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize
 from PySide6.QtGui import QImage, QPainter, QPalette, QRegion
-from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QWidget
 
 from app.settings import settings
@@ -66,6 +64,8 @@ def save_png(target: QWidget, path: str | Path, width: int = DEFAULT_WIDTH) -> Q
     if item is None:
         rect = _content_rect(target)
         return render_png(target, path, width / max(rect.width(), 1), rect)
+    import pyqtgraph.exporters as pg_exporters  # here, not at start-up: it takes a few ms to import
+
     exporter = pg_exporters.ImageExporter(item)
     exporter.parameters()["background"] = _background(target)
     exporter.parameters()["width"] = width
@@ -102,6 +102,9 @@ def save_svg(target: QWidget, path: str | Path) -> None:
     pyqtgraph's SVG exporter cannot read back some paths Qt writes (closed outlines, "Z"); those
     views are painted into the SVG by Qt instead, which is just as much a vector drawing.
     """
+    import pyqtgraph.exporters as pg_exporters
+    from PySide6.QtSvg import QSvgGenerator
+
     item = _graphics_item(target)
     if item is not None:
         exporter = pg_exporters.SVGExporter(item)
@@ -252,9 +255,11 @@ class ExportMenu(QObject):
     def __init__(self, target: QWidget, name: str):
         super().__init__(target)
         self.target, self.name = target, name
-        inner = target.view if isinstance(target, Heatmap) else target
-        inner = inner.table if isinstance(inner, MatrixView) else inner
-        inner.viewport().installEventFilter(self)
+        if isinstance(target, Heatmap):
+            target.watch_viewport(self)  # its view may not be built yet
+        else:
+            inner = target.table if isinstance(target, MatrixView) else target
+            inner.viewport().installEventFilter(self)
 
     def eventFilter(self, _obj, event) -> bool:
         if event.type() == QEvent.Type.ContextMenu:

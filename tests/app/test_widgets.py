@@ -43,6 +43,35 @@ def test_heatmap_keeps_fixed_levels_and_masks_cells(qtbot):
     assert [label for _, label in ticks] == ["a", "b"]
 
 
+@pytest.mark.parametrize("first", ["shown", "asked for while hidden", "given data while hidden"])
+def test_a_heatmap_builds_its_plot_when_first_needed_and_shows_what_it_was_given(qtbot, first):
+    """The plot is built on first show or first use; data, title and levels given before are shown,
+    and a plot built while hidden still shows with the heatmap."""
+    from PySide6.QtWidgets import QStackedWidget, QWidget
+
+    stack = QStackedWidget()
+    qtbot.addWidget(stack)
+    h = Heatmap("before")
+    stack.addWidget(QWidget())
+    stack.addWidget(h)
+    stack.resize(300, 300)
+    stack.show()
+    assert not h.built
+    h.set_title("scores")
+    if first == "asked for while hidden":
+        h.plot.setTitle("scores")
+        assert h.built
+    elif first == "given data while hidden":
+        h.set_data(np.array([[0.0, 1.0], [0.5, 0.25]]), ["a", "b"], ["c", "d"], levels=(0.0, 2.0))
+        assert not h.built
+    stack.setCurrentWidget(h)
+    qtbot.waitUntil(lambda: h.built and h.view.isVisible())
+    assert h.plot.titleLabel.text == "scores"
+    if first == "given data while hidden":
+        assert h.image.image.shape == (2, 2) and tuple(h.colorbar.levels()) == (0.0, 2.0)
+        assert [label for _, label in h.plot.getAxis("top")._tickLevels[0]] == ["c", "d"]
+
+
 def test_clicking_a_heatmap_cell_reports_it(qtbot):
     """A click goes through pyqtgraph's item search, which calls every item's shape()."""
     h = Heatmap()

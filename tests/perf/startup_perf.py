@@ -1,5 +1,9 @@
 """Start-up time: process start → first painted main window, Attention Lab vs a bare PySide6 +
-pyqtgraph window, measured side by side (alternating runs). Prints medians and their ratio.
+pyqtgraph window, measured side by side (alternating runs). Prints medians and their ratio, and
+the whole run (start, paint, quit and process exit) beside it.
+
+Each process prints the moment of its first paint ("first paint at SECONDS"); start-up is that
+moment less the moment just before the process was started.
 
     python -m tests.perf.startup_perf [--runs N] [--frozen PATH/TO/attention-lab]
 
@@ -18,12 +22,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 BARE = """
+import time
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QMainWindow
 import pyqtgraph as pg
 class ExitAfterPaint(QObject):
     def eventFilter(self, obj, event):
         if event.type() == QEvent.Type.Paint:
+            app.removeEventFilter(self)
+            print(f"first paint at {time.time():.6f}", flush=True)
             app.quit()
         return False
 app = QApplication([])
@@ -32,10 +39,17 @@ f = ExitAfterPaint(); app.installEventFilter(f); w.show(); app.exec()
 """
 
 
-def once(command: list[str], env: dict) -> float:
-    start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=True, env=env, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+def once(command: list[str], env: dict) -> tuple[float, float]:
+    """(seconds to the first paint, seconds to the process's end) of one run of ``command``."""
+    start = time.time()
+    done = subprocess.run(
+        command, cwd=ROOT, check=True, env=env, stderr=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
+    )
+    end = time.time()
+    painted = next(
+        float(line.split()[-1]) for line in done.stdout.splitlines() if line.startswith("first paint at")
+    )
+    return painted - start, end - start
 
 
 def main() -> None:
@@ -60,10 +74,16 @@ def main() -> None:
         for _ in range(args.runs):
             for name, command in commands.items():
                 times[name].append(once(command, env))
-    bare = statistics.median(times["bare PySide6 + pyqtgraph window"])
+    bare = [
+        statistics.median(column) for column in zip(*times["bare PySide6 + pyqtgraph window"], strict=True)
+    ]
+    print(f"{'median over ' + str(args.runs) + ' runs':34} {'first paint':>18} {'whole run':>18}")
     for name, samples in times.items():
-        med = statistics.median(samples)
-        print(f"{name:34} median {med * 1000:6.0f} ms over {args.runs} runs   {med / bare:.2f}× bare")
+        cells = [statistics.median(column) for column in zip(*samples, strict=True)]
+        print(
+            f"{name:34}"
+            + "".join(f" {m * 1000:6.0f} ms {m / b:5.2f}×" for m, b in zip(cells, bare, strict=True))
+        )
 
 
 if __name__ == "__main__":
