@@ -238,7 +238,7 @@ NOT_YET_AT_LARGE_TEXT = {
     "qkv": (1, 2, 6),
     "scale": (1, 3),
     "masks": (1, 2, 3, 4),
-    "multihead": (1, 2, 3, 4),
+    "multihead": (2,),
     "model": (1, 2, 3, 4, 5),
     "next_token": (1, 2, 3, 4, 5),
     "inside_decoder": (1, 2, 3, 4, 5),

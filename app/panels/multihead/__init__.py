@@ -34,7 +34,7 @@ from app.panels.multihead.state import (
 from app.panels.multihead.table import TablePage
 from app.panels.step import Live
 from app.widgets import LabelledSlider
-from app.widgets.controls import WrappingButton, bind, note, set_quietly, side_column, spin
+from app.widgets.controls import WrappingButton, bind, note, scrolling, set_quietly, side_column, spin
 from core.multihead import fitting_heads, head_divisors, parse_heads
 
 REAL_MODEL_PANEL = "model"
@@ -104,9 +104,7 @@ class MultiHeadPanel(Panel):
         left = QVBoxLayout()
         left.addLayout(form)
         left.addSpacing(12)
-        left.addWidget(self.random_note)
-        left.addWidget(self.model_button)
-        left.addStretch(1)
+        left.addWidget(scrolling(self.random_note, self.model_button), 1)  # the form keeps its room
         return side_column(left)
 
     @property

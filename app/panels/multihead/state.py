@@ -29,11 +29,11 @@ from core.qkv import tokenize
 MAX_HEADS = 16  # more heads than this do not fit on screen as separate heatmaps
 MAX_TOKENS = 128
 MAX_D_MODEL = 512
-MASKS = {
+MASKS = {  # short names: the mask box must not widen the control column at large text
     "none": lambda n: None,
     "causal": masks.causal,
-    "sliding window of 3 (causal)": lambda n: masks.sliding_window(n, 3),
-    "local ±1 + global first token": lambda n: masks.global_local(n, 2, [0]),
+    "causal window of 3": lambda n: masks.sliding_window(n, 3),
+    "local ±1 + first token": lambda n: masks.global_local(n, 2, [0]),
 }
 
 
