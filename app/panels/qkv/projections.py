@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton
+from PySide6.QtWidgets import QButtonGroup, QFormLayout, QHBoxLayout, QRadioButton
 
 from app.panels.qkv.pages import lay_out
 from app.panels.qkv.state import QKVResult
@@ -19,15 +19,17 @@ class ProjectionPage(Step):
         self.proj = ProductView(MatrixView("X"), MatrixView("W_Q"), MatrixView("Q"))
         self.proj.set_explainer(self._describe)
         self.proj_buttons = QButtonGroup(self)
-        choice = QHBoxLayout()
-        choice.addWidget(QLabel("Projection:"))
+        buttons = QHBoxLayout()
         for name in "QKV":
             button = QRadioButton(f"{name} = X·W_{name}")
             button.setChecked(name == "Q")
             button.setProperty("projection", name)
             self.proj_buttons.addButton(button)
-            choice.addWidget(button)
-        choice.addStretch(1)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        choice = QFormLayout()  # the buttons go under their label where the page is narrow
+        choice.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        choice.addRow("Projection:", buttons)
         self.proj_buttons.buttonClicked.connect(lambda b: self.set_projection(b.property("projection")))
         layout = lay_out(
             self,
