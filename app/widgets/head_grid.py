@@ -12,9 +12,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Signal
 from PySide6.QtGui import QColor, QPalette, QPen
-from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
 from app.widgets.colors import colormap
+from app.widgets.controls import note
 from core.head_tiles import HeadTiles
 
 OUTLINE = QColor("#ff8c00")
@@ -62,7 +63,7 @@ class HeadGrid(QWidget):
         self.outline.setZValue(10)
         self.outline.hide()
         self.plot.addItem(self.outline)
-        self.readout = QLabel(HINT)
+        self.readout = note(HINT)  # names heads and tokens; wraps rather than widening the view
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 1)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QVBoxLayout, QWid
 from app.theme import style_plots
 from app.widgets.colors import colormap, default_levels
 from app.widgets.controls import note
-from app.widgets.plots import keep_plots_whole
+from app.widgets.plots import keep_plots_whole, title_across
 from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
@@ -125,11 +125,7 @@ class Heatmap(QWidget):
         if colorbar:
             self.colorbar = pg.ColorBarItem(colorMap=colormap(self.signed), interactive=False, width=14)
             self.colorbar.setImageItem(self.image, insert_in=self.plot)
-        # The title spans the axis and the colour bar too, not only the cells: a title wider than
-        # the cells then does not widen the view by the axis's and the bar's width on top.
-        grid = self.plot.layout
-        grid.removeItem(self.plot.titleLabel)
-        grid.addItem(self.plot.titleLabel, 0, 0, 1, grid.columnCount())
+        title_across(self.plot)
         self.marker = QGraphicsRectItem()
         self.marker.setPen(QPen(QColor("#ff8c00"), 0))
         self.marker.setZValue(10)

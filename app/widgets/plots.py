@@ -39,6 +39,14 @@ def loglog_plot(
     return view
 
 
+def title_across(plot: pg.PlotItem) -> None:
+    """Let ``plot``'s title span its axes (and a colour bar) too, not only the data area: a title
+    wider than the data then does not widen the view by the axes' width on top."""
+    grid = plot.layout
+    grid.removeItem(plot.titleLabel)
+    grid.addItem(plot.titleLabel, 0, 0, 1, grid.columnCount())
+
+
 class PlotRoom(QObject):
     """Keeps a plot view's minimum size at what its plots need: titles, axes and their labels at
     the current text size. Qt's layouts do not look inside a QGraphicsView, so without this a view

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from app.widgets.plots import keep_plots_whole
+from app.widgets.plots import keep_plots_whole, title_across
 
 KEPT, CUT, REST = "#3d7bd9", "#b9b9b9", "#e0c08a"
 
@@ -30,6 +30,7 @@ class TokenBars(QWidget):
         self.plot.setLabel("bottom", "probability")
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)  # 0.1 … 0.4, never "×0.001"
         self.plot.setXRange(0, 1, padding=0.02)
+        title_across(self.plot.getPlotItem())
         self.room = keep_plots_whole(self.plot)
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[], pen=None)
         self.plot.addItem(self.bars)

@@ -241,7 +241,7 @@ NOT_YET_AT_LARGE_TEXT = {
     "multihead": (2,),
     "model": (1, 2, 3, 4, 5),
     "next_token": (1, 2, 3, 4, 5),
-    "inside_decoder": (1, 2, 3, 4, 5),
+    "inside_decoder": (1, 2, 3, 5),
     "position": (1, 2, 5),
     "cost": (1, 3, 4),
     "bench": (1, 2, 3, 4),

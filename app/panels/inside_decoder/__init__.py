@@ -13,7 +13,7 @@ from app.panels.inside_decoder.sinks import SinkPage
 from app.panels.inside_decoder.state import KnockState, compute_knock
 from app.panels.inside_decoder.which_heads import RankPage
 from app.panels.step import Live
-from app.widgets.controls import note
+from app.widgets.controls import WrappingButton, note
 from core import smollm2
 
 
@@ -32,7 +32,7 @@ class InsideDecoderPanel(Panel):
         self.induction = InductionPage()
         self.model_info = note("Loading the decoder…")
         self.open_button = QPushButton("Open decoder folder…")
-        self.add_button = QPushButton("Add SmolLM2 in the Next token panel")
+        self.add_button = WrappingButton("Add SmolLM2 in the Next token panel")
         self.add_button.hide()
         row = QHBoxLayout()
         row.addWidget(QLabel("Model"))

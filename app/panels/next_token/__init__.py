@@ -41,7 +41,7 @@ from app.panels.next_token.state import (
 from app.panels.next_token.temperature import TemperaturePage
 from app.panels.step import Live
 from app.settings import settings
-from app.widgets.controls import bind, note
+from app.widgets.controls import WrappingButton, bind, note
 from core import smollm2
 from core.decoder import context_limit
 
@@ -102,7 +102,7 @@ class NextTokenPanel(Panel):
         self.model_combo = QComboBox()
         self.model_combo.setMinimumContentsLength(22)
         self.open_button = QPushButton("Open decoder folder…")
-        self.add_button = QPushButton("Add SmolLM2-135M (93 MB download, about a minute)")
+        self.add_button = WrappingButton("Add SmolLM2-135M (93 MB download, about a minute)")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.cancel_button = QPushButton("Cancel")
