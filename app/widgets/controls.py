@@ -76,6 +76,31 @@ def note(text: str = "", rich: bool = False) -> QLabel:
     return label
 
 
+class NotesArea(QScrollArea):
+    """A scroll area that asks for the least width of what it holds (a wrapping note's longest
+    word), so a column of notes is never squeezed into cutting them at its right edge."""
+
+    def minimumSizeHint(self) -> QSize:
+        return self._widened(super().minimumSizeHint(), least=True)
+
+    def sizeHint(self) -> QSize:
+        return self._widened(super().sizeHint(), least=False)
+
+    def _widened(self, hint: QSize, least: bool) -> QSize:
+        """``hint`` at least as wide as the notes' least (or preferred) width and a scroll bar."""
+        inner = self.widget()
+        if inner is None:
+            return hint
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        wanted = inner.minimumSizeHint() if least else inner.sizeHint()
+        return QSize(max(hint.width(), wanted.width() + bar + 2 * self.frameWidth()), hint.height())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()  # new text: its least width may have changed
+        return super().eventFilter(watched, event)
+
+
 def scrolling(*labels: QWidget) -> QScrollArea:
     """``labels`` one under another in an area that scrolls up and down, never sideways: notes
     that need more height than a small screen has (large text) scroll instead of growing the
@@ -86,7 +111,7 @@ def scrolling(*labels: QWidget) -> QScrollArea:
     for label in labels:
         column.addWidget(label)
     column.addStretch(1)
-    area = QScrollArea()
+    area = NotesArea()
     area.setWidget(inner)
     area.setWidgetResizable(True)
     area.setFrameShape(QScrollArea.Shape.NoFrame)

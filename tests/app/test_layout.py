@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QStyle,
     QStyleOptionComboBox,
     QTabBar,
@@ -133,6 +134,9 @@ def problems(root: QWidget, step: int) -> list[str]:
             found.append(f"{name(widget)} names step {caption[1]}; the panel calls it step {step + 1}")
         if isinstance(widget, QAbstractScrollArea) and widget.horizontalScrollBar().isVisible():
             found.append(f"{name(widget)} needs a horizontal scroll bar")
+        inner = widget.widget() if isinstance(widget, QScrollArea) else None
+        if inner is not None and inner.width() > widget.viewport().width():  # without a scroll bar
+            found.append(f"{name(widget)} cuts off the right of its content")
         why = cut_text(widget)
         if why:
             found.append(f"{name(widget)} is cut: {why}")
