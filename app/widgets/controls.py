@@ -81,19 +81,14 @@ class NotesArea(QScrollArea):
     word), so a column of notes is never squeezed into cutting them at its right edge."""
 
     def minimumSizeHint(self) -> QSize:
-        return self._widened(super().minimumSizeHint(), least=True)
-
-    def sizeHint(self) -> QSize:
-        return self._widened(super().sizeHint(), least=False)
-
-    def _widened(self, hint: QSize, least: bool) -> QSize:
-        """``hint`` at least as wide as the notes' least (or preferred) width and a scroll bar."""
+        hint = super().minimumSizeHint()
         inner = self.widget()
         if inner is None:
             return hint
         bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
-        wanted = inner.minimumSizeHint() if least else inner.sizeHint()
-        return QSize(max(hint.width(), wanted.width() + bar + 2 * self.frameWidth()), hint.height())
+        return QSize(
+            max(hint.width(), inner.minimumSizeHint().width() + bar + 2 * self.frameWidth()), hint.height()
+        )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
