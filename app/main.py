@@ -127,10 +127,12 @@ def skip_feature_scan() -> None:
     def imported(module: types.ModuleType) -> None:
         name = getattr(module, "__name__", None)
         if isinstance(name, str) and name not in known:
+            # type() and vars(), not isinstance() and attributes: some libraries warn when a
+            # deprecated global is touched.
             origins = (
-                value.__name__ if isinstance(value, types.ModuleType) else value.__module__
+                vars(value).get("__name__" if issubclass(type(value), types.ModuleType) else "__module__")
                 for value in vars(module).values()
-                if isinstance(value, (type, types.ModuleType))
+                if issubclass(type(value), (type, types.ModuleType))
             )
             uses = any(str(origin).startswith("PySide6") for origin in origins)
             known[name] = 0 if uses else -1  # PySide6's own marks: 0 uses it, -1 does not
