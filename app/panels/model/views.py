@@ -98,6 +98,7 @@ class AttentionPage(Step):
             spin.blockSignals(True)
             spin.setRange(1, top)
             spin.blockSignals(False)
+        self.lines.set_head_count(n_heads)  # its chips are controls (lessons set them) even while hidden
         self.stale = {self.lines, self.grid}  # drawn when on screen: a hidden tab costs nothing
         self.select_head(self.layer, self.head)
         self.finder.show_tokens(a, shown.state.part)
