@@ -74,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
 def open_window(panel: str | None = None, exit_after_paint: str | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
+    skip_feature_scan()
+
     from app.panels import PANELS
     from app.shutdown import finish, quit_on_signals
     from app.window import MainWindow
@@ -102,6 +104,40 @@ def open_window(panel: str | None = None, exit_after_paint: str | None = None) -
     finish()  # see app.shutdown: without this ordered end, exit can crash
     restore_qt_messages()
     return code
+
+
+def skip_feature_scan() -> None:
+    """Stop PySide6 from reading the source of every module imported after it.
+
+    PySide6 searches each newly imported module's source for "PySide6" to support
+    ``from __feature__ import ...`` (snake_case names), which Attention Lab does not use: about
+    65 ms of start-up and 340 ms of torch and transformers' import, interpreter lock held. A module
+    is marked as using PySide6 from its globals instead (a class or module of PySide6 among them).
+    """
+    import types
+
+    try:
+        from PySide6.support import feature
+    except ImportError:  # another PySide6 layout: keep its own behaviour
+        return
+    known = getattr(feature, "pyside_feature_dict", None)
+    if not isinstance(known, dict) or not hasattr(feature, "feature_imported"):
+        return
+
+    def imported(module: types.ModuleType) -> None:
+        name = getattr(module, "__name__", None)
+        if isinstance(name, str) and name not in known:
+            # type() and vars(), not isinstance() and attributes: some libraries warn when a
+            # deprecated global is touched.
+            origins = (
+                vars(value).get("__name__" if issubclass(type(value), types.ModuleType) else "__module__")
+                for value in vars(module).values()
+                if issubclass(type(value), (type, types.ModuleType))
+            )
+            uses = any(str(origin).startswith("PySide6") for origin in origins)
+            known[name] = 0 if uses else -1  # PySide6's own marks: 0 uses it, -1 does not
+
+    feature.feature_imported = imported
 
 
 # The offscreen platform (tests, CI) prints this whenever a window is shown; it is not the app's.

@@ -257,6 +257,14 @@ def _save(model, tokenizer, out: Path) -> None:
 
     model.to(torch.float16).save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
+    # With the added tokens listed in tokenizer_config.json, a load no longer parses the 3.5 MB
+    # tokenizer.json a second time in Python (about 35 ms holding the interpreter lock).
+    config = out / "tokenizer_config.json"
+    settings = json.loads(config.read_text(encoding="utf-8"))
+    settings["added_tokens_decoder"] = {
+        str(i): token.__getstate__() for i, token in tokenizer.added_tokens_decoder.items()
+    }
+    config.write_text(json.dumps(settings, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
 def _replace(new: Path, target: Path) -> None:

@@ -104,8 +104,7 @@ class AttentionLines(QWidget):
         col_labels = row_labels if col_labels is None else col_labels
         if len(row_labels) != n_q or len(col_labels) != n_k:
             raise ValueError("AttentionLines needs one label per row and per column.")
-        if n_heads != len(self.curves):
-            self._make_heads(n_heads)
+        self.set_head_count(n_heads)
         resized = weights.shape[1:] != self.weights.shape[1:]
         self.weights = weights
         self.row_labels, self.col_labels = list(row_labels), list(col_labels)
@@ -116,6 +115,13 @@ class AttentionLines(QWidget):
             top = max(n_q, n_k)
             self.plot.setYRange(-0.5, top - 0.5, padding=0.01)
         self._draw()
+
+    def set_head_count(self, n: int) -> None:
+        """A chip and a set of lines for each of ``n`` heads, all shown; none drawn until
+        ``set_data`` when the count changes (nothing happens when it has ``n`` already)."""
+        if n != len(self.curves):
+            self._make_heads(n)
+            self.weights = np.zeros((n, 0, 0))
 
     def set_visible_heads(self, heads: Iterable[int]) -> None:
         """Show only ``heads`` (0-based); the chips follow."""

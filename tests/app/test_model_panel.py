@@ -72,7 +72,14 @@ def test_find_jumps_to_the_articles_head(panel):
 
 
 def test_views_draw_exactly_the_weights_of_core(panel):
+    """Each tab is drawn when shown (a hidden one waits), with core's weights."""
+    page = panel.page
+    page.tabs.setCurrentWidget(page.heatmap)
     panel.select_head(0, 2)
+    assert page.stale == {page.lines, page.grid}
+    page.tabs.setCurrentWidget(page.lines)
+    page.tabs.setCurrentWidget(page.grid)
+    assert page.stale == set()
     a = panel.raw.attentions
     lines = panel.page.lines.drawn(2)
     expected = {
@@ -85,6 +92,7 @@ def test_views_draw_exactly_the_weights_of_core(panel):
 
 
 def test_hovering_a_token_keeps_only_its_lines(panel):
+    panel.page.tabs.setCurrentWidget(panel.page.lines)
     panel.select_head(3, 1)
     panel.page.lines.set_visible_heads({1})
     panel.page.lines.set_focus("left", 11)
@@ -96,6 +104,7 @@ def test_hovering_a_token_keeps_only_its_lines(panel):
 
 
 def test_chips_toggle_heads(panel):
+    panel.page.tabs.setCurrentWidget(panel.page.lines)
     panel.page.lines.chips[4].click()
     assert 4 not in panel.page.lines.visible and panel.page.lines.drawn(4) == {}
     panel.page.lines.chips[4].click()
@@ -232,6 +241,7 @@ def test_long_text_is_cut_with_a_visible_notice(panel):
     assert panel.result.shape[-1] == 512 and panel.message.level == "warning"
     assert "cut to 512 tokens" in panel.message.text() and "1490" in panel.message.text()
     grid = panel.page.grid
+    panel.page.tabs.setCurrentWidget(grid)
     assert grid.reduced and grid.shape == (6, 12, 64, 64)
     np.testing.assert_array_equal(
         grid.image.image, mosaic(head_tiles(panel.result.attentions).maps, grid.gap)

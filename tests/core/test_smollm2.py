@@ -103,7 +103,14 @@ def test_cancel_or_a_full_disk_leave_nothing_half_made(data, tmp_path, monkeypat
     assert steps[0] == 0 and steps[-1] == len(smollm2.STEPS) and steps == sorted(steps)
     receipt = json.loads((smollm2.folder() / smollm2.RECEIPT).read_text())
     assert receipt["gguf_sha256"] == smollm2.GGUF_SHA256
-    assert models.load_model("smollm2").kind == models.DECODER
+    loaded = models.load_model("smollm2")
+    assert loaded.kind == models.DECODER
+    settings = json.loads((smollm2.folder() / "tokenizer_config.json").read_text())
+    listed = {int(i): t["content"] for i, t in settings["added_tokens_decoder"].items()}
+    # read from here, so a load does not parse tokenizer.json twice
+    assert listed and listed == {i: str(t) for i, t in tiny[1].added_tokens_decoder.items()}
+    text = "a b c" + "".join(str(t) for t in tiny[1].added_tokens_decoder.values())
+    assert loaded.tokenizer(text)["input_ids"] == tiny[1](text)["input_ids"]
 
     # A damaged converted folder is detected, said so, and replaced by the next add.
     weights = smollm2.folder() / smollm2.WEIGHTS

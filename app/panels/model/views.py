@@ -31,6 +31,7 @@ class AttentionPage(Step):
     def __init__(self, live: Live):
         super().__init__(live)
         self.layer = self.head = 0  # the head shown, 0-based (the spin boxes count from 1)
+        self.stale: set[QWidget] = set()  # tabs not drawn since the result or layer changed
         self.note = ""  # said once with the next view (e.g. why the bundled model was loaded)
         self.words_box = self.bind(QCheckBox("join pieces into words"), "words")
         self.special_box = self.bind(QCheckBox("hide [CLS]/[SEP]"), "hide_special")
@@ -77,6 +78,7 @@ class AttentionPage(Step):
         self._enable_options()
         live.changed.connect(self._enable_options)
         self.special_box.toggled.connect(self.rescale_box.setEnabled)
+        self.tabs.currentChanged.connect(lambda _index: self.draw_tab())
         self.layer_spin.valueChanged.connect(lambda v: self.select_head(v - 1, self.head))
         self.head_spin.valueChanged.connect(lambda v: self.select_head(self.layer, v - 1))
         self.grid.clicked.connect(lambda layer, head: self.jump(layer, head, self.heatmap))
@@ -96,8 +98,8 @@ class AttentionPage(Step):
             spin.blockSignals(True)
             spin.setRange(1, top)
             spin.blockSignals(False)
-        self.lines.set_data(a.attentions[self.layer], a.labels)
-        self.grid.set_data(shown.tiles)
+        self.lines.set_head_count(n_heads)  # its chips are controls (lessons set them) even while hidden
+        self.stale = {self.lines, self.grid}  # drawn when on screen: a hidden tab costs nothing
         self.select_head(self.layer, self.head)
         self.finder.show_tokens(a, shown.state.part)
         self.patterns.show_rankings(shown.patterns)
@@ -113,17 +115,34 @@ class AttentionPage(Step):
         n_layers, n_heads = a.shape[:2]
         layer, head = min(max(layer, 0), n_layers - 1), min(max(head, 0), n_heads - 1)
         if layer != self.layer:
-            self.lines.set_data(a.attentions[layer], a.labels)
+            self.stale.add(self.lines)
         self.layer, self.head = layer, head
         set_quietly(self.layer_spin, layer + 1)
         set_quietly(self.head_spin, head + 1)
-        self.grid.select(layer, head)
+        if self.grid not in self.stale:
+            self.grid.select(layer, head)
         self.heatmap.set_title(f"layer {layer + 1}, head {head + 1}")
         self.heatmap.set_data(a.attentions[layer, head], a.labels, a.labels, levels=(0.0, 1.0))
+        self.draw_tab()
+
+    def draw_tab(self, view: QWidget | None = None) -> None:
+        """Draw ``view`` (the tab on screen by default) if the result or the layer changed since
+        it was last drawn."""
+        view = view or self.tabs.currentWidget()
+        if view not in self.stale or self.result is None:
+            return
+        self.stale.discard(view)
+        if view is self.lines:
+            a = self.result.attention
+            self.lines.set_data(a.attentions[self.layer], a.labels)
+        else:
+            self.grid.set_data(self.result.tiles)
+            self.grid.select(self.layer, self.head)
 
     def jump(self, layer: int, head: int, view: QWidget) -> None:
         """Show head (layer, head) alone in ``view`` (a tab)."""
         self.select_head(layer, head)
+        self.draw_tab(self.lines)  # it must have the layer's heads before one is picked
         self.lines.set_visible_heads({head})
         self.tabs.setCurrentWidget(view)
 
