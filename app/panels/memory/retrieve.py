@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.memory.state import MemoryResult, N
@@ -15,6 +16,7 @@ from core.hopfield import MAX_STEPS, Comparison, Outcome
 
 SHOWN = 10  # stored patterns drawn as pictures; the rest are counted
 PATH_PICTURES = 8  # classical states drawn: the first ones and the final one
+COLUMN_CHARS = 28  # each network's column is at least this many average characters wide
 
 
 def pattern_level(c: Comparison) -> float:
@@ -84,6 +86,12 @@ class RetrieveView(QWidget):
             layout.addWidget(note(caption, rich=True))
         layout.addWidget(self.retrieve_note)
         layout.addLayout(columns, 1)
+
+    def minimumSizeHint(self) -> QSize:
+        """Two columns of COLUMN_CHARS characters: narrower, their notes and captions wrap onto more
+        lines than the page has height for."""
+        hint = super().minimumSizeHint()
+        return hint.expandedTo(QSize(2 * COLUMN_CHARS * self.fontMetrics().averageCharWidth(), 0))
 
     def show_result(self, r: MemoryResult) -> None:
         c, s, t = r.comparison, r.state, r.comparison.target
