@@ -132,10 +132,10 @@ def problems(root: QWidget, step: int) -> list[str]:
         caption = re.match(r"\s*Step (\d+):", widget.text()) if isinstance(widget, QLabel) else None
         if caption and int(caption[1]) != step + 1:
             found.append(f"{name(widget)} names step {caption[1]}; the panel calls it step {step + 1}")
+        inner = widget.widget() if isinstance(widget, QScrollArea) else None
         if isinstance(widget, QAbstractScrollArea) and widget.horizontalScrollBar().isVisible():
             found.append(f"{name(widget)} needs a horizontal scroll bar")
-        inner = widget.widget() if isinstance(widget, QScrollArea) else None
-        if inner is not None and inner.width() > widget.viewport().width():  # without a scroll bar
+        elif inner is not None and inner.width() > widget.viewport().width():  # and shows no bar
             found.append(f"{name(widget)} cuts off the right of its content")
         why = cut_text(widget)
         if why:
@@ -175,6 +175,7 @@ def step_problems(window, key: str, step: int) -> list[str]:
     worker.wait_idle()
     window.resize(*PROJECTOR)
     QApplication.processEvents()
+    window.fit_side_columns()  # as for a fresh window: the result does not depend on earlier steps
     for _ in range(SETTLE_ROUNDS):  # views built when first shown measure themselves afterwards
         least = panel.minimumSizeHint()
         QApplication.processEvents()
