@@ -8,9 +8,9 @@ of the state writes the field back into the control with its signals blocked (no
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
@@ -60,8 +60,26 @@ def _chunks(word: str) -> list[str]:
 class Note(QLabel):
     """A wrapping label whose text may hold what a person typed: long words break anywhere."""
 
+    room: tuple[str, ...] = ()  # texts whose height the label keeps (keep_room_for)
+
     def setText(self, text: str) -> None:
         super().setText(breakable(text))
+
+    def keep_room_for(self, texts: Iterable[str]) -> None:
+        """Be as tall as the tallest of ``texts`` needs, whichever is shown: switching among them
+        then moves nothing below the label (a move redraws every plot there)."""
+        self.room = tuple(breakable(text) for text in texts)
+        self.updateGeometry()
+
+    def heightForWidth(self, width: int) -> int:
+        own = super().heightForWidth(width)
+        if not self.room:
+            return own
+        margins = self.contentsMargins()
+        inner = QRect(0, 0, max(width - margins.left() - margins.right(), 1), 1_000_000)
+        wrapped = Qt.TextFlag.TextWordWrap
+        tallest = max(self.fontMetrics().boundingRect(inner, wrapped, text).height() for text in self.room)
+        return max(own, tallest + margins.top() + margins.bottom())
 
 
 def note(text: str = "", rich: bool = False) -> QLabel:

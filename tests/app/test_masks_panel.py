@@ -219,3 +219,27 @@ def test_only_the_visible_step_is_redrawn_until_shown(panel):
     assert [page.stale for page in panel.step_pages] == [False, False, True, True]
     assert not np.array_equal(panel.additive.add_maps[0].values, before)
     np.testing.assert_array_equal(panel.additive.add_maps[0].values, panel.kinds.weight_map.values)  # no mask
+
+
+def test_switching_the_mask_kind_moves_no_view(panel, qtbot):
+    """The family note keeps the room of its longest text: a new kind moves nothing below it
+    (moving the views redrew every plot, a frame's worth of work per switch)."""
+    from app.widgets import Heatmap
+
+    panel.resize(1100, 860)
+    panel.show()
+    panel.tokens_edit.setText(" ".join(f"w{i}" for i in range(64)))
+    panel.set_step(1)
+    qtbot.wait(10)
+    views = [view for view in panel.pages.currentWidget().findChildren(Heatmap) if view.isVisible()]
+    assert views
+
+    def places():
+        return [view.geometry().getRect() for view in views]
+
+    first = places()
+    for kind in ("sliding_window", "global_local", "none", "causal"):
+        panel.kind_combo.setCurrentIndex(masks.KINDS.index(kind))
+        panel.pad_spin.setValue(0 if kind == "none" else 2)
+        qtbot.wait(1)
+        assert places() == first, kind

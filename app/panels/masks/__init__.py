@@ -81,6 +81,8 @@ class MasksPanel(Panel):
         self.reset_button = QPushButton("Reset")
         self.reset_button.clicked.connect(self.reset)
         self.family_note = note()
+        # switching kinds must not move the views below (their relayout costs a frame)
+        self.family_note.keep_room_for(f"{text} {PADDING_NOTE}" for text in FAMILIES.values())
         self.window_slider.setMinimumWidth(220)
         controls = QGridLayout()
         placed = (  # three short rows, so the panel fits a 1280-pixel projector beside the lesson
