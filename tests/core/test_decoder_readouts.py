@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from core.ablation import ablated, next_token_probs, recording, run, stacked
+from core.ablation import ablated, next_token_probs, recorded, recording, run, stacked
 from core.attention_sinks import sink_scores, without_first_token
 from core.decoder_induction import induction_test, repeated_random_tokens
-from core.logit_lens import logit_lens, read_streams
+from core.logit_lens import logit_lens, read_streams, with_target
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
@@ -207,3 +207,21 @@ def test_the_lens_of_a_recorded_run_equals_the_lens_of_its_own(llama, ids):
     assert [len(layer._forward_hooks) for layer in model.model.layers] == hooks  # removed again
     with pytest.raises(ValueError, match="Token id 300 is outside the vocabulary"):
         read_streams(model, stacked(seen), target_id=300)
+
+
+def test_a_new_target_is_read_from_the_last_positions_alone(llama, ids):
+    """with_target gives the rank and probability a whole lens gives for that target."""
+    model, _ = llama
+    streams = recorded(model, ids, model.model.layers)
+    lens = read_streams(model, streams, target_id=7)
+    for target in (3, 7, 250):
+        whole = read_streams(model, streams, target_id=target)
+        quick = with_target(model, streams, lens, target)
+        np.testing.assert_array_equal(quick.target_rank, whole.target_rank)
+        np.testing.assert_allclose(quick.target_prob, whole.target_prob, rtol=1e-5)
+        np.testing.assert_array_equal(quick.top_ids, whole.top_ids)
+        assert quick.target_id == target and quick.formed_at() == whole.formed_at()
+    bare = with_target(model, streams, lens, None)
+    assert bare.target_rank is None and bare.target_prob is None and bare.formed_at() is None
+    with pytest.raises(ValueError, match="Token id 300 is outside the vocabulary"):
+        with_target(model, streams, lens, 300)

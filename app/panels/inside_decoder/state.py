@@ -45,7 +45,7 @@ from core.attention_sinks import FirstTokenDropped, sink_scores, without_first_t
 from core.decoder_induction import InductionTest, induction_test, random_induction_test
 from core.head_analysis import HeadRanking
 from core.loaded_models import shared as loaded_models
-from core.logit_lens import LogitLens, read_streams
+from core.logit_lens import LogitLens, read_streams, with_target
 
 SMOLLM2 = "smollm2"
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
@@ -60,6 +60,8 @@ _means: dict[str, np.ndarray] = {}  # source -> each head's mean output over MEA
 _clean: OrderedDict[tuple, CleanRun] = OrderedDict()  # (source, ids) -> the intact model's run
 _clean_lock = threading.Lock()  # one intact run per prompt: a second step asking for it waits
 _induction: dict[tuple, InductionTest] = {}  # (source, n, seed) -> the intact model's test
+_lenses: OrderedDict[tuple, tuple] = OrderedDict()  # (source, ids) -> (lens, its top tokens' text)
+KEPT_RUNS = 8  # prompts whose intact run and lens are kept
 
 
 def decoder(source: str, progress: Progress | None = None) -> models.LoadedModel:
@@ -69,7 +71,7 @@ def decoder(source: str, progress: Progress | None = None) -> models.LoadedModel
     with _lock:
         if _models.get(source) is not model:  # another decoder: what was kept is not its numbers
             shape_of(model.module)  # refuse, with a reason, a decoder not laid out like Llama
-            for kept in (_models, _means, _clean, _induction):
+            for kept in (_models, _means, _clean, _induction, _lenses):
                 kept.clear()
             _models[source] = model
     return model
@@ -103,7 +105,7 @@ def clean_run(source: str, ids: tuple[int, ...]) -> CleanRun:
             with recording(module.model.layers) as seen:
                 logits, attentions = run(module, ids, attentions=True)
             _clean[key] = CleanRun(softmax(logits[-1].astype(np.float64)), attentions, stacked(seen))
-            while len(_clean) > 8:
+            while len(_clean) > KEPT_RUNS:
                 _clean.popitem(last=False)
         return _clean[key]
 
@@ -230,13 +232,26 @@ class LensResult:
 
 
 def compute_lens(s: LensState, progress: Progress | None = None) -> LensResult:
+    """The lens of the prompt; a prompt read before keeps its lens and reads only the new
+    target's rank (typing a target costs ~15 ms instead of a whole lens)."""
     model = decoder(s.source, progress)
     prompt = read_prompt(model, s.prompt)
     target = _answer(model, s.target, s.prompt, "Target")
+    target_id = None if target is None else target.id
     streams = clean_run(s.source, prompt.ids).streams  # the forward pass the other steps share
-    lens = read_streams(model.module, streams, None if target is None else target.id)
+    key = (s.source, prompt.ids)
+    with _lock:
+        kept = _lenses.get(key)
+    if kept is not None:
+        lens, pieces = kept
+        return LensResult(model, prompt, with_target(model.module, streams, lens, target_id), pieces, target)
+    lens = read_streams(model.module, streams, target_id)
     texts = {int(i): model.tokenizer.decode([int(i)]) for i in np.unique(lens.top_ids)}
     pieces = np.vectorize(texts.__getitem__, otypes=[object])(lens.top_ids)
+    with _lock:
+        _lenses[key] = (lens, pieces)
+        while len(_lenses) > KEPT_RUNS:
+            _lenses.popitem(last=False)
     return LensResult(model, prompt, lens, pieces, target)
 
 
