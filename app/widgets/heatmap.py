@@ -29,7 +29,6 @@ MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay reada
 MAX_TEXT_SCALE = 2.0  # numbers in large cells are drawn up to this many times the text size
 MIN_CELLS = 16  # the view asks for room for at least this many cells a side at the text's height
 MIN_CELL_LINES = 0.25  # ... and makes do with cells this fraction of a line where room is short
-PLOT_PARTS = {"view", "plot", "image", "colorbar", "marker", "cells"}  # built on first show or use
 
 
 class Heatmap(QWidget):
@@ -45,6 +44,7 @@ class Heatmap(QWidget):
 
     hovered = Signal(int, int)
     clicked = Signal(int, int)
+    plot_parts = frozenset({"view", "plot", "image", "colorbar", "marker", "cells"})  # built by _build
 
     def __init__(
         self,
@@ -82,7 +82,7 @@ class Heatmap(QWidget):
     def __getattr__(self, name: str):
         """The plot's parts are built when first shown or first asked for: a panel's hidden steps
         then cost nothing at start-up (a heatmap's plot takes about 17 ms to build)."""
-        if name not in PLOT_PARTS:
+        if name not in type(self).plot_parts:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         self._build()
         return self.__dict__[name]

@@ -209,3 +209,17 @@ def test_induction_with_a_head_knocked_out(panel, llama_folder):
     assert "With 1 head(s) knocked out" in panel.induction.summary.text()
     settle(panel.induction.reset.click)
     assert panel.induction.result.ablated is None
+
+
+def test_a_head_map_crosses_heads_knocked_before_its_plot_was_built(qtbot):
+    from app.panels.inside_decoder.views import HeadMap
+
+    head_map = HeadMap("scores")
+    qtbot.addWidget(head_map)
+    head_map.set_scores(np.zeros((2, 3)))
+    head_map.set_knocked([(1, 2)])
+    assert not head_map.built  # a hidden step's map costs nothing until shown
+    head_map.show()
+    qtbot.waitUntil(lambda: head_map.built)
+    x, y = head_map.crosses.getData()
+    assert list(x) == [2.5] and list(y) == [1.5]

@@ -22,11 +22,18 @@ class HeadMap(Heatmap):
     ``set_knocked(heads)`` crosses the knocked-out (layer, head) cells. Clicking a cell emits
     ``clicked(layer, head)``, 0-based."""
 
+    plot_parts = Heatmap.plot_parts | {"crosses"}
+
     def __init__(self, title: str, signed: bool = False):
         super().__init__(title, signed=signed, cell_text=False)
+        self.knocked: list[tuple[int, int]] = []
+
+    def _build(self) -> None:
+        super()._build()
         self.crosses = pg.ScatterPlotItem(symbol="x", size=11, pen=pg.mkPen(CROSS, width=2), brush=CROSS)
         self.crosses.setZValue(20)
         self.plot.addItem(self.crosses)
+        self._cross()
 
     def set_scores(self, scores: np.ndarray, levels: tuple[float, float] | None = None) -> None:
         layers, heads = scores.shape
@@ -36,7 +43,12 @@ class HeadMap(Heatmap):
         return f"layer {i + 1}, head {j + 1}: {self.values[i, j]:.3f}"
 
     def set_knocked(self, heads: Iterable[tuple[int, int]]) -> None:
-        cells = list(heads)
+        self.knocked = list(heads)
+        if self.built:
+            self._cross()
+
+    def _cross(self) -> None:
+        cells = self.knocked
         self.crosses.setData(x=[h + 0.5 for _, h in cells], y=[layer + 0.5 for layer, _ in cells])
 
 
