@@ -161,6 +161,8 @@ def load_model(
         check_kind(name, kind, expect)
     tick(2, steps)
     tokenizer = _tokenizer(transformers, folder)
+    if str(source) == smollm2.KEY:
+        smollm2.list_added_tokens(folder, tokenizer)  # a folder converted by an older version
     tick(3, steps)
     auto = transformers.AutoModelForCausalLM if kind == DECODER else transformers.AutoModel
     try:

@@ -111,6 +111,13 @@ def test_cancel_or_a_full_disk_leave_nothing_half_made(data, tmp_path, monkeypat
     assert listed and listed == {i: str(t) for i, t in tiny[1].added_tokens_decoder.items()}
     text = "a b c" + "".join(str(t) for t in tiny[1].added_tokens_decoder.values())
     assert loaded.tokenizer(text)["input_ids"] == tiny[1](text)["input_ids"]
+    # A folder converted before the added tokens were listed gets them at its next load.
+    config = smollm2.folder() / "tokenizer_config.json"
+    listing = settings.pop("added_tokens_decoder")
+    config.write_text(json.dumps(settings))
+    models.load_model("smollm2")
+    assert json.loads(config.read_text())["added_tokens_decoder"] == listing
+    assert sorted(p.name for p in smollm2.folder().iterdir() if p.name.startswith(".")) == []
 
     # A damaged converted folder is detected, said so, and replaced by the next add.
     weights = smollm2.folder() / smollm2.WEIGHTS
