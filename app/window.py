@@ -141,16 +141,22 @@ class MainWindow(QMainWindow):
         panel = self.current()
         if panel is None:
             return
-        char = self.lesson.fontMetrics().averageCharWidth()
-        squeezed = self.lesson.width() < min(LESSON_CHARS * char, self.width() // 3)
-        if self.fitted and (squeezed or self.stack.width() < self.stack.minimumSizeHint().width()):
-            self.fit_side_columns()  # a wider step: the lesson pane makes room; a narrower one gives it back
+        self._refit()
+        QTimer.singleShot(0, self._refit)  # again once the step's views built on first show measured
         self.step_label.setText(
             f"{panel.title} · step {step + 1} of {len(panel.steps)}: "
             f"{panel.steps[step]}   (PgDn next, PgUp back)"
         )
         self.lesson.show_section(step)
         self.reveal.cover(panel)
+
+    def _refit(self) -> None:
+        """Refit the side columns if the panel lacks room or the lesson pane is squeezed: a wider
+        step makes the lesson pane give room, a narrower one gives it back."""
+        char = self.lesson.fontMetrics().averageCharWidth()
+        squeezed = self.lesson.width() < min(LESSON_CHARS * char, self.width() // 3)
+        if self.fitted and (squeezed or self.stack.width() < self.stack.minimumSizeHint().width()):
+            self.fit_side_columns()
 
     def next_step(self) -> None:
         if self.classroom.tour.active:
