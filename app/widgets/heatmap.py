@@ -40,6 +40,9 @@ class Heatmap(QWidget):
     titles beside the tick labels, e.g. "layer" with rows labelled 1, 2, 3).
 
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
+
+    The pyqtgraph plot (``plot_parts``) is built when the heatmap is first shown or a part is
+    first used; data, levels and a title given before are shown once it is.
     """
 
     hovered = Signal(int, int)
@@ -71,7 +74,7 @@ class Heatmap(QWidget):
         self.describer: Callable[[int, int], str] | None = None
         self.ticks_key: tuple = ()  # labels and strides the axes show now
         self.widest: tuple = ((), 0)  # ((font key, column labels), the widest label's pixels)
-        self.options = (title, colorbar, labels, rows, cols)
+        self.options = (title, colorbar, labels, rows, cols)  # what _build needs
         self.viewport_watchers: list[QObject] = []  # event filters for the view's viewport
         self.readout = note(" ")  # names tokens, which may be long
         layout = QVBoxLayout(self)
