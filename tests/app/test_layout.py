@@ -245,7 +245,6 @@ NOT_YET_AT_LARGE_TEXT = {
     "scale": (1, 3),
     "multihead": (2,),
     "model": (1, 2, 3, 4, 5),
-    "next_token": (4,),
     "inside_decoder": (1, 2, 3, 4, 5),  # 4: the prompt field shows 453 of the 579 px its text needs
     "position": (1, 2, 5),
     "cost": (1, 3, 4),
