@@ -4,6 +4,7 @@ or stepping through a fixed list of values (``choices``, e.g. the powers of two)
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -104,8 +105,10 @@ class LabelledSlider(QWidget):
         return min(self.choices, key=lambda c: abs(c - value))
 
     def _fit_readout(self) -> None:
-        """Room for seven digits at the current text size (the readout takes this widget's font)."""
-        self.readout.setMinimumWidth(self.fontMetrics().horizontalAdvance("0000000"))
+        """Room for the longest value the slider shows, at the current text size (the readout takes
+        this widget's font): the ends of its range, every digit as wide as a 0."""
+        ends = [re.sub(r"\d", "0", self._text(v)) for v in (self.minimum, self.maximum)]
+        self.readout.setMinimumWidth(max(self.fontMetrics().horizontalAdvance(text) for text in ends))
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -118,5 +121,7 @@ class LabelledSlider(QWidget):
         self.valueChanged.emit(self._value)
 
     def _show_value(self) -> None:
-        v = self._value
-        self.readout.setText(f"{int(v)}" if self.integer else f"{v:.{self.decimals}f}")
+        self.readout.setText(self._text(self._value))
+
+    def _text(self, v: float) -> str:
+        return f"{int(v)}" if self.integer else f"{v:.{self.decimals}f}"

@@ -98,7 +98,7 @@ def test_controls_hidden_while_the_text_grows_ask_for_the_new_room(window, qtbot
     qtbot.wait(1)
     fresh_box = QComboBox()
     fresh_box.addItems([panel.mask_box.itemText(k) for k in range(panel.mask_box.count())])
-    fresh_slider = LabelledSlider("", 0.01, 10.0, 1.0)
+    fresh_slider = LabelledSlider("", 0.01, 10.0, 1.0, log=True, decimals=3)  # as the panel's
     assert panel.mask_box.minimumSizeHint().width() == fresh_box.minimumSizeHint().width()
     assert panel.scale_slider.readout.minimumWidth() == fresh_slider.readout.minimumWidth()
     column = panel.mask_box.parentWidget()

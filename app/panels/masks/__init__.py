@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QPushButton, QWidget
 
 from app.panels.base import Panel
 from app.panels.masks.additive import AdditivePage
@@ -19,7 +19,7 @@ from app.panels.masks.kinds import KindsPage
 from app.panels.masks.state import FILL_NAMES, MasksState, as_grid, compute_masks, unpadded
 from app.panels.step import Live
 from app.widgets import LabelledSlider
-from app.widgets.controls import bind, note, set_quietly, spin
+from app.widgets.controls import ReflowGrid, bind, note, set_quietly, spin
 from core import masks
 from core.qkv import MAX_TOKENS
 
@@ -84,25 +84,39 @@ class MasksPanel(Panel):
         # switching kinds must not move the views below (their relayout costs a frame)
         self.family_note.keep_room_for(f"{text} {PADDING_NOTE}" for text in FAMILIES.values())
         self.window_slider.setMinimumWidth(220)
-        controls = QGridLayout()
-        placed = (  # three short rows, so the panel fits a 1280-pixel projector beside the lesson
-            (QLabel("Tokens"), 0, 0, 1),
+        labels = [QLabel(text) for text in ("Tokens", "Seed", "Mask", "Padding", "Global")]
+        tokens, seed, mask, padding, global_ = labels
+        wide = (  # three short rows, so the panel fits a 1280-pixel projector beside the lesson
+            (tokens, 0, 0, 1),
             (self.tokens_edit, 0, 1, 4),
-            (QLabel("Seed"), 0, 5, 1),
+            (seed, 0, 5, 1),
             (self.seed_spin, 0, 6, 1),
             (self.reset_button, 0, 7, 1),
-            (QLabel("Mask"), 1, 0, 1),
+            (mask, 1, 0, 1),
             (self.kind_combo, 1, 1, 1),
             (self.window_slider, 1, 2, 2),
             (self.symmetric_box, 1, 4, 3),
-            (QLabel("Padding"), 2, 0, 1),
+            (padding, 2, 0, 1),
             (self.pad_spin, 2, 1, 1),
-            (QLabel("Global"), 2, 2, 1),
+            (global_, 2, 2, 1),
             (self.global_edit, 2, 3, 4),
         )
-        for widget, row, column, span in placed:
-            controls.addWidget(widget, row, column, 1, span)
-        controls.setColumnStretch(3, 1)
+        narrow = (  # larger text: four rows, the seed beside the global positions
+            (tokens, 0, 0, 1),
+            (self.tokens_edit, 0, 1, 5),
+            (seed, 3, 3, 1),
+            (self.seed_spin, 3, 4, 1),
+            (self.reset_button, 3, 5, 1),
+            (mask, 1, 0, 1),
+            (self.kind_combo, 1, 1, 1),
+            (self.window_slider, 1, 2, 4),
+            (padding, 2, 0, 1),
+            (self.pad_spin, 2, 1, 1),
+            (self.symmetric_box, 2, 2, 4),
+            (global_, 3, 0, 1),
+            (self.global_edit, 3, 1, 2),
+        )
+        controls = ReflowGrid(wide, narrow, stretch=(3, 2))
         self.body.addLayout(controls)
         self.body.addWidget(self.family_note)
 

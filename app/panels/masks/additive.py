@@ -9,7 +9,7 @@ from app.panels.masks.pages import lay_out
 from app.panels.masks.state import FILL_NAMES, MasksResult, as_grid, key_labels, leak_text, unpadded
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.controls import note, scrolling
 from app.widgets.tables import fill_table, text_table
 from core import explain
 
@@ -28,7 +28,7 @@ class AdditivePage(Step):
         for k, heatmap in enumerate(self.add_maps):
             grid.addWidget(heatmap, k // 2, k % 2)
         side = QVBoxLayout()
-        side.addWidget(self.empty_note)
+        side.addWidget(scrolling(self.empty_note))  # large text on a small screen: it scrolls
         side.addWidget(self.empty_button)
         side.addWidget(self.add_table, 1)
         grid.addLayout(side, 1, 1)

@@ -12,7 +12,7 @@ from app.panels.masks.state import MasksResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note
-from app.widgets.plots import plot
+from app.widgets.plots import plot, title_across
 from core import explain, masks
 
 
@@ -30,6 +30,7 @@ class CopyPage(Step):
         self.copy_plot.setYRange(0, 1, padding=0.02)
         self.copy_bars = pg.BarGraphItem(x=[0], height=[0], width=0.6, brush="#d9822b")
         self.copy_plot.addItem(self.copy_bars)
+        title_across(self.copy_plot.getPlotItem())
         self.copy_note = note()
         grid = QGridLayout()
         grid.addWidget(self.copy_box, 0, 0)

@@ -11,7 +11,7 @@ from app.panels.masks.state import MasksResult, as_grid, key_labels, leak_text, 
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.colors import default_levels
-from app.widgets.controls import note
+from app.widgets.controls import note, scrolling
 from app.widgets.tables import fill_table, text_table
 from core import explain
 
@@ -27,13 +27,13 @@ class KindsPage(Step):
         self.weight_map = Heatmap("Weights")
         self.weight_map.set_describer(lambda i, j: explain.weight(self.result.trace, i, j))
         self.cost_note = note()
-        self.row_table = text_table(["keys computed", "weight on hidden keys"])
+        self.row_table = text_table(["keys computed", "weight on\nhidden keys"])  # narrow beside the maps
         grid = QGridLayout()
         grid.addWidget(self.mask_map, 0, 0)
         grid.addWidget(self.score_map, 0, 1)
         grid.addWidget(self.weight_map, 1, 0)
         side = QVBoxLayout()
-        side.addWidget(self.cost_note)
+        side.addWidget(scrolling(self.cost_note))  # large text on a small screen: it scrolls
         side.addWidget(self.row_table, 1)
         grid.addLayout(side, 1, 1)
         lay_out(

@@ -8,11 +8,11 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QProgressBar, QPushButton, QWidget
 
 from app import worker
 from app.settings import settings
-from app.widgets.controls import note
+from app.widgets.controls import ReflowGrid, note
 from core import smollm2
 from core.loaded_models import shared
 
@@ -42,12 +42,15 @@ class ModelRow(QWidget):
         self.info = note("The model loads when this panel is first shown.")
         for widget in (self.progress, self.cancel_button):
             widget.hide()
-        row = QHBoxLayout(self)
+        label, items = QLabel("Model"), (self.combo, self.open_button, self.progress, self.cancel_button)
+        wide = [(widget, 0, k, 1) for k, widget in enumerate((label, *items, self.info))]
+        narrow = (  # larger text: what the model is under the combo box and the buttons
+            *((widget, 0, k, 1) for k, widget in enumerate((label, *items))),
+            (self.info, 1, 0, 5),
+        )
+        row = ReflowGrid(wide, narrow, stretch=(5, 4))
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel("Model"))
-        for widget in (self.combo, self.open_button, self.progress, self.cancel_button):
-            row.addWidget(widget)
-        row.addWidget(self.info, 1)
+        self.setLayout(row)
         self._fill_combo()
         self.combo.activated.connect(lambda i: self.load(self.combo.itemData(i)))
         self.open_button.clicked.connect(self.choose_folder)

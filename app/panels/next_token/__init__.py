@@ -41,7 +41,7 @@ from app.panels.next_token.state import (
 from app.panels.next_token.temperature import TemperaturePage
 from app.panels.step import Live
 from app.settings import settings
-from app.widgets.controls import WrappingButton, bind, note
+from app.widgets.controls import ReflowGrid, WrappingButton, bind, note
 from core import smollm2
 from core.decoder import context_limit
 
@@ -109,17 +109,26 @@ class NextTokenPanel(Panel):
         self.model_info = note("The model loads when this panel is first shown.")
         for widget in (self.progress, self.cancel_button, self.add_button):
             widget.hide()
-        model_row = QHBoxLayout()
-        model_row.addWidget(QLabel("Model"))
-        for widget in (
+        label, info = QLabel("Model"), self.model_info
+        combo, open_, add, progress, cancel = (
             self.model_combo,
             self.open_button,
             self.add_button,
             self.progress,
             self.cancel_button,
-        ):
-            model_row.addWidget(widget)
-        model_row.addWidget(self.model_info, 1)
+        )
+        row = (label, combo, open_, add, progress, cancel, info)
+        wide = [(widget, 0, k, 1) for k, widget in enumerate(row)]
+        narrow = (  # larger text: the buttons under the combo, what the model is under them
+            (label, 0, 0, 1),
+            (combo, 0, 1, 1),
+            (open_, 0, 2, 2),
+            (add, 1, 0, 2),
+            (progress, 1, 2, 1),
+            (cancel, 1, 3, 1),
+            (info, 2, 0, 4),
+        )
+        model_row = ReflowGrid(wide, narrow, stretch=(6, 1))
         self.prompt = bind(QLineEdit(DEFAULT_PROMPT), self.run, "prompt")
         prompt_row = QHBoxLayout()
         prompt_row.addWidget(QLabel("Prompt"))

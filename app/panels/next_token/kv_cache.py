@@ -45,6 +45,10 @@ class CachePage(Step):
         self.gqa_line = self.size_plot.plot(
             pen=pg.mkPen("#3d7bd9", width=2), name="this model (shared key/value heads)"
         )
+        # two lines in the legend, so it fits a narrow plot at large text (the series keeps its name)
+        self.size_plot.getPlotItem().legend.getLabel(self.gqa_line).setText(
+            "this model<br>(shared key/value heads)"
+        )
         self.full_line = self.size_plot.plot(
             pen=pg.mkPen("#ff8c00", width=2, style=pg.QtCore.Qt.PenStyle.DashLine), name="full multi-head"
         )
