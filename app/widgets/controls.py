@@ -369,12 +369,12 @@ class ReflowGrid(QGridLayout):
         key = tuple((w.minimumSizeHint(), w.minimumSize(), w.isHidden()) for w in widgets)
         if key == self.measured:
             return
-        shown, least = self.shown, []
-        for k in (1, 0):
+        shown, least = self.shown, {}
+        for k in (1, 0):  # the wide arrangement last: its size hint is the one kept
             self._arrange(k)
-            least.append(super().minimumSize())
+            least[k] = super().minimumSize()
         self.wide_hint = super().sizeHint()
-        self.least = (least[1], least[0])
+        self.least = (least[0], least[1])
         self._arrange(shown)
         self.measured = key
 

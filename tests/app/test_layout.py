@@ -148,14 +148,20 @@ def plot_problems(root: QWidget) -> list[str]:
     return [problem for view in views for problem in cut_plots(view)]
 
 
-@pytest.fixture(scope="module")
-def window(qapp, tmp_path_factory):
+def projector_window(tmp_path_factory, name: str):
+    """A main window of projector size with its settings in a fresh folder, shown."""
     from app.window import MainWindow
 
-    settings.use_folder(str(tmp_path_factory.mktemp("settings")))
+    settings.use_folder(str(tmp_path_factory.mktemp(name)))
     win = MainWindow()
     win.resize(*PROJECTOR)
     win.show()
+    return win
+
+
+@pytest.fixture(scope="module")
+def window(qapp, tmp_path_factory):
+    win = projector_window(tmp_path_factory, "settings")
     yield win
     win.close()
     worker.cancel_all()
@@ -257,12 +263,9 @@ NOT_YET_AT_LARGE_TEXT = {
 @pytest.fixture(scope="module")
 def large_text(qapp, tmp_path_factory):
     """A window of its own whose panels are built at the large text size."""
-    from app.window import SCALE_STEP, MainWindow
+    from app.window import SCALE_STEP
 
-    settings.use_folder(str(tmp_path_factory.mktemp("large")))
-    win = MainWindow()
-    win.resize(*PROJECTOR)
-    win.show()
+    win = projector_window(tmp_path_factory, "large")
     win.set_font_scale(SCALE_STEP**LARGE_TEXT_STEPS)
     QApplication.processEvents()
     yield win
