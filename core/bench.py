@@ -373,7 +373,7 @@ class _Sweep:
             call = impl.prepare(problem)
             prepared_s = time.perf_counter() - started
             times = _time_calls(call, c, self.tick)
-            out, peak = measure_peak(call, c.device, impl.library)
+            out, peak = measure_peak(call, c.device)
         except Refused as refusal:
             return self.result(impl, n, f"not available: {refusal}")
         except (MemoryError, RuntimeError) as error:

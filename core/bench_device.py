@@ -9,7 +9,6 @@ import ctypes
 import os
 import platform
 import re
-import tracemalloc
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -180,22 +179,6 @@ def _rss_growth(call: Callable[[], Any]) -> tuple[Any, int | None]:
     return out, max(0, _rss_status("VmHWM") - before)
 
 
-def _traced_peak(call: Callable[[], Any]) -> tuple[Any, int]:
-    """Run ``call`` under tracemalloc (which sees numpy's allocations); its peak in bytes."""
-    was_tracing = tracemalloc.is_tracing()
-    if not was_tracing:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    try:
-        out = call()
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        if not was_tracing:
-            tracemalloc.stop()
-    return out, max(0, peak)
-
-
 def _cuda_peak(call: Callable[[], Any]) -> tuple[Any, int]:
     import torch
 
@@ -207,16 +190,16 @@ def _cuda_peak(call: Callable[[], Any]) -> tuple[Any, int]:
     return out, max(0, torch.cuda.max_memory_allocated() - before)
 
 
-def measure_peak(call: Callable[[], Any], kind: str, library: str) -> tuple[Any, int | None]:
+def measure_peak(call: Callable[[], Any], kind: str) -> tuple[Any, int | None]:
     """Run ``call`` once; return its result and the memory it allocated beyond what existed.
 
-    numpy: tracemalloc's peak. torch on the CPU: growth of the process's resident-set high-water
-    mark (Linux only; None elsewhere). CUDA: torch.cuda.max_memory_allocated.
+    CUDA: torch.cuda.max_memory_allocated. CPU (numpy and torch alike): growth of the process's
+    resident-set high-water mark (Linux only; None elsewhere). Not tracemalloc: on Python 3.11,
+    stopping it while another thread allocates can crash the process (CPython gh-128679), and
+    the app's UI thread draws with numpy while a benchmark runs.
     """
     if kind == "cuda":
         return _cuda_peak(call)
-    if library == "numpy":
-        return _traced_peak(call)
     return _rss_growth(call)
 
 
