@@ -39,7 +39,7 @@ from app.theme import THEMES, apply_theme, style_plots
 from app.tour import article_tour as tour_file
 from app.widgets.controls import ComboSizes
 from app.widgets.export import attach_exports
-from app.widgets.page_stack import PageStack
+from app.widgets.page_stack import PageStack, PanelScroll
 from resources import lesson_text
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 MIN_SCALE, MAX_SCALE, SCALE_STEP = 0.6, 3.0, 1.15
 FULL_SCREEN_WAIT_MS = 500  # how long a window manager gets to make the window full screen
 LESSON_CHARS, MIN_LESSON_CHARS = 40, 18  # the lesson pane's width, and its least, in average characters
+NAV_SHARE = 1 / 6  # navigation titles wider than this share of the window wrap at their longest word
 
 
 class MainWindow(QMainWindow):
@@ -68,10 +69,13 @@ class MainWindow(QMainWindow):
         self.nav = QListWidget()
         self.nav.addItems([cls.title for cls in self.classes])
         self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.nav.setWordWrap(True)
         self.stack = PageStack()
+        self.panel_area = PanelScroll(self.stack)
         self.lesson = LessonPane()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        for widget, stretch in ((self.nav, 0), (self.stack, 1), (self.lesson, 0)):  # room goes to the panel
+        # the panel gets the room the side columns leave
+        for widget, stretch in ((self.nav, 0), (self.panel_area, 1), (self.lesson, 0)):
             self.splitter.addWidget(widget)
             self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
         self.splitter.setChildrenCollapsible(False)
@@ -155,7 +159,7 @@ class MainWindow(QMainWindow):
         step makes the lesson pane give room, a narrower one gives it back."""
         char = self.lesson.fontMetrics().averageCharWidth()
         squeezed = self.lesson.width() < min(LESSON_CHARS * char, self.width() // 3)
-        if self.fitted and (squeezed or self.stack.width() < self.stack.minimumSizeHint().width()):
+        if self.fitted and (squeezed or self.panel_area.width() < self.panel_area.minimumSizeHint().width()):
             self.fit_side_columns()
 
     def next_step(self) -> None:
@@ -200,14 +204,17 @@ class MainWindow(QMainWindow):
         characters of the current text size, less if the panel needs the room; the panel gets the
         rest."""
         nav, metrics = self.nav, self.nav.fontMetrics()
-        widest = max(metrics.horizontalAdvance(nav.item(k).text()) for k in range(nav.count()))
+        titles = [nav.item(k).text() for k in range(nav.count())]
+        widest = max(metrics.horizontalAdvance(title) for title in titles)
+        if widest > self.width() * NAV_SHARE:  # large text on a small screen: titles wrap
+            widest = max(metrics.horizontalAdvance(word) for title in titles for word in title.split())
         frame = 2 * nav.frameWidth() + 4 * nav.spacing() + metrics.averageCharWidth() * 2
         nav.setFixedWidth(widest + frame)
         char = self.lesson.fontMetrics().averageCharWidth()
         self.lesson.setMinimumWidth(MIN_LESSON_CHARS * char)
         total = self.width()
         nav_width = nav.width() if nav.isVisibleTo(self) else 0
-        panel_room = total - nav_width - self.stack.minimumSizeHint().width()  # the panel needs it first
+        panel_room = total - nav_width - self.panel_area.minimumSizeHint().width()  # the panel first
         lesson = min(LESSON_CHARS * char, total // 3, max(panel_room, MIN_LESSON_CHARS * char))
         lesson = lesson if self.lesson.isVisibleTo(self) else 0
         self.splitter.setSizes([nav_width, max(total - nav_width - lesson, 0), lesson])

@@ -1,5 +1,6 @@
 """Plot factories every panel shares: a titled plot with axis labels, and a log-log plot against n;
-and PlotRoom, which makes a plot view ask Qt's layouts for the room its plots need."""
+PlotRoom, which makes a plot view ask Qt's layouts for the room its plots need; and WrappedTitle,
+which lets a plot's title take more lines instead of widening the plot."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFontMetrics, QTextOption
 
 MIN_PLOT_LINES = 4  # a plot's data area is at least this many lines of text tall
 
@@ -58,6 +59,7 @@ class PlotRoom(QObject):
     def __init__(self, view: pg.GraphicsView, lines: int = MIN_PLOT_LINES):
         super().__init__(view)
         self.view, self.lines = view, lines  # lines: see fit_view_box
+        self.legends: set[int] = set()  # ids of the legends whose size changes refit the view
         view.centralWidget.installEventFilter(self)
         self.fit()
 
@@ -69,6 +71,10 @@ class PlotRoom(QObject):
     def fit(self) -> None:
         for item in self.view.scene().items():
             if isinstance(item, pg.PlotItem):
+                WrappedTitle.of(item)
+                if item.legend is not None and id(item.legend) not in self.legends:
+                    self.legends.add(id(item.legend))  # a legend sits outside the plot's layout
+                    item.legend.geometryChanged.connect(self.fit)
                 fit_view_box(item, self.lines)
         least = self.view.centralWidget.effectiveSizeHint(Qt.SizeHint.MinimumSize)
         frame = 2 * self.view.frameWidth()
@@ -78,8 +84,9 @@ class PlotRoom(QObject):
 
 
 def fit_view_box(plot: pg.PlotItem, lines: int = MIN_PLOT_LINES) -> None:
-    """Keep ``plot``'s data area at least as long as its axis labels along each side, and at
-    least ``lines`` lines of text tall: a squeezed plot cuts its labels and shows no data."""
+    """Keep ``plot``'s data area at least as long as its axis labels along each side, at least
+    ``lines`` lines of text tall, and large enough for its legend where it is anchored: a
+    squeezed plot cuts its labels and legend and shows no data."""
     line = QFontMetrics(plot.titleLabel.item.font()).height()
     wide, tall = 0.0, lines * line
     for side in ("left", "right", "top", "bottom"):
@@ -91,6 +98,11 @@ def fit_view_box(plot: pg.PlotItem, lines: int = MIN_PLOT_LINES) -> None:
                 tall = max(tall, length)
             else:
                 wide = max(wide, length)
+    legend = plot.legend
+    if legend is not None and legend.isVisible() and legend.items:
+        dx, dy = legend.opts["offset"] or (0, 0)
+        wide = max(wide, legend.width() + abs(dx))
+        tall = max(tall, legend.height() + abs(dy))
     vb = plot.getViewBox()
     if (vb.minimumWidth(), vb.minimumHeight()) != (wide, tall):
         vb.setMinimumSize(wide, tall)
@@ -100,3 +112,73 @@ def keep_plots_whole(view: pg.GraphicsView, lines: int = MIN_PLOT_LINES) -> Plot
     """``view``'s PlotRoom (data areas at least ``lines`` lines of text tall), made the first time."""
     room = view.findChild(PlotRoom)
     return room if room is not None else PlotRoom(view, lines)
+
+
+class WrappedTitle(QObject):
+    """Lets a long plot title wrap onto more lines when its plot is narrower than the title, so
+    at a large text size it asks for the width of LINE_CHARACTERS characters, not its whole text.
+
+    pyqtgraph gives a title the width of its text and a title row 30 px tall; this keeps the
+    least width at LINE_CHARACTERS characters (or the longest word, if longer) and sets the row to
+    the height the text needs at the width the layout gave it. Short titles never wrap."""
+
+    LINE_CHARACTERS = 24
+
+    def __init__(self, plot: pg.PlotItem):
+        super().__init__(plot)
+        self.plot, self.label = plot, plot.titleLabel
+        self.measured: tuple | None = None  # (text and style, least width, full width, line height)
+        self.label.item.document().setDefaultTextOption(QTextOption(Qt.AlignmentFlag.AlignHCenter))
+        self.label.updateMin = self.update_min  # pyqtgraph calls it after every setText
+        self.label.geometryChanged.connect(self.rewrap)
+        self.update_min()
+
+    @classmethod
+    def of(cls, plot: pg.PlotItem) -> WrappedTitle:
+        """``plot``'s WrappedTitle, made the first time."""
+        found = plot.findChild(cls)
+        return found if found is not None else cls(plot)
+
+    def update_min(self) -> None:
+        """Least width: LINE_CHARACTERS characters or the longest word; preferred: one line."""
+        key = (self.label.text, repr(sorted(self.label.opts.items())))
+        if self.measured is None or self.measured[0] != key:
+            self.measured = (key, *self.measure())
+        _, least, full, line = self.measured
+        if self.label.minimumWidth() != least:
+            self.label.setMinimumWidth(least)
+        self.label._sizeHint = {
+            Qt.SizeHint.MinimumSize: (least, line),
+            Qt.SizeHint.PreferredSize: (full, line),
+            Qt.SizeHint.MaximumSize: (-1, -1),
+            Qt.SizeHint.MinimumDescent: (0, 0),
+        }
+        self.label.updateGeometry()
+        self.rewrap()
+
+    def measure(self) -> tuple[int, float, float]:
+        """(least width, width on one line, height of one line) of the title's text."""
+        item, document = self.label.item, self.label.item.document()
+        item.setTextWidth(-1)
+        full, line = item.boundingRect().width(), item.boundingRect().height()
+        document.setTextWidth(1)
+        word = document.idealWidth() + 2 * document.documentMargin()
+        document.setTextWidth(-1)
+        characters = full / max(1, len(document.toPlainText())) * self.LINE_CHARACTERS
+        return math.ceil(min(full, max(word, characters))), full, line
+
+    def rewrap(self) -> None:
+        """Wrap at the label's width when the text is wider, centre it, and size the title row."""
+        if not self.label.isVisible() or not self.label.text or self.measured is None:
+            return
+        item, width = self.label.item, self.label.size().width()
+        wrap = width if self.measured[2] > width + 0.5 else -1
+        if item.textWidth() != wrap:
+            item.setTextWidth(wrap)
+        bounds = item.boundingRect()
+        item.setPos((width - bounds.width()) / 2, 0)
+        height = math.ceil(bounds.height())
+        if self.label.maximumHeight() != height:
+            self.label.setMinimumHeight(height)
+            self.label.setMaximumHeight(height)
+            self.plot.layout.setRowFixedHeight(0, height)

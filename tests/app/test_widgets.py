@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 from app.widgets import Heatmap, LabelledSlider, MatrixView
 from app.widgets.attention_lines import LEVELS, MIN_WEIGHT, AttentionLines, lines_by_level
 from app.widgets.matrix_view import number_texts, parse_number
-from app.widgets.plots import plot
+from app.widgets.plots import WrappedTitle, loglog_plot, plot
 from app.widgets.token_bars import TokenBars
 from core.explain import num
 
@@ -234,7 +234,7 @@ def test_a_note_breaks_a_pasted_word_of_thousands_of_characters(qtbot):
 
 
 def test_a_plot_view_asks_for_the_room_its_axis_labels_and_title_need(qtbot):
-    view = plot("A title of some length for a plot", "x", "a long label along the vertical axis")
+    view = plot("A title of some length", "x", "a long label along the vertical axis")
     qtbot.addWidget(view)
     QApplication.processEvents()
     item = view.getPlotItem()
@@ -242,7 +242,53 @@ def test_a_plot_view_asks_for_the_room_its_axis_labels_and_title_need(qtbot):
     along = label.boundingRect().width() - 2 * label.document().documentMargin()
     assert item.vb.minimumHeight() >= along
     assert view.minimumHeight() > along  # the title and the bottom axis come on top
-    assert view.minimumWidth() >= item.titleLabel.item.boundingRect().width()
+    assert view.minimumWidth() >= item.titleLabel.item.boundingRect().width()  # short: one line
+
+
+def title_lines(item: pg.PlotItem) -> float:
+    text = item.titleLabel.item
+    return text.boundingRect().height() / QFontMetrics(text.font()).lineSpacing()
+
+
+def test_a_long_title_wraps_when_its_plot_is_narrow_and_its_row_grows(qtbot):
+    title = "Attention weights of every head against the length of the sequence"
+    view = plot(title, "x", "y")
+    qtbot.addWidget(view)
+    view.resize(1200, 300)
+    view.show()
+    qtbot.waitUntil(lambda: view.getPlotItem().titleLabel.size().width() > 800)
+    item = view.getPlotItem()
+    one_line = item.titleLabel.item.boundingRect().height()
+    assert item.titleLabel.item.textWidth() < 0  # room enough: one line
+    assert view.minimumWidth() < item.titleLabel.item.boundingRect().width()  # it may wrap
+    characters = item.titleLabel.item.boundingRect().width() / len(title) * WrappedTitle.LINE_CHARACTERS
+    assert view.minimumWidth() >= characters
+    view.resize(view.minimumWidth(), 300)
+    label = item.titleLabel
+    qtbot.waitUntil(lambda: label.size().height() >= 2 * one_line)
+    text = label.item
+    inked = label.mapRectFromItem(text, text.boundingRect())
+    assert inked.left() >= -0.5 and inked.right() <= label.size().width() + 0.5
+    assert item.titleLabel.item.boundingRect().height() >= 2 * one_line
+    assert label.size().height() >= item.titleLabel.item.boundingRect().height() - 0.5  # the row grew
+    assert item.vb.sceneBoundingRect().top() >= label.sceneBoundingRect().bottom() - 0.5
+    item.setTitle("Short")  # a new title measures again, on one line
+    qtbot.waitUntil(lambda: label.size().height() < 1.5 * one_line)
+
+
+def test_a_plot_keeps_room_for_its_legend(qtbot):
+    view = loglog_plot("Memory", "bytes")
+    qtbot.addWidget(view)
+    curve = view.plot([1, 10], [1, 100])
+    view.getPlotItem().legend.addItem(curve, "a legend entry with a long name, longer than the axes")
+    view.resize(900, 400)
+    view.show()
+    legend = view.getPlotItem().legend
+    qtbot.waitUntil(lambda: view.getPlotItem().vb.minimumWidth() >= legend.width())
+    view.resize(view.minimumWidth(), view.minimumHeight())
+    QApplication.processEvents()
+    seen = view.mapToScene(view.viewport().rect()).boundingRect().adjusted(-1, -1, 1, 1)
+    assert seen.contains(legend.sceneBoundingRect())
 
 
 def test_token_bars_ask_for_a_text_line_per_bar(qtbot):

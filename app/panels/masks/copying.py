@@ -22,9 +22,7 @@ class CopyPage(Step):
         self.copy_box = self.bind(QCheckBox("Causal mask on"), "copy_causal")
         self.copy_map = Heatmap("Weights during training")
         self.copy_map.set_describer(lambda i, j: explain.weight(self.result.copy, i, j))
-        self.copy_plot = plot(
-            "Weight each token puts on the next one", "", "weight on the next token", grid=False
-        )
+        self.copy_plot = plot("Weight each token puts on the next one", "", "weight", grid=False)
         self.copy_plot.setMouseEnabled(x=False, y=False)
         self.copy_plot.hideButtons()
         self.copy_plot.setYRange(0, 1, padding=0.02)

@@ -47,7 +47,7 @@ class ExtensionPage(Step):
             "Angle at the last position ÷ angle at L, per pair", "pair i (fast → slow)", "ratio"
         )
         self.over_plot.setLogMode(y=True)
-        self.over_plot.addLegend(offset=(-10, 50))
+        self.over_plot.addLegend(offset=(-10, 30))  # under the plain-RoPE line at the top
         self.turned_region = pg.LinearRegionItem(
             movable=False, brush=pg.mkBrush(128, 128, 128, 40), pen=pg.mkPen(None)
         )
@@ -62,7 +62,7 @@ class ExtensionPage(Step):
         self.unseen_marks = self.over_plot.plot(
             pen=None, symbol="o", symbolSize=11, symbolPen=pg.mkPen("#ff8c00", width=2), symbolBrush=None
         )
-        self.angle_plot = plot("Angle of one pair along the target context", "position", "θ (rad)")
+        self.angle_plot = plot("One pair's angle over the target context", "position", "θ (rad)")
         self.angle_plot.addLegend(offset=(4, 4))
         self.seen_band = pg.LinearRegionItem(
             orientation="horizontal", movable=False, brush=pg.mkBrush(44, 160, 44, 40)
@@ -105,8 +105,8 @@ class ExtensionPage(Step):
         self.seen_band.setRegion((0.0, s.trained * w))
         self.trained_line.setPos(s.trained)
         self.angle_plot.setTitle(
-            f"Angle of pair {r.pair} along the target context "
-            f"(band: angles seen in training{', all of them' if r.turned[r.pair] else ''})"
+            f"Pair {r.pair}'s angle over the target context "
+            f"(band: seen in training{', all of it' if r.turned[r.pair] else ''})"
         )
         with QSignalBlocker(self.pair_spin):  # a narrower width clamps the pair; no recompute
             self.pair_spin.setMaximum(half - 1)
