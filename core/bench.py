@@ -41,6 +41,7 @@ from core.bench_device import (
     describe_device,
     free_bytes,
     measure_peak,
+    settle_heap,
     synchronize,
 )
 from core.bench_runners import (
@@ -424,6 +425,8 @@ def run_benchmark(
             progress(len(results), total)
 
     sweep = _Sweep(config, device, tick)
+    if config.device == "cpu":
+        settle_heap()
     tick()
     c = config
     for n, seed in zip(c.lengths, seeds, strict=True):

@@ -150,13 +150,14 @@ M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
 MMAP_THRESHOLD = 128 * 1024  # glibc's default, pinned
 
 
-def _settle_heap() -> None:
+def settle_heap() -> None:
     """Make resident-set growth count every large buffer a call allocates (glibc only).
 
     glibc normally raises its mmap threshold after large frees and then serves later large
     buffers from memory the process already holds, which the resident set does not show. Pinning
     the threshold maps every buffer of 128 KiB or more fresh and returns it on free; trimming
-    hands back what the heap keeps from earlier calls.
+    hands back what the heap keeps from earlier calls. Called before each reading, and before a
+    sweep's first call: a threshold raised by the timed calls left the next reading short.
     """
     libc = ctypes.CDLL(None)
     mallopt, trim = getattr(libc, "mallopt", None), getattr(libc, "malloc_trim", None)
@@ -170,7 +171,7 @@ def _rss_growth(call: Callable[[], Any]) -> tuple[Any, int | None]:
     """Run ``call``; growth of the resident-set high-water mark (Linux), else None."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
-            _settle_heap()
+            settle_heap()
             f.write("5")  # resets the high-water mark VmHWM to the current RSS
         before = _rss_status("VmRSS")
     except OSError:

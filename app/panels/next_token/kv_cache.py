@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 from app.panels.next_token.state import context_notice, visible
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.controls import note, scrolling
 from app.widgets.plots import plot
 from core.decoder import CacheSize, DecodeTiming, cache_size
 
@@ -61,11 +61,9 @@ class CachePage(Step):
             "Press the button to time one step at the current length, with and without the cache."
         )
         left = QVBoxLayout()
-        left.addWidget(self.work)
-        left.addWidget(self.sizes)
+        left.addWidget(scrolling(self.work, self.sizes), 1)  # large text on a small screen: scrolls
         left.addWidget(self.measure_button)
         left.addWidget(self.timing)
-        left.addStretch(1)
         holder = QWidget()
         holder.setLayout(left)
         holder.setMaximumWidth(360)
