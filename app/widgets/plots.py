@@ -27,9 +27,7 @@ def plot(title: str, x: str = "", y: str = "", grid: bool = True) -> pg.PlotWidg
     return view
 
 
-def loglog_plot(
-    title: str, y: str, x: str = "sequence length n (tokens)", legend_at=(-8, -8)
-) -> pg.PlotWidget:
+def loglog_plot(title: str, y: str, x: str = "length n (tokens)", legend_at=(-8, -8)) -> pg.PlotWidget:
     """A log-log plot with plain (not SI-prefixed) tick labels and a legend at ``legend_at``
     (pixels; negative: from the right or bottom)."""
     view = plot(title, x, y)
@@ -122,7 +120,7 @@ class WrappedTitle(QObject):
     least width at LINE_CHARACTERS characters (or the longest word, if longer) and sets the row to
     the height the text needs at the width the layout gave it. Short titles never wrap."""
 
-    LINE_CHARACTERS = 24
+    LINE_CHARACTERS = 16
 
     def __init__(self, plot: pg.PlotItem):
         super().__init__(plot)
