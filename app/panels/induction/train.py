@@ -84,6 +84,12 @@ class TrainPage(Step):
         self.loss_plot.addLegend(offset=(8, -8))
         self.first_curve = self.loss_plot.plot(pen=pg.mkPen(FIRST, width=2), name="first copy (new tokens)")
         self.repeat_curve = self.loss_plot.plot(pen=pg.mkPen(REPEAT, width=2.5), name="second copy (repeat)")
+        # two lines each in the legend, so it fits a narrow plot at large text (the series keep their names)
+        for curve, shown in (
+            (self.first_curve, "first copy<br>(new tokens)"),
+            (self.repeat_curve, "second copy<br>(repeat)"),
+        ):
+            self.loss_plot.getPlotItem().legend.getLabel(curve).setText(shown)
         self.guess_line = guess_line(self.loss_plot)
         self.score_plot = plot("Head scores (dashed: previous token)", "training step", "score")
         self.score_plot.setYRange(0, 1, padding=0.02)
