@@ -277,7 +277,7 @@ NOT_YET_AT_LARGE_TEXT = {
     "position": (1,),
     "cost": (3, 4),
     "bench": (1, 2, 3, 4),
-    "memory": (1, 2, 3, 5, 6),
+    "memory": (1, 2, 3, 5, 6),  # 5 fits in width; its note needs more height than it gets
     "induction": (4,),
 }  # panel key: step numbers
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from app import worker
 from app.panels.memory.state import MemoryResult, N
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note, spin
+from app.widgets.controls import ReflowGrid, note, spin
 from app.widgets.plots import plot
 from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR
 from core.explain import num
@@ -32,12 +32,12 @@ class CapacityPage(Step):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
-        controls = QHBoxLayout()
-        controls.addWidget(QLabel("Trials per load"))
-        controls.addWidget(self.trials_spin)
-        controls.addWidget(self.run_button)
-        controls.addWidget(self.cancel_button)
-        controls.addWidget(self.progress, 1)
+        trials = QLabel("Trials per load")
+        wide = ((trials, 0, 0, 1), (self.trials_spin, 0, 1, 1), (self.run_button, 0, 2, 1))
+        wide += ((self.cancel_button, 0, 3, 1), (self.progress, 0, 4, 1))
+        narrow = ((trials, 0, 0, 1), (self.trials_spin, 0, 1, 1), (self.run_button, 1, 0, 1))
+        narrow += ((self.cancel_button, 1, 1, 1), (self.progress, 2, 0, 2))
+        controls = ReflowGrid(wide, narrow, stretch=(4, 1))  # more rows when the room is short
         self.capacity_plot = plot(
             "Corrupted queries recovered exactly (N = 64)", "stored patterns M", "recovered", False
         )
