@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from app import worker
-from app.widgets.controls import bind, note, scrolling, side_column
+from app.widgets.controls import WholeText, bind, note, scrolling, side_column
 
 Notice = tuple[str, str] | None  # (text, level) for the panel's message bar; None clears it
 
@@ -175,9 +175,9 @@ class Step(QWidget):
         notes: tuple[QLabel, ...] = (),
         wide: tuple[tuple[str, QWidget], ...] = (),
     ) -> None:
-        """Intro text on top, then ``wide`` (label, field) rows across the page (long typed text);
-        the controls, then ``notes`` (scrolling when they need more height than there is), on the
-        left; the views on the right."""
+        """Intro text on top, then ``wide`` (label, field) rows across the page (long typed text,
+        shown whole up to FIELD_COLUMN_CHARS characters); the controls, then ``notes`` (scrolling
+        when they need more height than there is), on the left; the views on the right."""
         column = QVBoxLayout()
         column.addLayout(controls)
         if notes:
@@ -193,5 +193,6 @@ class Step(QWidget):
             fields = QFormLayout()
             for label, field in wide:
                 fields.addRow(label, field)
+                WholeText(field)
             page.addLayout(fields)
         page.addLayout(row, 1)

@@ -392,6 +392,29 @@ class ReflowGrid(QGridLayout):
         super().setGeometry(rect)
 
 
+class WholeText(QObject):
+    """Keeps a text field at least as wide as its text, up to FIELD_COLUMN_CHARS average
+    characters, at the current text size: a prompt a lesson talks about shows whole, and the
+    window gives it room before the lesson pane; a longer text scrolls inside the field."""
+
+    def __init__(self, field: QLineEdit):
+        super().__init__(field)
+        self.field = field
+        field.installEventFilter(self)
+        field.textChanged.connect(self.fit)
+        self.fit()
+
+    def eventFilter(self, field: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.FontChange:
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        metrics = self.field.fontMetrics()
+        text = metrics.horizontalAdvance(self.field.text()) + FIELD_MARGIN
+        self.field.setMinimumWidth(min(text, FIELD_COLUMN_CHARS * metrics.averageCharWidth()))
+
+
 def side_column(layout: QLayout) -> QWidget:
     """A column of controls holding ``layout``: as wide as its content (see ColumnWidth), hidden
     while the window is presenting. Where the column is narrower than a form row, the row's field

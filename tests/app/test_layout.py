@@ -273,7 +273,6 @@ NOT_YET_AT_LARGE_TEXT = {
     "qkv": (1, 2, 6),
     "scale": (3,),
     "model": (1, 2, 3, 4, 5),
-    "inside_decoder": (3, 4),  # 4: the prompt field shows 554 of the 579 px its text needs
     "position": (1,),
     "cost": (3, 4),
     "bench": (1, 2, 3, 4),

@@ -300,3 +300,25 @@ def test_token_bars_ask_for_a_text_line_per_bar(qtbot):
     bars.set_bars(labels, [0.05] * 12, [True] * 12, 0.4)
     line = QFontMetrics(bars.plot.getPlotItem().titleLabel.item.font()).height()
     assert bars.plot.minimumHeight() >= few + 10 * line
+
+
+def test_a_whole_text_field_asks_for_its_text_up_to_a_cap(qtbot):
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QLineEdit
+
+    from app.widgets.controls import FIELD_COLUMN_CHARS, FIELD_MARGIN, WholeText
+
+    field = QLineEdit("When Mary and John went to the store")
+    qtbot.addWidget(field)
+    WholeText(field)
+    metrics = field.fontMetrics()
+    assert field.minimumWidth() == metrics.horizontalAdvance(field.text()) + FIELD_MARGIN
+    field.setText("word " * 100)  # longer than the cap: it scrolls inside the field
+    assert field.minimumWidth() == FIELD_COLUMN_CHARS * metrics.averageCharWidth()
+    field.setText("a short prompt")
+    narrow = field.minimumWidth()
+    font = QFont(field.font())
+    font.setPointSizeF(font.pointSizeF() * 2)
+    field.setFont(font)  # larger text: it asks again
+    assert field.minimumWidth() == field.fontMetrics().horizontalAdvance(field.text()) + FIELD_MARGIN
+    assert field.minimumWidth() > narrow
