@@ -167,7 +167,10 @@ class WrappedTitle(QObject):
 
     def rewrap(self) -> None:
         """Wrap at the label's width when the text is wider, centre it, and size the title row."""
-        if not self.label.isVisible() or not self.label.text or self.measured is None:
+        if not self.label.isVisible() or self.measured is None:
+            return  # a hidden title: pyqtgraph has set its row to 0 px
+        if not self.label.text:  # an empty title keeps pyqtgraph's row
+            self.label.setMinimumHeight(0)
             return
         item, width = self.label.item, self.label.size().width()
         wrap = width if self.measured[2] > width + 0.5 else -1

@@ -274,6 +274,10 @@ def test_a_long_title_wraps_when_its_plot_is_narrow_and_its_row_grows(qtbot):
     assert item.vb.sceneBoundingRect().top() >= label.sceneBoundingRect().bottom() - 0.5
     item.setTitle("Short")  # a new title measures again, on one line
     qtbot.waitUntil(lambda: label.size().height() < 1.5 * one_line)
+    item.setTitle(title)
+    qtbot.waitUntil(lambda: label.size().height() >= 2 * one_line)
+    item.setTitle("")  # an empty title leaves pyqtgraph's row, not the wrapped height
+    qtbot.waitUntil(lambda: label.size().height() <= 30)
 
 
 def test_a_plot_keeps_room_for_its_legend(qtbot):
