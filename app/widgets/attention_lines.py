@@ -15,6 +15,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
+from app.widgets.controls import ReflowGrid
+
 LEVELS = 8  # opacity steps; all the lines of one head and one step share one plot item
 MIN_WEIGHT = 0.02  # lighter lines would be invisible; they are not drawn
 MAX_TICK_LABELS = 80
@@ -69,10 +71,10 @@ class AttentionLines(QWidget):
         self.chips: list[QToolButton] = []
         self.curves: list[list[pg.PlotCurveItem]] = []  # [head][level]
 
-        self.chip_row = QHBoxLayout()
+        self.chip_row = QHBoxLayout()  # holds the chips' grid, made again when the head count changes
         self.chip_row.setContentsMargins(0, 0, 0, 0)
-        self.chip_row.addWidget(QLabel("Heads:"))
-        self.chip_row.addStretch(1)
+        self.heads_label, self.chip_filler = QLabel("Heads:"), QLabel()
+        self.chip_grid: ReflowGrid | None = None
         self.view = pg.GraphicsLayoutWidget()
         self.plot = self.view.addPlot()
         self.plot.invertY(True)
@@ -159,7 +161,6 @@ class AttentionLines(QWidget):
             for curve in curves:
                 self.plot.removeItem(curve)
         for chip in self.chips:
-            self.chip_row.removeWidget(chip)
             chip.deleteLater()
         self.colors = head_colors(n)
         self.curves, self.chips = [], []
@@ -184,9 +185,25 @@ class AttentionLines(QWidget):
                 f"QToolButton:checked {{ background: {color.name()}; color: black; }}"
             )
             chip.toggled.connect(lambda on, h=h: self._toggle(h, on))
-            self.chip_row.insertWidget(self.chip_row.count() - 1, chip)
             self.chips.append(chip)
+        self._lay_chips()
         self.visible = set(range(n))
+
+    def _lay_chips(self) -> None:
+        """The chips on one row, or on two where the room is short (large text)."""
+        if self.chip_grid is not None:
+            for widget, *_ in self.chip_grid.arrangements[0]:
+                self.chip_grid.removeWidget(widget)
+            self.chip_row.removeItem(self.chip_grid)
+            self.chip_grid.deleteLater()
+        n, half = len(self.chips), (len(self.chips) + 1) // 2
+        wide = [(self.heads_label, 0, 0, 1), *((c, 0, 1 + h, 1) for h, c in enumerate(self.chips))]
+        narrow = [(self.heads_label, 0, 0, 1)]
+        narrow += [(c, h // half, 1 + h % half, 1) for h, c in enumerate(self.chips)]
+        wide.append((self.chip_filler, 0, n + 1, 1))
+        narrow.append((self.chip_filler, 0, half + 1, 1))
+        self.chip_grid = ReflowGrid(wide, narrow, stretch=(n + 1, half + 1))
+        self.chip_row.addLayout(self.chip_grid)
 
     def _toggle(self, head: int, on: bool) -> None:
         self.visible = (self.visible | {head}) if on else (self.visible - {head})

@@ -272,7 +272,6 @@ LARGE_TEXT_STEPS = 4
 NOT_YET_AT_LARGE_TEXT = {
     "qkv": (1, 2, 6),
     "scale": (3,),
-    "model": (1, 2, 3, 4, 5),
     "position": (1,),
     "cost": (3, 4),
     "bench": (1, 2, 3, 4),

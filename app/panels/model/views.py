@@ -22,7 +22,7 @@ from app.panels.model.state import ALL_PARTS, Shown, cut_notice, describe_cell
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.attention_lines import AttentionLines
-from app.widgets.controls import set_quietly, side_column
+from app.widgets.controls import ReflowGrid, set_quietly, side_column
 from app.widgets.head_grid import HeadGrid
 from core.head_analysis import PAIR_PARTS
 
@@ -44,16 +44,15 @@ class AttentionPage(Step):
         self.layer_spin, self.head_spin = QSpinBox(), QSpinBox()
         for spin in (self.layer_spin, self.head_spin):
             spin.setRange(1, 1)
-        options = QHBoxLayout()
-        for widget in (self.words_box, self.special_box, self.rescale_box):
-            options.addWidget(widget)
-        options.addWidget(QLabel("Pair"))
-        options.addWidget(self.part_combo)
-        options.addStretch(1)
-        options.addWidget(QLabel("Layer"))
-        options.addWidget(self.layer_spin)
-        options.addWidget(QLabel("Head"))
-        options.addWidget(self.head_spin)
+        boxes = (self.words_box, self.special_box, self.rescale_box)
+        pick = (QLabel("Pair"), self.part_combo, QLabel("Layer"), self.layer_spin)
+        pick += (QLabel("Head"), self.head_spin)
+        # takes the spare room; a label, so the controls' saved paths (QWidget0 is the side column) hold
+        filler = QLabel()
+        wide = [(w, 0, k, 1) for k, w in enumerate((*boxes, *pick[:2], filler, *pick[2:]))]
+        narrow = [(box, 0, 2 * k, 2) for k, box in enumerate(boxes)]  # large text: two rows
+        narrow += [(w, 1, k, 1) for k, w in enumerate(pick)] + [(filler, 0, 6, 1)]
+        options = ReflowGrid(wide, narrow, stretch=(5, 6))
 
         self.lines = AttentionLines()
         self.grid = HeadGrid()
