@@ -272,7 +272,6 @@ LARGE_TEXT_STEPS = 4
 NOT_YET_AT_LARGE_TEXT = {
     "qkv": (1, 2, 6),
     "scale": (3,),
-    "position": (1,),
     "cost": (3, 4),
     "bench": (1, 2, 3, 4),
     "memory": (1, 2, 3, 5, 6),  # 5 fits in width; its note needs more height than it gets

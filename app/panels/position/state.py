@@ -19,10 +19,10 @@ HEATMAP_ROWS = 512  # longer sequences are shown as this many evenly spaced posi
 # --- 1. Word order is invisible ------------------------------------------------------------------
 ORDER_WIDTH = 8  # embedding width of the word-order demo
 MAX_WORDS = 32
-ENCODINGS = {
-    "none": "none",
-    "sinusoidal": "sinusoidal, added to embeddings",
-    "rope": "RoPE, turns queries and keys",
+ENCODINGS = {  # key: (name in the menu, what it does)
+    "none": ("none", "no position information: each word is its embedding alone"),
+    "sinusoidal": ("sinusoidal", "sinusoidal encoding, added to the embeddings"),
+    "rope": ("RoPE", "rotary encoding: turns queries and keys by their positions"),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit, QWidget
 
 from app.panels.position.state import ENCODINGS, OrderState, compute_order
@@ -21,8 +22,9 @@ class OrderPage(Step):
         self.edit_a = self.bind(QLineEdit(s.sentence_a), "sentence_a")
         self.edit_b = self.bind(QLineEdit(s.sentence_b), "sentence_b")
         self.encoding = QComboBox()
-        for key, name in ENCODINGS.items():
+        for key, (name, does) in ENCODINGS.items():
             self.encoding.addItem(name, key)
+            self.encoding.setItemData(self.encoding.count() - 1, does, Qt.ItemDataRole.ToolTipRole)
         self.bind(self.encoding, "encoding")
         self.summary = note()
         controls = QFormLayout()
