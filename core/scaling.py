@@ -147,7 +147,7 @@ class TokenPreset:
 
 PRESETS = (
     TokenPreset("Article 2 table: 6 tokens, d_k 8, seed 0", 6, 8, 0),
-    TokenPreset("Gives the printed sweep: 8 tokens, d_k 16, seed 1", 8, 16, 1),
+    TokenPreset("Printed sweep: 8 tokens, d_k 16, seed 1", 8, 16, 1),
 )
 MAX_TOKENS = 16
 MAX_WIDTH = 1024

@@ -72,6 +72,19 @@ class Note(QLabel):
         self.room = tuple(breakable(text) for text in texts)
         self.updateGeometry()
 
+    def minimumSizeHint(self) -> QSize:
+        """At least as tall as the text needs at the current width, so a panel short of height
+        scrolls (the window's panel area) rather than cutting the note's last lines."""
+        hint = super().minimumSizeHint()
+        if self.width() <= 0 or not self.wordWrap():
+            return hint
+        return QSize(hint.width(), max(hint.height(), self.heightForWidth(self.width())))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # the least height follows the width
+
     def heightForWidth(self, width: int) -> int:
         own = super().heightForWidth(width)
         if not self.room:

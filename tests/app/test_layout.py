@@ -203,7 +203,11 @@ def step_problems(window, key: str, step: int) -> list[str]:
         if panel.minimumSizeHint() == least:
             break
     window.fit_side_columns()  # as for a fresh window: the result does not depend on earlier steps
-    QApplication.processEvents()
+    for _ in range(SETTLE_ROUNDS):  # a scroll bar that comes or goes refits the columns once more
+        shown = (panel.size(), window.panel_area.viewport().size())
+        QApplication.processEvents()
+        if (panel.size(), window.panel_area.viewport().size()) == shown:
+            break
     found = problems(panel, step) + plot_problems(panel) + navigation_cuts(window)
     handles = window.splitter.handleWidth() * (window.splitter.count() - 1)
     room = PROJECTOR[0] - window.nav.width() - window.lesson.minimumWidth() - handles
@@ -221,7 +225,11 @@ def step_problems(window, key: str, step: int) -> list[str]:
 
 @pytest.mark.parametrize("cls", PANELS, ids=[cls.key for cls in PANELS])
 def test_every_step_fits_a_projector(window, cls):
-    failures = [p for step in range(len(cls.steps)) for p in step_problems(window, cls.key, step)]
+    failures = []
+    for step in range(len(cls.steps)):
+        failures += step_problems(window, cls.key, step)
+        if window.panel_area.verticalScrollBar().isVisible():  # at the default text size, no need
+            failures.append(f"step {step + 1} ({cls.steps[step]}): the panel scrolls up and down")
     assert not failures, "\n".join(failures)
 
 
@@ -271,7 +279,6 @@ def test_step_tabs_shorten_to_numbers_when_they_do_not_fit(qtbot):
 LARGE_TEXT_STEPS = 4
 NOT_YET_AT_LARGE_TEXT = {
     "qkv": (1, 2, 6),
-    "scale": (3,),
     "cost": (3, 4),
     "bench": (1, 2, 3, 4),
     "memory": (1, 2, 3, 5, 6),  # 5 fits in width; its note needs more height than it gets

@@ -44,10 +44,10 @@ class TemperaturePage(Step):
         form.addRow("dₖ", self.d_k_spin)
         form.addRow("Seed", self.seed_spin)
         self.token_table = text_table(
-            ["Query", "Peak key", "Max weight", "Entropy (nats)"], row_labels=False, size_columns=True
+            ["Query", "Peak\nkey", "Max\nweight", "Entropy\n(nats)"], row_labels=False, size_columns=True
         )
         self.sweep_table = text_table(
-            ["T", "Mean entropy", "Mean max weight"], row_labels=False, size_columns=True
+            ["T", "Mean\nentropy", "Mean max\nweight"], row_labels=False, size_columns=True
         )
         self.summary = note("")
         left = QVBoxLayout()
