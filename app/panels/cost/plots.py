@@ -11,7 +11,8 @@ from core.complexity import loglog_slope
 COLORS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9")  # Okabe–Ito
 
 
-def curve(plot: pg.PlotWidget, name: str, color: str, style=Qt.PenStyle.SolidLine) -> pg.PlotDataItem:
+def curve(plot: pg.PlotWidget, name: str | None, color: str, style=Qt.PenStyle.SolidLine) -> pg.PlotDataItem:
+    """A curve of ``plot``, named in its legend (None: not in it)."""
     return plot.plot([], [], name=name, pen=pg.mkPen(color, width=2.5, style=style))
 
 

@@ -52,8 +52,9 @@ class SparsePage(Step):
         self.cell_curves = {
             key: curve(self.cells_plot, name, COLORS[k]) for k, (key, name) in enumerate(PATTERNS.items())
         }
+        # the same colours as the plot beside it, whose legend names them (one legend saves room)
         self.fraction_curves = {
-            key: curve(self.fraction_plot, name, COLORS[k]) for k, (key, name) in enumerate(PATTERNS.items())
+            key: curve(self.fraction_plot, None, COLORS[k]) for k, key in enumerate(PATTERNS)
         }
         anchors = {"full": (0, 1), "window": (0, 0), "global": (1, 1)}
         self.cell_slopes = {
