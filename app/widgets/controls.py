@@ -62,6 +62,7 @@ class Note(QLabel):
     """A wrapping label whose text may hold what a person typed: long words break anywhere."""
 
     room: tuple[str, ...] = ()  # texts whose height the label keeps (keep_room_for)
+    measured: tuple = ((), 0)  # (width, text, font) and the height the text needs there
 
     def setText(self, text: str) -> None:
         super().setText(breakable(text))
@@ -70,6 +71,7 @@ class Note(QLabel):
         """Be as tall as the tallest of ``texts`` needs, whichever is shown: switching among them
         then moves nothing below the label (a move redraws every plot there)."""
         self.room = tuple(breakable(text) for text in texts)
+        self.measured = ((), 0)
         self.updateGeometry()
 
     def minimumSizeHint(self) -> QSize:
@@ -78,7 +80,10 @@ class Note(QLabel):
         hint = super().minimumSizeHint()
         if self.width() <= 0 or not self.wordWrap():
             return hint
-        return QSize(hint.width(), max(hint.height(), self.heightForWidth(self.width())))
+        key = (self.width(), self.text(), self.font().key())  # a layout pass asks several times
+        if self.measured[0] != key:
+            self.measured = (key, self.heightForWidth(self.width()))
+        return QSize(hint.width(), max(hint.height(), self.measured[1]))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
