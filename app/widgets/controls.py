@@ -230,6 +230,11 @@ def bind(control: QWidget, live, field: str, convert: Callable = lambda v: v) ->
     return control
 
 
+def text_width(field: QLineEdit) -> int:
+    """The width ``field`` needs to show its text whole at its font."""
+    return field.fontMetrics().horizontalAdvance(field.text()) + FIELD_MARGIN
+
+
 class ColumnWidth(QObject):
     """Keeps a control column as wide as its content at the current text size: wide enough for
     the text typed into its fields (up to FIELD_COLUMN_CHARS average characters), else at most
@@ -266,7 +271,7 @@ class ColumnWidth(QObject):
             if id(field) not in self.fields:
                 self.fields.add(id(field))
                 field.textChanged.connect(self.fit)
-            text = field.fontMetrics().horizontalAdvance(field.text()) + FIELD_MARGIN
+            text = text_width(field)
             wanted = max(wanted, hint + text - field.sizeHint().width())  # beyond what it asks now
         width = min(wanted, max(widest, FIELD_COLUMN_CHARS * char))
         widest = max(widest, width)
@@ -428,9 +433,8 @@ class WholeText(QObject):
         return False
 
     def fit(self) -> None:
-        metrics = self.field.fontMetrics()
-        text = metrics.horizontalAdvance(self.field.text()) + FIELD_MARGIN
-        self.field.setMinimumWidth(min(text, FIELD_COLUMN_CHARS * metrics.averageCharWidth()))
+        most = FIELD_COLUMN_CHARS * self.field.fontMetrics().averageCharWidth()
+        self.field.setMinimumWidth(min(text_width(self.field), most))
 
 
 def side_column(layout: QLayout) -> QWidget:

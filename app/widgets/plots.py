@@ -38,6 +38,12 @@ def loglog_plot(title: str, y: str, x: str = "length n (tokens)", legend_at=(-8,
     return view
 
 
+def legend_lines(view: pg.PlotWidget, curve: pg.PlotDataItem, *lines: str) -> None:
+    """Name ``curve`` in ``view``'s legend on ``lines``, so the legend fits a narrow plot at large
+    text; the curve keeps its own one-line name."""
+    view.getPlotItem().legend.getLabel(curve).setText("<br>".join(lines))
+
+
 def title_across(plot: pg.PlotItem) -> None:
     """Let ``plot``'s title span its axes (and a colour bar) too, not only the data area: a title
     wider than the data then does not widen the view by the axes' width on top."""
@@ -57,7 +63,6 @@ class PlotRoom(QObject):
     def __init__(self, view: pg.GraphicsView, lines: int = MIN_PLOT_LINES):
         super().__init__(view)
         self.view, self.lines = view, lines  # lines: see fit_view_box
-        self.legends: set[int] = set()  # ids of the legends whose size changes refit the view
         view.centralWidget.installEventFilter(self)
         self.fit()
 
@@ -70,9 +75,8 @@ class PlotRoom(QObject):
         for item in self.view.scene().items():
             if isinstance(item, pg.PlotItem):
                 WrappedTitle.of(item)
-                if item.legend is not None and id(item.legend) not in self.legends:
-                    self.legends.add(id(item.legend))  # a legend sits outside the plot's layout
-                    item.legend.geometryChanged.connect(self.fit)
+                if item.legend is not None:  # it sits outside the plot's layout: its size refits
+                    item.legend.geometryChanged.connect(self.fit, Qt.ConnectionType.UniqueConnection)
                 fit_view_box(item, self.lines)
         least = self.view.centralWidget.effectiveSizeHint(Qt.SizeHint.MinimumSize)
         frame = 2 * self.view.frameWidth()

@@ -13,7 +13,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import float_spin, note, spin
 from app.widgets.head_grid import HeadGrid
-from app.widgets.plots import plot
+from app.widgets.plots import legend_lines, plot
 from core.head_tiles import head_tiles
 
 FIRST, REPEAT, FORMED_COLOR = "#7f7f7f", "#ff7f0e", "#2ca02c"
@@ -84,12 +84,8 @@ class TrainPage(Step):
         self.loss_plot.addLegend(offset=(8, -8))
         self.first_curve = self.loss_plot.plot(pen=pg.mkPen(FIRST, width=2), name="first copy (new tokens)")
         self.repeat_curve = self.loss_plot.plot(pen=pg.mkPen(REPEAT, width=2.5), name="second copy (repeat)")
-        # two lines each in the legend, so it fits a narrow plot at large text (the series keep their names)
-        for curve, shown in (
-            (self.first_curve, "first copy<br>(new tokens)"),
-            (self.repeat_curve, "second copy<br>(repeat)"),
-        ):
-            self.loss_plot.getPlotItem().legend.getLabel(curve).setText(shown)
+        legend_lines(self.loss_plot, self.first_curve, "first copy", "(new tokens)")
+        legend_lines(self.loss_plot, self.repeat_curve, "second copy", "(repeat)")
         self.guess_line = guess_line(self.loss_plot)
         self.score_plot = plot("Head scores (dashed: previous token)", "training step", "score")
         self.score_plot.setYRange(0, 1, padding=0.02)

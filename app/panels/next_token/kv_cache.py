@@ -12,7 +12,7 @@ from app.panels.next_token.state import context_notice, visible
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note, scrolling
-from app.widgets.plots import plot
+from app.widgets.plots import legend_lines, plot
 from core.decoder import CacheSize, DecodeTiming, cache_size
 
 PROMPT_CELL, GENERATED_CELL = 1.0, 0.55  # colours of cached tokens from the prompt and from decoding
@@ -45,10 +45,7 @@ class CachePage(Step):
         self.gqa_line = self.size_plot.plot(
             pen=pg.mkPen("#3d7bd9", width=2), name="this model (shared key/value heads)"
         )
-        # two lines in the legend, so it fits a narrow plot at large text (the series keeps its name)
-        self.size_plot.getPlotItem().legend.getLabel(self.gqa_line).setText(
-            "this model<br>(shared key/value heads)"
-        )
+        legend_lines(self.size_plot, self.gqa_line, "this model", "(shared key/value heads)")
         self.full_line = self.size_plot.plot(
             pen=pg.mkPen("#ff8c00", width=2, style=pg.QtCore.Qt.PenStyle.DashLine), name="full multi-head"
         )
