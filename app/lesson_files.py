@@ -38,13 +38,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.widgets.controls import TextBox
 from app.widgets.sliders import LabelledSlider
 
 FORMAT = "attention-lab lesson"
 VERSION = 1
 KEYS = ("format", "version", "panel", "title", "step", "controls", "hidden")
 HIDDEN_PROPERTY = "lesson_hidden"
-CONTROL_TYPES = (LabelledSlider, QLineEdit, QSpinBox, QDoubleSpinBox, QSlider, QComboBox, QAbstractButton)
+CONTROL_TYPES = (
+    LabelledSlider,
+    QLineEdit,
+    TextBox,
+    QSpinBox,
+    QDoubleSpinBox,
+    QSlider,
+    QComboBox,
+    QAbstractButton,
+)
 SKIPPED = (QAbstractItemView, QTabBar, QMenu)  # tables' editors, the step bar, menus: not controls
 
 
@@ -120,7 +130,7 @@ def read_value(widget: QWidget) -> object:
         return _ticked(widget)
     if isinstance(widget, (LabelledSlider, QSpinBox, QDoubleSpinBox, QSlider)):
         return widget.value()
-    if isinstance(widget, QLineEdit):
+    if isinstance(widget, (QLineEdit, TextBox)):
         return widget.text()
     if isinstance(widget, QComboBox):
         return widget.currentText()
@@ -145,7 +155,7 @@ def check_value(widget: QWidget, value: object) -> str | None:
         low, high = _range(widget)
         if not low <= value <= high:
             return f"{value} is outside {low} … {high}"
-    elif isinstance(widget, QLineEdit):
+    elif isinstance(widget, (QLineEdit, TextBox)):
         if not isinstance(value, str):
             return f"needs text, not {value!r}"
     elif isinstance(widget, QComboBox):
@@ -178,6 +188,9 @@ def write_value(widget: QWidget, value: object) -> None:
         widget.setText(value)
         widget.editingFinished.emit()
         widget.returnPressed.emit()
+    elif isinstance(widget, TextBox):
+        widget.setText(value)
+        widget.editingFinished.emit()
     elif isinstance(widget, QComboBox):
         if widget.isEditable():
             widget.setEditText(value)

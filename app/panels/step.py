@@ -17,7 +17,15 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app import worker
 from app.widgets.controls import WholeText, bind, note, scrolling, side_column
@@ -193,6 +201,7 @@ class Step(QWidget):
             fields = QFormLayout()
             for label, field in wide:
                 fields.addRow(label, field)
-                WholeText(field)
+                if isinstance(field, QLineEdit):  # a TextBox wraps its text instead
+                    WholeText(field)
             page.addLayout(fields)
         page.addLayout(row, 1)

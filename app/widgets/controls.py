@@ -7,10 +7,12 @@ of the state writes the field back into the control with its signals blocked (no
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 
-from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
@@ -22,6 +24,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QLayout,
     QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -58,7 +62,17 @@ def _chunks(word: str) -> list[str]:
     return [word[k : k + BREAK_CHARS] for k in range(0, len(word), BREAK_CHARS)]
 
 
-class Note(QLabel):
+class OwnHeight:
+    """For widgets whose minimumSizeHint says the least height they need at their current width
+    (updated as the width changes): they answer no to height-for-width. A layout holding an item
+    with height for width takes that height as the item's least, squeezing it and its neighbours
+    below their least sizes (a wrapping label inside makes any widget answer yes)."""
+
+    def hasHeightForWidth(self) -> bool:
+        return False
+
+
+class Note(OwnHeight, QLabel):
     """A wrapping label whose text may hold what a person typed: long words break anywhere."""
 
     room: tuple[str, ...] = ()  # texts whose height the label keeps (keep_room_for)
@@ -85,6 +99,14 @@ class Note(QLabel):
             self.measured = (key, self.heightForWidth(self.width()))
         return QSize(hint.width(), max(hint.height(), self.measured[1]))
 
+    def sizeHint(self) -> QSize:
+        """QLabel's width; the height the text needs at the current width (QLabel's own guess is
+        for a narrower width, and a layout would give the note that much)."""
+        hint = super().sizeHint()
+        if self.width() <= 0 or not self.wordWrap():
+            return hint
+        return QSize(hint.width(), self.minimumSizeHint().height())
+
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if event.size().width() != event.oldSize().width():
@@ -99,6 +121,81 @@ class Note(QLabel):
         wrapped = Qt.TextFlag.TextWordWrap
         tallest = max(self.fontMetrics().boundingRect(inner, wrapped, text).height() for text in self.room)
         return max(own, tallest + margins.top() + margins.bottom())
+
+
+class TextBox(OwnHeight, QPlainTextEdit):
+    """A one-paragraph text field that wraps its text onto as many lines as the width needs (up
+    to MAX_LINES, then it scrolls), for long typed input such as a sequence of numbers. It reads
+    like a QLineEdit: ``text()``, ``setText()``, ``textChanged``; Enter ends the edit
+    (``editingFinished``) instead of starting a line."""
+
+    MAX_LINES = 4
+    editingFinished = Signal()
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(parent)
+        self.setTabChangesFocus(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setPlainText(text)
+        self.textChanged.connect(self._show_bar)  # a line more or less
+
+    def text(self) -> str:
+        return self.toPlainText()
+
+    def setText(self, text: str) -> None:
+        self.setPlainText(text)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.editingFinished.emit()
+            return
+        super().keyPressEvent(event)
+
+    def focusOutEvent(self, event) -> None:
+        super().focusOutEvent(event)
+        self.editingFinished.emit()
+
+    def insertFromMimeData(self, source) -> None:
+        """Pasted lines join into one paragraph."""
+        self.insertPlainText(" ".join(source.text().split()))
+
+    def _laid_out(self) -> tuple[int, float]:
+        """The lines the text takes at the current width, and their height in pixels."""
+        layout, block = self.document().documentLayout(), self.document().firstBlock()
+        lines, height = 0, 0.0
+        while block.isValid():
+            lines += block.layout().lineCount()
+            height += layout.blockBoundingRect(block).height()
+            block = block.next()
+        return lines, height
+
+    def minimumSizeHint(self) -> QSize:
+        """As tall as the text needs at the current width (as laid out), up to MAX_LINES lines;
+        a scroll bar shows only beyond them (one that came and went would change the width)."""
+        frame = 2 * self.frameWidth() + 2 * math.ceil(self.document().documentMargin())
+        lines, height = self._laid_out()
+        height = max(height, self.fontMetrics().lineSpacing())
+        if lines > self.MAX_LINES:
+            height *= self.MAX_LINES / lines
+        return QSize(self.fontMetrics().averageCharWidth() * 8 + frame, math.ceil(height) + frame)
+
+    def _show_bar(self) -> None:
+        beyond = self._laid_out()[0] > self.MAX_LINES
+        policy = Qt.ScrollBarPolicy.ScrollBarAsNeeded if beyond else Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        if self.verticalScrollBarPolicy() != policy:
+            self.setVerticalScrollBarPolicy(policy)
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        return self.minimumSizeHint()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._show_bar()  # the least height follows the width
 
 
 def note(text: str = "", rich: bool = False) -> QLabel:
@@ -181,7 +278,7 @@ def value_of(control: QWidget):
     none) or a check state."""
     if isinstance(control, (LabelledSlider, QSpinBox, QDoubleSpinBox, QSlider)):
         return control.value()
-    if isinstance(control, QLineEdit):
+    if isinstance(control, (QLineEdit, TextBox)):
         return control.text()
     if isinstance(control, QComboBox):
         data = control.currentData()
@@ -198,7 +295,7 @@ def set_quietly(control: QWidget, value) -> None:
         return
     control.blockSignals(True)
     try:
-        if isinstance(control, QLineEdit):
+        if isinstance(control, (QLineEdit, TextBox)):
             control.setText(value)
         elif isinstance(control, QComboBox):
             index = control.findData(value)
@@ -213,7 +310,7 @@ def set_quietly(control: QWidget, value) -> None:
 
 def changed_signal(control: QWidget):
     """The signal a control emits when the user changes its value."""
-    if isinstance(control, QLineEdit):
+    if isinstance(control, (QLineEdit, TextBox)):
         return control.textChanged
     if isinstance(control, QComboBox):
         return control.currentIndexChanged
@@ -233,6 +330,17 @@ def bind(control: QWidget, live, field: str, convert: Callable = lambda v: v) ->
 def text_width(field: QLineEdit) -> int:
     """The width ``field`` needs to show its text whole at its font."""
     return field.fontMetrics().horizontalAdvance(field.text()) + FIELD_MARGIN
+
+
+def alone_on_its_line(field: QWidget) -> bool:
+    """Whether ``field`` has a line of its own in its form (no label beside it)."""
+    parent = field.parentWidget()
+    for form in parent.findChildren(QFormLayout) if parent is not None else ():
+        row, role = form.getWidgetPosition(field)
+        if row >= 0:
+            wraps = form.rowWrapPolicy() == QFormLayout.RowWrapPolicy.WrapAllRows
+            return wraps or role == QFormLayout.ItemRole.SpanningRole
+    return False
 
 
 class ColumnWidth(QObject):
@@ -272,12 +380,39 @@ class ColumnWidth(QObject):
                 self.fields.add(id(field))
                 field.textChanged.connect(self.fit)
             text = text_width(field)
-            wanted = max(wanted, hint + text - field.sizeHint().width())  # beyond what it asks now
+            if alone_on_its_line(field):  # a line of its own: the text and the column's margins
+                margins = layout.contentsMargins()
+                wanted = max(wanted, text + margins.left() + margins.right())
+            else:  # beside its label: what the row asks now, widened to the text
+                wanted = max(wanted, hint + text - field.sizeHint().width())
         width = min(wanted, max(widest, FIELD_COLUMN_CHARS * char))
         widest = max(widest, width)
         if (column.minimumWidth(), column.maximumWidth()) != (width, widest):
             column.setMinimumWidth(width)
             column.setMaximumWidth(widest)
+
+
+class WholeItems(QObject):
+    """Keeps a short list exactly as large as its items at the current text size: each item
+    whole, no scroll bars (the window makes room for it instead)."""
+
+    def __init__(self, view: QListWidget):
+        super().__init__(view)
+        self.view = view
+        view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        view.installEventFilter(self)
+        self.fit()
+
+    def eventFilter(self, view: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.Polish):
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        view, frame = self.view, 2 * self.view.frameWidth()
+        view.setFixedHeight(sum(view.sizeHintForRow(k) for k in range(view.count())) + frame)
+        view.setMinimumWidth(view.sizeHintForColumn(0) + frame)
 
 
 class ComboSizes(QObject):
@@ -444,7 +579,8 @@ def side_column(layout: QLayout) -> QWidget:
     column = QWidget()
     column.setLayout(layout)
     for form in column.findChildren(QFormLayout):
-        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        if form.rowWrapPolicy() == QFormLayout.RowWrapPolicy.DontWrapRows:
+            form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
     column.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
     column.setProperty(SIDE_COLUMN, True)
     column.installEventFilter(ColumnWidth(column))

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QVBoxLayout, QWid
 
 from app.theme import style_plots
 from app.widgets.colors import colormap, default_levels
-from app.widgets.controls import note
+from app.widgets.controls import OwnHeight, note
 from app.widgets.plots import keep_plots_whole, title_across
 from core.explain import num
 
@@ -31,7 +31,7 @@ MIN_CELLS = 16  # the view asks for room for at least this many cells a side at 
 MIN_CELL_LINES = 0.25  # ... and makes do with cells this fraction of a line where room is short
 
 
-class Heatmap(QWidget):
+class Heatmap(OwnHeight, QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
 
     Tick labels are thinned out to what fits the view, and to at most max_ticks per axis (the

@@ -2,7 +2,7 @@
 
 The cells grow with the room the view is given and with the text size: the numbers are drawn at
 the application's font times a zoom factor, the largest (up to MAX_ZOOM) at which the whole matrix
-fits; only a matrix too big for its room at zoom 1 scrolls.
+fits; short of room they shrink to MIN_ZOOM before the matrix scrolls.
 
 Clicking or hovering a cell emits its (row, column); highlighted rows, columns and cells are
 outlined so a panel can show which numbers make another one. Edits are parsed here: anything that
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLayout,
     QSizePolicy,
+    QStyle,
     QStyledItemDelegate,
     QTableView,
     QVBoxLayout,
@@ -30,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.widgets.colors import colormap, default_levels
-from app.widgets.controls import note
+from app.widgets.controls import OwnHeight, note
 from core import inputs
 from core.explain import num
 
@@ -39,7 +40,10 @@ DARK_TEXT, LIGHT_TEXT = QColor("#000000"), QColor("#ffffff")
 MASKED_BRUSH = QBrush(QColor("#dddddd"))
 MAX_CELL = 10_000.0  # a typed cell value lies in ±MAX_CELL
 MAX_ZOOM = 2.5  # cells grow with the room up to this many times the text size
-MIN_TABLE_SIZE = (240, 160)  # pixels; the least room a big matrix asks for before it scrolls
+MIN_ZOOM = 0.8  # ... and shrink to this share of it before a matrix scrolls
+FIT_SHARE = 0.97  # of its room a fitted matrix fills (slack for what does not scale with the zoom)
+MIN_TABLE_CHARS = 56  # a matrix asks for its whole width up to this many average characters
+MIN_TABLE_HEIGHT = 160  # pixels: the least height a tall matrix asks for before it scrolls
 SHADES = 256  # colour steps per colormap; cell colours are cached brushes, one per step
 ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
@@ -141,21 +145,37 @@ class MatrixModel(QAbstractTableModel):
             self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, self.rowCount() - 1)
 
 
+def least_table_size(widget: QWidget) -> QSize:
+    """The most a matrix asks for as its least size at ``widget``'s text size: it is shown whole
+    up to this (the window gives it room before the lesson pane), and scrolls beyond it."""
+    return QSize(MIN_TABLE_CHARS * widget.fontMetrics().averageCharWidth(), MIN_TABLE_HEIGHT)
+
+
+def least_room(content: QSize, widget: QWidget) -> QSize:
+    """The least room for a table of ``content`` size: all of it up to least_table_size, plus the
+    scroll bar that a table cut short in one direction shows across the other."""
+    most, bar = least_table_size(widget), widget.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+    width = content.width() + (bar if content.height() > most.height() else 0)
+    height = content.height() + (bar if content.width() > most.width() else 0)
+    return QSize(min(width, most.width()), min(height, most.height()))
+
+
 class FittedTable(QTableView):
     """A table whose size hint is its whole content, so a layout gives it all of that it can."""
 
-    def __init__(self):
+    def __init__(self, owner: QWidget):
         super().__init__()
+        self.owner = owner  # whose font (not the zoomed cells') sets the least size
         self.content = QSize(0, 0)
 
     def sizeHint(self) -> QSize:
         return self.content
 
     def minimumSizeHint(self) -> QSize:
-        return self.content.boundedTo(QSize(*MIN_TABLE_SIZE))
+        return least_room(self.content, self.owner)
 
 
-class MatrixView(QWidget):
+class MatrixView(OwnHeight, QWidget):
     """A named matrix shown as numbers. ``set_data(values, row_labels, col_labels)``.
 
     fit=True (the default): the cells grow to fill the room the view is given. fit=False: the
@@ -186,6 +206,7 @@ class MatrixView(QWidget):
         self.name, self.signed, self.editable, self.decimals = name, signed, editable, decimals
         self.fit, self.zoom = fit, 1.0
         self.natural = QSize(0, 0)  # the table's size at zoom 1
+        self.least = QSize(0, 0)  # ... and at MIN_ZOOM
         self.values = np.zeros((0, 0))
         self.levels = (-1.0, 1.0)
         self.row_labels: list[str] = []
@@ -195,7 +216,7 @@ class MatrixView(QWidget):
         self.cells: set[tuple[int, int]] = set()
         self.describer: Callable[[int, int], str] | None = None
         self.title = QLabel(name)
-        self.table = FittedTable()
+        self.table = FittedTable(self)
         self.model = MatrixModel(self)
         self.table.setModel(self.model)
         self.table.setItemDelegate(CellPainter(self))
@@ -254,7 +275,7 @@ class MatrixView(QWidget):
         """Find the table's size at zoom 1, then lay the cells out at the zoom the room allows."""
         natural = self._layout_cells(1.0)
         if natural != self.natural:
-            self.natural = natural
+            self.natural, self.least = natural, self._layout_cells(MIN_ZOOM)
             self.updateGeometry()
             self.measured.emit()
         self._apply_zoom(self._fitting_zoom() if self.fit else self.zoom)
@@ -272,9 +293,15 @@ class MatrixView(QWidget):
         longest = max((t for row in self.texts for t in row), key=len, default="0")
         label = max(self.col_labels, key=len, default="0")
         widest = max(metrics.horizontalAdvance(longest), metrics.horizontalAdvance(label))
-        table, pad = self.table, max(6, round(4 * zoom))
-        table.horizontalHeader().setDefaultSectionSize(widest + 2 * pad)
-        table.verticalHeader().setDefaultSectionSize(metrics.height() + pad)
+        table, pad = self.table, max(round(6 * min(zoom, 1.0)), round(4 * zoom))
+        # A header keeps the least section size of the largest font it had (a zoom of MAX_ZOOM
+        # while hidden) unless told otherwise: set it with the size, so cells can shrink again.
+        for header, size in (
+            (table.horizontalHeader(), widest + 2 * pad),
+            (table.verticalHeader(), metrics.height() + pad),
+        ):
+            header.setMinimumSectionSize(size)
+            header.setDefaultSectionSize(size)
         frame = 2 * table.frameWidth()
         width = table.verticalHeader().sizeHint().width() + table.horizontalHeader().length() + frame
         height = table.horizontalHeader().sizeHint().height() + table.verticalHeader().length() + frame
@@ -301,12 +328,19 @@ class MatrixView(QWidget):
         return QSize(self.width(), self.height() - used)
 
     def _fitting_zoom(self) -> float:
-        """The largest zoom, in steps of 0.05 from 1 to MAX_ZOOM, at which the table fits its room."""
+        """The largest zoom, in steps of 0.05 from MIN_ZOOM to MAX_ZOOM, at which the table fits its
+        room: estimated from the size at zoom 1, then measured (fonts do not scale exactly)."""
         room, natural = self._room(), self.natural
         if natural.width() <= 0 or natural.height() <= 0:
             return 1.0
         ratio = min(room.width() / natural.width(), room.height() / natural.height())
-        return min(max(np.floor(ratio * 0.97 * 20) / 20, 1.0), MAX_ZOOM)
+        zoom = min(max(np.floor(ratio * FIT_SHARE * 20) / 20, MIN_ZOOM), MAX_ZOOM)
+        while zoom > MIN_ZOOM:
+            size = self._layout_cells(zoom)
+            if size.width() <= room.width() and size.height() <= room.height():
+                break
+            zoom = max(round(zoom - 0.05, 2), MIN_ZOOM)
+        return zoom
 
     def extra_height(self) -> int:
         """What the view adds below and above its table: the title, and the readout when shown."""
@@ -323,9 +357,11 @@ class MatrixView(QWidget):
         return QSize(max(table.width(), self.title.sizeHint().width()), height)
 
     def minimumSizeHint(self) -> QSize:
+        """Room for the whole matrix at MIN_ZOOM (at the set zoom when the owner sets it), up to
+        least_table_size."""
         hint, table = self.sizeHint(), self.table.minimumSizeHint()
         if self.fit:
-            table = table.boundedTo(self.natural)
+            table = least_room(self.least, self)
         grown = self.natural if self.fit else self.table.content
         return QSize(
             max(table.width(), self.title.sizeHint().width()),

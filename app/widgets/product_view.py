@@ -9,13 +9,15 @@ wrapped before "=" (or before "·" too) when the room is tall, whichever gives b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-from app.widgets.matrix_view import MAX_ZOOM, MatrixView
+from app.widgets.controls import OwnHeight, note
+from app.widgets.matrix_view import FIT_SHARE, MAX_ZOOM, MIN_ZOOM, MatrixView, least_table_size
 
 OPERATOR_SCALE = 1.6  # the operators' size relative to the numbers
 GAP = 8  # pixels between the pieces of the equation
@@ -29,7 +31,7 @@ def _operator(symbol: str) -> QLabel:
     return label
 
 
-class ProductView(QWidget):
+class ProductView(OwnHeight, QWidget):
     def __init__(self, a: MatrixView, b: MatrixView, c: MatrixView, parent=None):
         super().__init__(parent)
         self.a, self.b, self.c = a, b, c
@@ -39,19 +41,15 @@ class ProductView(QWidget):
         self.pieces = [a, _operator("·"), b, _operator("="), c]
         for piece in self.pieces:
             piece.setParent(self.strip)
-        self.hover = QLabel(" ")  # the hover readout of all three matrices
-        self.hover.setWordWrap(True)
+        self.hover = note(" ")  # the hover readout of all three matrices
         # A long unbreakable token in the readout must not widen the panel: the line wraps or clips.
         self.hover.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.hover.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         for view in (a, b, c):
             view.fit = False
             view.readout.hide()
             view.measured.connect(self._schedule)
             view.hovered.connect(lambda i, j, v=view: self.hover.setText(v.describe(i, j)))
-        self.explanation = QLabel("Click a cell of the result to see how it is made.")
-        self.explanation.setWordWrap(True)
-        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.explanation = note("Click a cell of the result to see how it is made.")
         self.scroller = QScrollArea()
         self.scroller.setWidget(self.strip)
         self.scroller.setWidgetResizable(True)
@@ -67,12 +65,15 @@ class ProductView(QWidget):
     # --- layout -----------------------------------------------------------------------------
     def _schedule(self) -> None:
         """Arrange once after a burst of changes (the three matrices are set one after another)."""
+        self.updateGeometry()  # the least width follows the matrices' sizes
         if not self.pending:
             self.pending = True
             QTimer.singleShot(0, self.arrange)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # the least height follows the width
         self.arrange()
 
     def changeEvent(self, event) -> None:
@@ -80,17 +81,51 @@ class ProductView(QWidget):
         if event.type() == event.Type.FontChange:
             self._schedule()
 
+    def minimumSizeHint(self) -> QSize:
+        """Room for the narrowest arrangement at MIN_ZOOM (up to one matrix's least width beside
+        an operator), so the window gives the equation room before the lesson pane; and as tall
+        as the flattest arrangement that fits the current width needs (up to three matrices'
+        least height), so a page short of height scrolls rather than this view's matrices."""
+        hint = super().minimumSizeHint()
+        if any(v.natural.isEmpty() for v in (self.a, self.b, self.c)):
+            return hint
+        sizes = self._sizes(MIN_ZOOM)
+        least = [self._room_for(self._extent(lines, sizes)) for lines in ARRANGEMENTS]
+        narrowest = min(least, key=QSize.width)
+        most = least_table_size(self)
+        width = min(narrowest.width(), most.width() + sizes[1].width() + GAP)
+        room = max(self.width(), width)
+        height = min((e.height() for e in least if e.width() <= room), default=narrowest.height())
+        title = self.a.title.sizeHint().height() + self.a.layout().spacing()
+        height = min(height, 3 * (most.height() + title + GAP))
+        chrome = hint.height() - self.scroller.minimumSizeHint().height()  # the readouts below
+        return QSize(max(hint.width(), width), max(hint.height(), chrome + height))
+
+    @staticmethod
+    def _room_for(extent: QSize) -> QSize:
+        """The room in which ``extent`` fits (what _choose takes of a room is FIT_SHARE of it)."""
+        return QSize(
+            math.ceil((extent.width() + 1) / FIT_SHARE), math.ceil((extent.height() + 1) / FIT_SHARE)
+        )
+
     def _sizes(self, zoom: float) -> list[QSize]:
-        """Each piece's size at ``zoom``, from the matrices' sizes at zoom 1 (titles do not zoom)."""
+        """Each piece's size at ``zoom``, from the matrices' sizes measured at MIN_ZOOM and zoom 1
+        (between them, in proportion; above, scaled: their margins grow more slowly than the
+        text). Titles do not zoom."""
         sizes = []
         for piece in self.pieces:
             if isinstance(piece, MatrixView):
-                n = piece.natural
+                if zoom >= 1.0:
+                    width, height = piece.natural.width() * zoom, piece.natural.height() * zoom
+                else:
+                    share, low, high = (zoom - MIN_ZOOM) / (1.0 - MIN_ZOOM), piece.least, piece.natural
+                    width = low.width() + share * (high.width() - low.width())
+                    height = low.height() + share * (high.height() - low.height())
                 title = piece.title.sizeHint()
                 sizes.append(
                     QSize(
-                        max(round(n.width() * zoom), title.width()),
-                        round(n.height() * zoom) + title.height() + piece.layout().spacing(),
+                        max(math.ceil(width), title.width()),
+                        math.ceil(height) + title.height() + piece.layout().spacing(),
                     )
                 )
             else:  # the view's own font: the operators' fonts are already zoomed
@@ -106,10 +141,11 @@ class ProductView(QWidget):
 
     def _choose(self, room: QSize):
         """The arrangement and zoom with the biggest cells that fit ``room``; when nothing fits at
-        zoom 1, the one that needs no sideways scrolling and least height, else one line."""
+        MIN_ZOOM, the one that needs no sideways scrolling and least height, else one line."""
         best = None
+        room = QSize(math.floor(room.width() * FIT_SHARE), math.floor(room.height() * FIT_SHARE))
         for lines in ARRANGEMENTS:
-            for zoom in np.arange(MAX_ZOOM, 0.99, -0.05):
+            for zoom in np.arange(MAX_ZOOM, MIN_ZOOM - 0.01, -0.05):
                 extent = self._extent(lines, self._sizes(zoom))
                 if extent.width() <= room.width() and extent.height() <= room.height():
                     if best is None or zoom > best[1] + 1e-6:
@@ -117,12 +153,10 @@ class ProductView(QWidget):
                     break
         if best is not None:
             return best
-        narrow = [
-            (self._extent(lines, self._sizes(1.0)).height(), k)
-            for k, lines in enumerate(ARRANGEMENTS)
-            if self._extent(lines, self._sizes(1.0)).width() <= room.width()
-        ]
-        return (ARRANGEMENTS[min(narrow)[1]] if narrow else ARRANGEMENTS[0]), 1.0
+        least = [self._extent(lines, self._sizes(MIN_ZOOM)) for lines in ARRANGEMENTS]
+        narrow = [(extent.height(), k) for k, extent in enumerate(least) if extent.width() <= room.width()]
+        narrowest = min(range(len(least)), key=lambda k: least[k].width())
+        return ARRANGEMENTS[min(narrow)[1] if narrow else narrowest], MIN_ZOOM
 
     def arrange(self) -> None:
         """Place the pieces for the room the view has now."""

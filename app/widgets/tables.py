@@ -35,9 +35,10 @@ def text_table(
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
     else:
-        table.horizontalHeader().setStretchLastSection(True)
         header = table.horizontalHeader()
+        header.setSectionResizeMode(len(columns) - 1, QHeaderView.ResizeMode.Stretch)
         header.sectionResized.connect(lambda *_: _ask_for_columns(table))
+        header.geometriesChanged.connect(lambda: _ask_for_columns(table))  # a new text size
         _ask_for_columns(table)
     return table
 
@@ -48,9 +49,13 @@ def _ask_for_columns(table: QTableWidget) -> None:
     bar = table.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
     rows = table.verticalHeader().sizeHint().width() if table.verticalHeader().isVisible() else 0
     header, last = table.horizontalHeader(), table.columnCount() - 1
-    # The last column is stretched to the free width, so its text, not its size, counts.
+    # The last column is stretched to the free width, so its text, not its size, counts (and the
+    # least size the header allows any section).
     content = sum(header.sectionSize(k) for k in range(last))
-    content += max(header.sectionSizeHint(last), table.sizeHintForColumn(last)) if last >= 0 else 0
+    if last >= 0:
+        content += max(
+            header.sectionSizeHint(last), table.sizeHintForColumn(last), header.minimumSectionSize()
+        )
     width = rows + content + bar + 2 * table.frameWidth()
     if table.minimumWidth() != width:
         table.setMinimumWidth(width)

@@ -1,7 +1,7 @@
 """Every step of every panel fits a 1280 × 720 window (a common projector): the window needs no
 more height than the screen, no view needs a horizontal scroll bar and no text is cut, with the
 navigation and the lesson pane shown; captions that name a step use the panel's own step numbers.
-Checked at the default text size and with the text enlarged four steps.
+Checked at the default text size and with the text enlarged two and four steps.
 
 Panels are taken from PANELS, so a new panel is checked without changing this file.
 """
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from app import settings, worker
 from app.panels import PANELS
+from app.widgets.controls import TextBox
 
 PROJECTOR = (1280, 720)
 TEXT_MARGIN = 4  # pixels a line edit keeps free beside its text, besides its frame
@@ -80,6 +81,8 @@ def cut_text(widget: QWidget) -> str | None:
         needed = widget.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox, option, text, widget)
         if needed.width() > widget.width():
             return f"needs {needed.width()} px, has {widget.width()}"
+    elif isinstance(widget, TextBox) and widget.verticalScrollBar().maximum() > 0:
+        return "needs more lines than it shows"
     elif isinstance(widget, QTabBar):
         for k in range(widget.count()):
             rect, hint = widget.tabRect(k), widget.tabSizeHint(k)
@@ -291,25 +294,16 @@ def test_step_tabs_shorten_to_numbers_when_they_do_not_fit(qtbot):
     assert bar.tabToolTip(0) == "1. A long first step name"
 
 
-# Text enlarged four steps (View → Larger text ×4). Steps listed here do not fit yet at this size;
-# they are expected to fail, and the test says so once one of them fits.
-LARGE_TEXT_STEPS = 4
-NOT_YET_AT_LARGE_TEXT = {
-    "qkv": (1, 2, 6),
-    "cost": (3, 4),
-    "bench": (1, 2, 3, 4),
-    "memory": (1, 2, 3, 6),
-    "induction": (4,),
-}  # panel key: step numbers
+LARGER_TEXT = (2, 4)  # steps of View → Larger text
 
 
-@pytest.fixture(scope="module")
-def large_text(qapp, tmp_path_factory):
-    """A window of its own whose panels are built at the large text size."""
+@pytest.fixture(scope="module", params=LARGER_TEXT, ids=[f"text+{k}" for k in LARGER_TEXT])
+def large_text(qapp, tmp_path_factory, request):
+    """A window of its own whose panels are built at a larger text size."""
     from app.window import SCALE_STEP
 
-    win = projector_window(tmp_path_factory, "large")
-    win.set_font_scale(SCALE_STEP**LARGE_TEXT_STEPS)
+    win = projector_window(tmp_path_factory, f"large{request.param}")
+    win.set_font_scale(SCALE_STEP**request.param)
     QApplication.processEvents()
     yield win
     win.set_font_scale(1.0)
@@ -317,16 +311,12 @@ def large_text(qapp, tmp_path_factory):
     worker.cancel_all()
 
 
-def large_text_case(key: str, step: int):
-    known = step + 1 in NOT_YET_AT_LARGE_TEXT.get(key, ())
-    marks = [pytest.mark.xfail(strict=True, reason="does not fit at text +4 yet")] if known else []
-    return pytest.param(key, step, marks=marks, id=f"{key}-{step + 1}")
-
-
 @pytest.mark.parametrize(
-    "key, step", [large_text_case(cls.key, step) for cls in PANELS for step in range(len(cls.steps))]
+    "key, step",
+    [(cls.key, step) for cls in PANELS for step in range(len(cls.steps))],
+    ids=[f"{cls.key}-{step + 1}" for cls in PANELS for step in range(len(cls.steps))],
 )
-def test_every_step_fits_a_projector_at_large_text(large_text, key, step):
+def test_every_step_fits_a_projector_at_larger_text(large_text, key, step):
     failures = step_problems(large_text, key, step)
     assert not failures, "\n".join(failures)
 

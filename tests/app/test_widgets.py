@@ -326,3 +326,106 @@ def test_a_whole_text_field_asks_for_its_text_up_to_a_cap(qtbot):
     field.setFont(font)  # larger text: it asks again
     assert field.minimumWidth() == field.fontMetrics().horizontalAdvance(field.text()) + FIELD_MARGIN
     assert field.minimumWidth() > narrow
+
+
+def test_a_text_box_wraps_its_text_and_grows_a_line_at_a_time(qtbot):
+    from PySide6.QtGui import QKeyEvent
+
+    from app.widgets.controls import TextBox
+
+    box = TextBox(" ".join(str(k) for k in range(40)))
+    qtbot.addWidget(box)
+    box.resize(2000, box.minimumSizeHint().height())
+    box.show()
+    QApplication.processEvents()
+    one_line = box.minimumSizeHint().height()
+    box.resize(200, one_line)
+    QApplication.processEvents()
+    assert box.minimumSizeHint().height() >= one_line + 2 * box.fontMetrics().lineSpacing()
+    box.resize(box.width(), box.minimumSizeHint().height())
+    QApplication.processEvents()
+    assert box.verticalScrollBar().maximum() == 0  # every line shown
+    box.setText("word " * 400)  # more than MAX_LINES: it scrolls rather than growing on
+    QApplication.processEvents()
+    assert box.minimumSizeHint().height() < (TextBox.MAX_LINES + 2) * box.fontMetrics().lineSpacing()
+    finished = []
+    box.editingFinished.connect(lambda: finished.append(box.text()))
+    box.setText("1 2 3")
+    QApplication.sendEvent(
+        box, QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier)
+    )
+    assert finished == ["1 2 3"] and "\n" not in box.text()
+
+
+def test_a_text_box_binds_like_a_line_edit(qtbot):
+    from app.widgets.controls import TextBox, changed_signal, set_quietly, value_of
+
+    box = TextBox("3 9 14")
+    qtbot.addWidget(box)
+    heard = []
+    changed_signal(box).connect(lambda *_: heard.append(value_of(box)))
+    set_quietly(box, "1 2 3")  # no signal
+    assert value_of(box) == "1 2 3" and heard == []
+    box.setText("4 5")
+    assert heard == ["4 5"]
+
+
+def test_a_matrix_shrinks_its_cells_before_it_scrolls_and_grows_them_with_room(qtbot):
+    from app.widgets.matrix_view import MAX_ZOOM, MIN_ZOOM
+
+    view = MatrixView("X")
+    qtbot.addWidget(view)
+    view.set_data(np.arange(32.0).reshape(4, 8) / 7)
+    view.show()
+    least = view.minimumSizeHint()
+    assert least.width() < view.natural.width()  # it may shrink below the text size ...
+    view.resize(least)
+    QApplication.processEvents()
+    assert MIN_ZOOM <= view.zoom < 1.0
+    assert not view.table.horizontalScrollBar().isVisible() and not view.table.verticalScrollBar().isVisible()
+    view.resize(view.natural.width() * 3, view.natural.height() * 3 + 100)
+    QApplication.processEvents()
+    assert 1.0 < view.zoom <= MAX_ZOOM  # ... and grows with the room
+
+
+def test_a_product_asks_for_room_to_show_its_narrowest_arrangement_unscrolled(qtbot):
+    from app.widgets.product_view import ProductView
+
+    product = ProductView(MatrixView("X"), MatrixView("W"), MatrixView("Q"))
+    qtbot.addWidget(product)
+    rng = np.random.default_rng(0)
+    x, w = rng.normal(size=(4, 8)), rng.normal(size=(8, 4))
+    product.a.set_data(x)
+    product.b.set_data(w)
+    product.c.set_data(x @ w)
+    product.show()
+    QApplication.processEvents()
+    for _ in range(3):  # the least height follows the width it is given
+        product.resize(product.minimumSizeHint())
+        QApplication.processEvents()
+    assert not product.scroller.horizontalScrollBar().isVisible()
+    assert not product.scroller.verticalScrollBar().isVisible()
+    wide = product.minimumSizeHint().width() * 3
+    product.resize(wide, product.height())
+    QApplication.processEvents()
+    assert product.minimumSizeHint().height() < product.height()  # side by side: fewer lines
+
+
+def test_a_list_of_tick_boxes_shows_every_item_whole_at_any_text_size(qtbot):
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QListWidget
+
+    from app.widgets.controls import WholeItems
+
+    items = QListWidget()
+    qtbot.addWidget(items)
+    items.addItems(["SDPA EFFICIENT_ATTENTION", "numpy naive", "FlexAttention sliding window"])
+    WholeItems(items)
+    items.show()
+    narrow, low = items.minimumWidth(), items.height()
+    font = QFont(items.font())
+    font.setPointSizeF(font.pointSizeF() * 2)
+    items.setFont(font)
+    assert items.minimumWidth() > narrow and items.height() > low
+    assert items.minimumWidth() >= items.sizeHintForColumn(0)
+    assert items.height() >= sum(items.sizeHintForRow(k) for k in range(items.count()))

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QProgressBar,
     QPushButton,
-    QSplitter,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -33,7 +32,7 @@ from app.panels.base import Panel
 from app.panels.bench.state import COLUMNS, PLOTS, SweepState, probe, row_texts, summarise
 from app.panels.bench.sweep_plot import SweepPlotPage
 from app.panels.step import Live
-from app.widgets.controls import spin
+from app.widgets.controls import WholeItems, side_column, spin
 from app.widgets.tables import text_table
 from core import inputs
 from core.bench import DTYPES, BenchConfig, BenchReport, BenchResult, run_benchmark
@@ -70,21 +69,18 @@ class BenchPanel(Panel):
         self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
         self.summary = QLabel("Run a sweep to fill the table and the plots.")
         self.summary.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(self._controls())
+        self.body.addLayout(row, 3)
+        time, throughput, memory = self.plot_pages.values()
+        self.add_steps(time, time, throughput, memory, into=row)  # "What runs" shows the time plot
+        # The results under both, across the panel: its seven columns need the width.
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
         lower_layout.addWidget(self.summary)
         lower_layout.addWidget(self.table, 1)
-        right = QSplitter(Qt.Orientation.Vertical)
-        row = QHBoxLayout()
-        row.addWidget(self._controls())
-        row.addWidget(right, 1)
-        self.body.addLayout(row)
-        time, throughput, memory = self.plot_pages.values()
-        self.add_steps(time, time, throughput, memory, into=right)  # "What runs" shows the time plot
-        right.addWidget(lower)
-        right.setStretchFactor(0, 3)
-        right.setStretchFactor(1, 2)
+        self.body.addWidget(lower, 2)
         self.resultArrived.connect(self._add_result)
         self.set_step(0)
 
@@ -101,14 +97,15 @@ class BenchPanel(Panel):
             item.setFlags(Qt.ItemFlag.ItemIsUserCheckable)  # enabled once the probe says so
             item.setCheckState(Qt.CheckState.Checked if key in DEFAULT_IMPLS else Qt.CheckState.Unchecked)
             self.impl_list.addItem(item)
-        self.impl_list.setMaximumHeight(self.impl_list.sizeHintForRow(0) * (len(IMPLEMENTATIONS) + 1))
+        WholeItems(self.impl_list)
         self.lengths_edit = QLineEdit("256 512 1024 2048")
         self.lengths_edit.setToolTip(
             "Sequence lengths: a list such as 256 512 1024, or 128:4096 for doubling"
         )
         self.dtype_combo = QComboBox()
         self.dtype_combo.addItems(DTYPES)
-        self.causal_check = QCheckBox("causal (each token sees only earlier ones)")
+        self.causal_check = QCheckBox("causal")
+        self.causal_check.setToolTip("A causal mask: each token sees only itself and earlier ones")
         self.batch_spin = spin(1, 1, 64, tracking=True)
         self.heads_spin = spin(8, 1, 128, tracking=True)
         self.head_dim_spin = spin(64, 8, 256, tracking=True)
@@ -147,13 +144,11 @@ class BenchPanel(Panel):
             buttons.addWidget(button)
         form.addRow(buttons)
         form.addRow(self.progress)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addLayout(form)
-        left_layout.addStretch(1)
-        left.setMaximumWidth(340)
-        return left
+        column = QVBoxLayout()
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(form)
+        column.addStretch(1)
+        return side_column(column)
 
     @property
     def results(self) -> list[BenchResult]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QPushButton, QSlider, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QPushButton, QSlider, QVBoxLayout, QWidget
 
 from app.panels.cost.state import FlashResult, FlashState, compute_flash
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, MatrixView
 from app.widgets.colors import default_levels
-from app.widgets.controls import note, side_column, spin
+from app.widgets.controls import ReflowGrid, note, side_column, spin
 from core.flash import FlashTrace
 
 
@@ -55,16 +55,21 @@ class FlashPage(Step):
         self.scores.set_describer(self._describe_score)
         self.tile_view = MatrixView("This tile, per query row", signed=True)
         self.state_view = MatrixView("Running state of every query row", signed=True)
-        middle = QVBoxLayout()
-        middle.addWidget(self.scores, 1)
-        middle.addWidget(self.step_note)
-        tables = QVBoxLayout()
-        tables.addWidget(self.tile_view)
-        tables.addWidget(self.state_view, 1)
         row = QHBoxLayout(self)
-        row.addWidget(controls_box)
-        row.addLayout(middle, 1)
-        row.addLayout(tables)
+        row.addWidget(controls_box)  # first: its controls' paths in saved lessons
+        middle, tables = QWidget(), QWidget()
+        middle_layout, tables_layout = QVBoxLayout(middle), QVBoxLayout(tables)
+        middle_layout.addWidget(self.scores, 1)
+        middle_layout.addWidget(self.step_note)
+        tables_layout.addWidget(self.tile_view)
+        tables_layout.addWidget(self.state_view, 1)
+        for layout in (middle_layout, tables_layout):
+            layout.setContentsMargins(0, 0, 0, 0)
+        # The tables go under the scores where the page is too narrow for three columns.
+        views = ReflowGrid(
+            ((middle, 0, 0, 1), (tables, 0, 1, 1)), ((middle, 0, 0, 1), (tables, 1, 0, 1)), (0, 0)
+        )
+        row.addLayout(views, 1)
         self.step_slider.valueChanged.connect(self.show_tile)
         self.prev_button.clicked.connect(lambda: self.step_slider.setValue(self.step_slider.value() - 1))
         self.next_button.clicked.connect(lambda: self.step_slider.setValue(self.step_slider.value() + 1))

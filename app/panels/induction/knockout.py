@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QFormLayout, QGridLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import QFormLayout, QGridLayout, QWidget
 
 from app.panels.induction.state import KnockoutResult, KnockoutState, compute_knockout
 from app.panels.induction.trainer import Phase, Trainer
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note, spin
+from app.widgets.controls import TextBox, note, spin
 from app.widgets.tables import fill_table, text_table
 
 
@@ -20,7 +20,7 @@ class KnockoutPage(Step):
         s = self.state
         self.layer_spin = self.bind(spin(s.layer, 0, 9), "layer")
         self.head_spin = self.bind(spin(s.head, 0, 99), "head")
-        self.text_edit = self.bind(QLineEdit(s.text), "text")
+        self.text_edit = self.bind(TextBox(s.text), "text")
         controls = QFormLayout()
         controls.addRow("Knock out layer", self.layer_spin)
         controls.addRow("… head", self.head_spin)

@@ -16,7 +16,7 @@ from core.hopfield import MAX_STEPS, Comparison, Outcome
 
 SHOWN = 10  # stored patterns drawn as pictures; the rest are counted
 PATH_PICTURES = 8  # classical states drawn: the first ones and the final one
-COLUMN_CHARS = 28  # each network's column is at least this many average characters wide
+COLUMN_CHARS = 24  # each network's column is at least this many average characters wide
 
 
 def pattern_level(c: Comparison) -> float:
