@@ -172,7 +172,8 @@ class FittedTable(QTableView):
         return self.content
 
     def minimumSizeHint(self) -> QSize:
-        return least_room(self.content, self.owner)
+        """All of it where the owner sets the size (MatrixView with fit=False), else least_room."""
+        return least_room(self.content, self.owner) if self.owner.fit else self.content
 
 
 class MatrixView(OwnHeight, QWidget):
@@ -357,11 +358,10 @@ class MatrixView(OwnHeight, QWidget):
         return QSize(max(table.width(), self.title.sizeHint().width()), height)
 
     def minimumSizeHint(self) -> QSize:
-        """Room for the whole matrix at MIN_ZOOM (at the set zoom when the owner sets it), up to
-        least_table_size."""
-        hint, table = self.sizeHint(), self.table.minimumSizeHint()
-        if self.fit:
-            table = least_room(self.least, self)
+        """Room for the whole matrix at MIN_ZOOM, up to least_table_size (at the set zoom, all of
+        it, when the owner sets it)."""
+        hint = self.sizeHint()
+        table = least_room(self.least, self) if self.fit else self.table.content
         grown = self.natural if self.fit else self.table.content
         return QSize(
             max(table.width(), self.title.sizeHint().width()),

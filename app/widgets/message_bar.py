@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
+from app.widgets.controls import OwnHeight
+
 STYLES = {
     "error": "background:#fde2e1; color:#7a1010; border:1px solid #e0a0a0;",
     "warning": "background:#fff4d6; color:#6b4a00; border:1px solid #e6cc80;",
@@ -11,8 +13,9 @@ STYLES = {
 }
 
 
-class MessageBar(QLabel):
-    """Shows one message at a time; ``level`` is "error", "warning" or "info"."""
+class MessageBar(OwnHeight, QLabel):
+    """Shows one message at a time; ``level`` is "error", "warning" or "info". Its least height
+    is its wrapped text's."""
 
     def __init__(self, parent=None):
         super().__init__(parent)

@@ -13,7 +13,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPalette, QPen
-from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QVBoxLayout, QWidget
+
+from app.widgets.controls import OwnHeight, note
 
 GAP = 1  # empty pixels between pictures in a row
 CAPTION_ROWS = 3  # picture-pixels of room under each picture for its caption
@@ -21,7 +23,7 @@ MIN_PIXEL_LINES = 1 / 3  # a picture-pixel is at least this many text lines tall
 OUTLINE = QColor("#ff8c00")
 
 
-class PatternGrid(QWidget):
+class PatternGrid(OwnHeight, QWidget):
     """``set_patterns(patterns (k, h·w), captions, levels, outline)`` draws k pictures of ``shape``."""
 
     def __init__(self, title: str = "", shape: tuple[int, int] = (8, 8), columns: int = 10, parent=None):
@@ -30,8 +32,7 @@ class PatternGrid(QWidget):
         self.patterns = np.zeros((0, shape[0] * shape[1]))
         self.captions: list[str] = []
         self.outlined: int | None = None
-        self.title = QLabel(title)  # a label, not a plot title, so a long title wraps instead of widening
-        self.title.setWordWrap(True)
+        self.title = note(title)  # a label, not a plot title, so a long title wraps instead of widening
         self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.view = pg.GraphicsLayoutWidget()
         self.plot = self.view.addViewBox(lockAspect=True, invertY=True, enableMenu=False)
@@ -65,7 +66,8 @@ class PatternGrid(QWidget):
         rows, _ = self._mosaic()
         least = round(rows * self.fontMetrics().height() * MIN_PIXEL_LINES)
         title = self.title.heightForWidth(max(self.width(), 1)) if self.title.text() else 0
-        return QSize(super().minimumSizeHint().width(), title + least)
+        hint = super().minimumSizeHint()  # the view's own least height, the spacing
+        return QSize(hint.width(), max(hint.height(), title + self.layout().spacing() + least))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -18,8 +18,10 @@ from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
     QLabel,
+    QLayout,
     QLineEdit,
     QScrollArea,
+    QSizePolicy,
     QStyle,
     QStyleOptionComboBox,
     QTabBar,
@@ -143,7 +145,22 @@ def problems(root: QWidget, step: int) -> list[str]:
         why = cut_text(widget)
         if why:
             found.append(f"{name(widget)} is cut: {why}")
+        least = max(widget.minimumSizeHint().height(), widget.minimumHeight())
+        if in_a_layout(widget) and widget.height() < least - 1:
+            found.append(f"{name(widget)} is squeezed: {widget.height()} px of height, needs {least}")
     return found
+
+
+def in_a_layout(widget: QWidget) -> bool:
+    """Whether a layout places ``widget`` (not a part its parent places itself), and the widget
+    may be shorter than its least height only by being drawn over its neighbours."""
+    parent = widget.parentWidget()
+    if parent is None or parent.layout() is None:
+        return False
+    if widget.sizePolicy().verticalPolicy() == QSizePolicy.Policy.Ignored:
+        return False
+    layouts = [parent.layout(), *parent.layout().findChildren(QLayout)]
+    return any(layout.indexOf(widget) >= 0 for layout in layouts)
 
 
 def plot_problems(root: QWidget) -> list[str]:

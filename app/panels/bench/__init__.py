@@ -32,7 +32,7 @@ from app.panels.base import Panel
 from app.panels.bench.state import COLUMNS, PLOTS, SweepState, probe, row_texts, summarise
 from app.panels.bench.sweep_plot import SweepPlotPage
 from app.panels.step import Live
-from app.widgets.controls import WholeItems, side_column, spin
+from app.widgets.controls import WholeItems, note, side_column, spin
 from app.widgets.tables import text_table
 from core import inputs
 from core.bench import DTYPES, BenchConfig, BenchReport, BenchResult, run_benchmark
@@ -67,8 +67,7 @@ class BenchPanel(Panel):
         self.curves = {field: page.curves for field, page in self.plot_pages.items()}
         self.legends = {field: page.legend for field, page in self.plot_pages.items()}
         self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
-        self.summary = QLabel("Run a sweep to fill the table and the plots.")
-        self.summary.setWordWrap(True)
+        self.summary = note("Run a sweep to fill the table and the plots.")
         row = QHBoxLayout()
         row.addWidget(self._controls())
         self.body.addLayout(row, 3)
@@ -88,8 +87,7 @@ class BenchPanel(Panel):
         self.device_combo = QComboBox()
         self.device_combo.addItem("cpu")
         self.device_combo.currentTextChanged.connect(self._on_device)
-        self.device_label = QLabel("Looking for torch and a GPU…")
-        self.device_label.setWordWrap(True)
+        self.device_label = note("Looking for torch and a GPU…")
         self.impl_list = QListWidget()
         for key, impl in IMPLEMENTATIONS.items():
             item = QListWidgetItem(impl.label)

@@ -95,7 +95,6 @@ class TrainPage(Step):
         self.loss_plot.addItem(self.loss_marker)
         self.score_plot.addItem(self.score_marker)
         self.grid = HeadGrid()
-        self.grid.readout.setWordWrap(True)  # the hint must not widen the page
         self.large = Heatmap("", colorbar=False, cell_text=False, max_ticks=8)
         self.chosen: tuple[int, int] | None = None  # the head clicked in the grid; None: the best one
         views = QGridLayout()

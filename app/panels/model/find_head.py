@@ -7,14 +7,15 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QListWidget, QPushButton, QVBoxLayout
 
 from app.panels.model.state import ALL_PARTS, DEFAULT_FROM, DEFAULT_TO, numbered
-from app.widgets.controls import note
+from app.widgets.controls import OwnHeight, note
 from core.head_analysis import HeadRanking, ModelAttention, find_head
 
 RANKING_ROWS = 10
 
 
-class FindBox(QGroupBox):
-    """From and To tokens, the button, what it found and the ten best heads."""
+class FindBox(OwnHeight, QGroupBox):
+    """From and To tokens, the button, what it found and the ten best heads. Its least height
+    holds its form wrapped (label over field): it does not answer height for width."""
 
     jump = Signal(int, int, int, int)  # (layer, head, from, to): show this head with this cell marked
 

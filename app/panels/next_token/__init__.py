@@ -134,11 +134,10 @@ class NextTokenPanel(Panel):
         prompt_row.addWidget(QLabel("Prompt"))
         prompt_row.addWidget(self.prompt, 1)
         # Until a decoder is loaded the steps have nothing to draw; this banner says what to do.
-        self.no_model = QLabel(
+        self.no_model = note(
             "No decoder loaded yet. Add SmolLM2-135M with the button above (once, 93 MB), or open a "
             "decoder folder you already have; every step then shows that model's numbers."
         )
-        self.no_model.setWordWrap(True)
         self.no_model.setStyleSheet("background: #fde9c8; color: #3a2a00; padding: 14px; font-size: 15px;")
         self.body.addLayout(model_row)
         self.body.addWidget(self.no_model)
