@@ -12,13 +12,14 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPalette, QPen
-from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QVBoxLayout, QWidget
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPalette, QPen
+from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsSimpleTextItem, QVBoxLayout, QWidget
 
 from app.widgets.controls import OwnHeight, note
 
 GAP = 1  # empty pixels between pictures in a row
 CAPTION_ROWS = 3  # picture-pixels of room under each picture for its caption
+CAPTION_FILL = 0.9  # of that room (and of a picture's width) a caption may take
 MIN_PIXEL_LINES = 1 / 3  # a picture-pixel is at least this many text lines tall
 OUTLINE = QColor("#ff8c00")
 
@@ -44,7 +45,7 @@ class PatternGrid(OwnHeight, QWidget):
         greys.reverse()  # so +1 is dark ink and −1 white paper
         self.image.setColorMap(greys)
         self.plot.addItem(self.image)
-        self.labels: list[pg.TextItem] = []
+        self.labels: list[QGraphicsSimpleTextItem] = []
         self.outline = QGraphicsRectItem()
         self.outline.setPen(QPen(OUTLINE, 0.35))
         self.outline.setZValue(10)
@@ -123,17 +124,27 @@ class PatternGrid(OwnHeight, QWidget):
             self.outline.show()
 
     def _set_captions(self) -> None:
+        """Captions drawn in picture-pixels, under their pictures: they grow and shrink with the
+        pictures, so they never overlap a neighbour or fall past the view's edge. All share one
+        size, the largest at which the longest fits a picture's width and the caption rows."""
         h, w = self.shape
-        color = QApplication.palette().color(QPalette.ColorRole.Text)
+        brush = QBrush(QApplication.palette().color(QPalette.ColorRole.Text))
         while len(self.labels) < len(self.captions):
-            label = pg.TextItem(anchor=(0.5, 0.0))
+            label = QGraphicsSimpleTextItem()
             self.plot.addItem(label, ignoreBounds=True)
             self.labels.append(label)
+        font = QFontMetricsF(self.font())
+        widest = max((font.horizontalAdvance(c) for c in self.captions), default=1.0)
+        scale = min((w + GAP) * CAPTION_FILL / max(widest, 1.0), CAPTION_ROWS * CAPTION_FILL / font.height())
         for i, label in enumerate(self.labels):
-            if i < len(self.captions):
-                x, y = self._origin(i)
-                label.setText(self.captions[i], color=color)
-                label.setPos(x + w / 2, y + h)
-                label.show()
-            else:
+            if i >= len(self.captions):
                 label.hide()
+                continue
+            label.setText(self.captions[i])
+            label.setFont(self.font())
+            label.setBrush(brush)
+            label.setScale(scale)
+            x, y = self._origin(i)
+            text = font.horizontalAdvance(self.captions[i]) * scale
+            label.setPos(x + (w - text) / 2, y + h + (CAPTION_ROWS - font.height() * scale) / 2)
+            label.show()

@@ -429,3 +429,27 @@ def test_a_list_of_tick_boxes_shows_every_item_whole_at_any_text_size(qtbot):
     assert items.minimumWidth() > narrow and items.height() > low
     assert items.minimumWidth() >= items.sizeHintForColumn(0)
     assert items.height() >= sum(items.sizeHintForRow(k) for k in range(items.count()))
+
+
+@pytest.mark.parametrize("width", [150, 400])
+def test_pattern_captions_fit_under_their_pictures_without_overlapping(qtbot, width):
+    from PySide6.QtGui import QFont
+
+    from app.widgets.pattern_grid import PatternGrid
+
+    grid = PatternGrid("Query → one step → target")
+    qtbot.addWidget(grid)
+    font = QFont(grid.font())
+    font.setPointSizeF(font.pointSizeF() * 1.75)  # large text
+    grid.setFont(font)
+    patterns = np.sign(np.random.default_rng(0).normal(size=(3, 64)))
+    grid.set_patterns(patterns, ["query", "output", "target"])
+    grid.resize(width, grid.minimumSizeHint().height())
+    grid.show()
+    QApplication.processEvents()
+    boxes = [label.sceneBoundingRect() for label in grid.labels if label.isVisible()]
+    seen = grid.view.mapToScene(grid.view.viewport().rect()).boundingRect()
+    assert len(boxes) == 3
+    assert all(seen.contains(box) for box in boxes)
+    assert all(not a.intersects(b) for k, a in enumerate(boxes) for b in boxes[k + 1 :])
+    assert boxes[0].bottom() > grid.image.sceneBoundingRect().top()  # under the pictures, in the view
