@@ -208,6 +208,7 @@ class MatrixView(OwnHeight, QWidget):
         self.fit, self.zoom = fit, 1.0
         self.natural = QSize(0, 0)  # the table's size at zoom 1
         self.least = QSize(0, 0)  # ... and at MIN_ZOOM
+        self.size_key: tuple = ()  # what they were measured for (_size_key)
         self.values = np.zeros((0, 0))
         self.levels = (-1.0, 1.0)
         self.row_labels: list[str] = []
@@ -272,8 +273,24 @@ class MatrixView(OwnHeight, QWidget):
         self._measure()
 
     # --- sizes ------------------------------------------------------------------------------
+    def _size_key(self) -> tuple:
+        """What the table's size depends on: its shape, its widest number and column label (by
+        width: digits are equally wide, so new values of the same form keep the key), its row
+        labels and the font."""
+        metrics = QFontMetrics(self.font())
+        longest = max((t for row in self.texts for t in row), key=len, default="0")
+        label = max(self.col_labels, key=len, default="0")
+        widths = (metrics.horizontalAdvance(longest), metrics.horizontalAdvance(label))
+        return self.values.shape, widths, tuple(self.row_labels), self.font().key()
+
     def _measure(self) -> None:
-        """Find the table's size at zoom 1, then lay the cells out at the zoom the room allows."""
+        """Find the table's size at zoom 1, then lay the cells out at the zoom the room allows;
+        nothing to do when the sizes cannot have changed (new values of the same form: a
+        repaint only, no new fonts)."""
+        key = self._size_key()
+        if key == self.size_key:
+            return
+        self.size_key = key
         natural = self._layout_cells(1.0)
         if natural != self.natural:
             self.natural, self.least = natural, self._layout_cells(MIN_ZOOM)
