@@ -28,7 +28,7 @@ MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many 
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
 MAX_TEXT_SCALE = 2.0  # numbers in large cells are drawn up to this many times the text size
 MIN_CELLS = 16  # the view asks for room for at least this many cells a side at the text's height
-MIN_CELL_LINES = 0.25  # ... and makes do with cells this fraction of a line where room is short
+MIN_CELL_LINES = 0.5  # ... and makes do with cells this fraction of a line where room is short
 
 
 class Heatmap(OwnHeight, QWidget):
@@ -196,9 +196,15 @@ class Heatmap(OwnHeight, QWidget):
         return super().sizeHint().expandedTo(self._cells(1.0))
 
     def minimumSizeHint(self) -> QSize:
-        """Room for the cells (up to MIN_CELLS a side) MIN_CELL_LINES of a line a side: a window
-        short of room hides the numbers rather than growing past the screen."""
-        return super().minimumSizeHint().expandedTo(self._cells(MIN_CELL_LINES))
+        """Room for the cells (up to MIN_CELLS a side) MIN_CELL_LINES of a line a side, in height
+        below the title and tick labels, in width within the whole (small multiples stand side by
+        side): a window short of room hides the numbers rather than growing past the screen, and
+        a short one scrolls rather than flattening the map."""
+        hint, cells = super().minimumSizeHint(), self._cells(MIN_CELL_LINES)
+        if not self.built:
+            return hint.expandedTo(cells)
+        below = max(cells.height() - math.floor(self.plot.getViewBox().minimumHeight()), 0)
+        return QSize(max(hint.width(), cells.width()), hint.height() + below)
 
     def _cells(self, lines: float) -> QSize:
         side = lines * self.fontMetrics().height()

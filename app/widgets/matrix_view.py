@@ -309,13 +309,15 @@ class MatrixView(OwnHeight, QWidget):
         self.bold_font.setBold(True)
         metrics = QFontMetrics(font)
         longest = max((t for row in self.texts for t in row), key=len, default="0")
-        label = max(self.col_labels, key=len, default="0")
-        widest = max(metrics.horizontalAdvance(longest), metrics.horizontalAdvance(label))
         table, pad = self.table, max(round(6 * min(zoom, 1.0)), round(4 * zoom))
+        header = table.horizontalHeader()
+        header.setMinimumSectionSize(1)  # else each hint is at least the size set last time
+        title = max(map(header.sectionSizeHint, range(len(self.col_labels))), default=0)  # with margins
+        widest = max(metrics.horizontalAdvance(longest) + 2 * pad, title)
         # A header keeps the least section size of the largest font it had (a zoom of MAX_ZOOM
         # while hidden) unless told otherwise: set it with the size, so cells can shrink again.
         for header, size in (
-            (table.horizontalHeader(), widest + 2 * pad),
+            (table.horizontalHeader(), widest),
             (table.verticalHeader(), metrics.height() + pad),
         ):
             header.setMinimumSectionSize(size)
@@ -422,7 +424,8 @@ class MatrixView(OwnHeight, QWidget):
         self.texts = number_texts(v, self.decimals)
 
     def describe(self, i: int, j: int) -> str:
-        head = f"{self.name}[{self.row_labels[i]}, {self.col_labels[j]}] = "
+        column = " ".join(self.col_labels[j].split())  # a title on two lines reads as one
+        head = f"{self.name}[{self.row_labels[i]}, {column}] = "
         head += num(self.values[i, j], 4)
         return f"{head}    {self.describer(i, j)}" if self.describer else head
 

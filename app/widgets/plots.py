@@ -1,6 +1,7 @@
 """Plot factories every panel shares: a titled plot with axis labels, and a log-log plot against n;
-PlotRoom, which makes a plot view ask Qt's layouts for the room its plots need; and WrappedTitle,
-which lets a plot's title take more lines instead of widening the plot."""
+PlotRoom, which makes a plot view ask Qt's layouts for the room its plots need and keeps its tick
+labels apart (spaced_ticks); and WrappedTitle, which lets a plot's title take more lines instead of
+widening the plot."""
 
 from __future__ import annotations
 
@@ -8,9 +9,33 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
-from PySide6.QtGui import QFontMetrics, QTextOption
+from PySide6.QtGui import QFontMetrics, QFontMetricsF, QTextOption
 
 MIN_PLOT_LINES = 4  # a plot's data area is at least this many lines of text tall
+SPACED = "spaced_ticks"  # attribute of an axis whose tick labels are kept apart
+
+
+def spaced_ticks(axis: pg.AxisItem) -> None:
+    """Keep ``axis``'s tick labels from overlapping (large text on a narrow plot or a short colour
+    bar: pyqtgraph labels every top-level tick, and lower levels by how much text there is, not
+    where it falls). Labels are kept level by level, in order; one that would touch a kept one is
+    dropped, its tick mark stays. Wraps the axis's own method, so any axis can have it."""
+    draw = axis.generateDrawSpecs
+
+    def generate(painter):
+        specs = draw(painter)
+        if specs is None:
+            return None
+        line, ticks, texts = specs
+        gap = QFontMetricsF(axis.style["tickFont"] or axis.font()).averageCharWidth() / 2
+        kept = []
+        for rect, flags, text in texts:
+            if not any(rect.adjusted(-gap, -gap, gap, gap).intersects(other) for other, _, _ in kept):
+                kept.append((rect, flags, text))
+        return line, ticks, kept
+
+    axis.generateDrawSpecs = generate
+    setattr(axis, SPACED, True)
 
 
 def plot(title: str, x: str = "", y: str = "", grid: bool = True) -> pg.PlotWidget:
@@ -73,6 +98,8 @@ class PlotRoom(QObject):
 
     def fit(self) -> None:
         for item in self.view.scene().items():
+            if isinstance(item, pg.AxisItem) and not hasattr(item, SPACED):
+                spaced_ticks(item)
             if isinstance(item, pg.PlotItem):
                 WrappedTitle.of(item)
                 if item.legend is not None:  # it sits outside the plot's layout: its size refits

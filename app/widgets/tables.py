@@ -49,6 +49,10 @@ def _ask_for_columns(table: QTableWidget) -> None:
     bar = table.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
     rows = table.verticalHeader().sizeHint().width() if table.verticalHeader().isVisible() else 0
     header, last = table.horizontalHeader(), table.columnCount() - 1
+    for k in range(last):  # a column a person sizes starts wide enough for its title
+        fixed = header.sectionResizeMode(k) == QHeaderView.ResizeMode.Interactive
+        if fixed and header.sectionSize(k) < header.sectionSizeHint(k):
+            header.resizeSection(k, header.sectionSizeHint(k))
     # The last column is stretched to the free width, so its text, not its size, counts (and the
     # least size the header allows any section).
     content = sum(header.sectionSize(k) for k in range(last))

@@ -6,17 +6,19 @@ Checked at the default text size and with the text enlarged two and four steps.
 Panels are taken from PANELS, so a new panel is checked without changing this file.
 """
 
+import itertools
 import re
 
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractScrollArea,
     QApplication,
     QComboBox,
+    QHeaderView,
     QLabel,
     QLayout,
     QLineEdit,
@@ -85,6 +87,11 @@ def cut_text(widget: QWidget) -> str | None:
             return f"needs {needed.width()} px, has {widget.width()}"
     elif isinstance(widget, TextBox) and widget.verticalScrollBar().maximum() > 0:
         return "needs more lines than it shows"
+    elif isinstance(widget, QHeaderView) and widget.orientation() == Qt.Orientation.Horizontal:
+        for k in range(widget.count()):
+            if not widget.isSectionHidden(k) and widget.sectionSize(k) < widget.sectionSizeHint(k) - 1:
+                title, size = widget.model().headerData(k, Qt.Orientation.Horizontal), widget.sectionSize(k)
+                return f"column {str(title)!r} is {size} px, its title needs {widget.sectionSizeHint(k)}"
     elif isinstance(widget, QTabBar):
         for k in range(widget.count()):
             rect, hint = widget.tabRect(k), widget.tabSizeHint(k)
@@ -103,6 +110,25 @@ def plot_text(item: pg.GraphicsWidget) -> tuple[str, object, float] | None:
     return None
 
 
+def overlapping_ticks(axis: pg.AxisItem) -> list[tuple[str, str]]:
+    """Neighbouring tick labels ``axis`` draws over each other."""
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    if specs is None:
+        return []
+    across = axis.orientation in ("top", "bottom")
+    texts = sorted(specs[2], key=lambda spec: spec[0].left() if across else spec[0].top())
+    return [
+        (a, b)
+        for (ra, _, a), (rb, _, b) in itertools.pairwise(texts)
+        if (ra.right() > rb.left() if across else ra.bottom() > rb.top())
+    ]
+
+
 def cut_plots(view: pg.GraphicsView) -> list[str]:
     """Plots that ``view`` cuts off, and plot titles or axis labels that do not fit their room.
 
@@ -115,6 +141,8 @@ def cut_plots(view: pg.GraphicsView) -> list[str]:
             continue
         if isinstance(item, pg.PlotItem) and not seen.contains(item.sceneBoundingRect()):
             found.append(f"plot {item.titleLabel.text[:40]!r} is cut by its view")
+        if isinstance(item, pg.AxisItem) and item.style["showValues"]:
+            found += [f"tick labels {pair} overlap on an axis" for pair in overlapping_ticks(item)]
         shown = plot_text(item)
         if shown is None:
             continue
@@ -211,13 +239,14 @@ def test_navigation_fits_on_one_line_a_title(window):
 
 
 def settle(window, panel) -> None:
-    """Process events until two rounds in a row change no size: a scroll bar that comes or goes
+    """Process events until three rounds in a row change no size: a scroll bar that comes or goes
     refits the columns, and a note's least height follows its new width."""
 
     def sizes():
         return (
             panel.size(),
             panel.minimumSizeHint(),
+            panel.pages.minimumSizeHint(),  # the step's least size reaches the panel's a round later
             window.panel_area.viewport().size(),
             window.stack.size(),
         )
@@ -227,7 +256,7 @@ def settle(window, panel) -> None:
         before = sizes()
         QApplication.processEvents()
         calm = calm + 1 if sizes() == before else 0
-        if calm == 2:
+        if calm == 3:
             break
 
 

@@ -1,3 +1,5 @@
+import itertools
+
 import numpy as np
 import pyqtgraph as pg
 import pytest
@@ -453,3 +455,38 @@ def test_pattern_captions_fit_under_their_pictures_without_overlapping(qtbot, wi
     assert all(seen.contains(box) for box in boxes)
     assert all(not a.intersects(b) for k, a in enumerate(boxes) for b in boxes[k + 1 :])
     assert boxes[0].bottom() > grid.image.sceneBoundingRect().top()  # under the pictures, in the view
+
+
+def drawn_tick_labels(axis) -> list:
+    """The tick label rectangles ``axis`` draws, left to right (top to bottom)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        _, _, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return sorted((rect for rect, _, _ in texts), key=lambda r: (r.left(), r.top()))
+
+
+@pytest.mark.parametrize("width", range(220, 420, 20))
+def test_tick_labels_of_a_narrow_log_plot_at_large_text_do_not_overlap(qtbot, width):
+    from PySide6.QtGui import QFont
+
+    view = plot("How the weights sharpen with β", "β", "weight")
+    qtbot.addWidget(view)
+    view.setLogMode(x=True, y=False)
+    font = QFont(view.font())
+    font.setPointSizeF(font.pointSizeF() * 1.75)
+    for side in ("bottom", "left"):
+        view.getAxis(side).setStyle(tickFont=font)
+    view.plot(np.geomspace(1e-3, 1e2, 121), np.linspace(0.25, 1, 121))
+    view.resize(width, 340)
+    view.show()
+    QApplication.processEvents()
+    across = drawn_tick_labels(view.getAxis("bottom"))
+    assert len(across) >= 2  # still labelled
+    assert all(a.right() <= b.left() for a, b in itertools.pairwise(across))
+    down = sorted(drawn_tick_labels(view.getAxis("left")), key=lambda r: r.top())
+    assert all(a.bottom() <= b.top() for a, b in itertools.pairwise(down))

@@ -116,7 +116,7 @@ class FlashPage(Step):
         self.tile_view.set_data(
             np.column_stack([step.tile_max, before, step.m, step.rescale, step.l]),
             rows,
-            ["tile max", "m before", "m after", "rescale", "l after"],
+            ["tile\nmax", "m\nbefore", "m\nafter", "rescale", "l\nafter"],  # narrow at large text
         )
         self.state_view.set_data(
             np.column_stack([state.m, state.l, state.output]),
