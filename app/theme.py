@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsView, QWidget
 
 THEMES = ("system", "light", "dark")
 
@@ -68,3 +68,5 @@ def style_plots(root: QWidget) -> None:
                 item.setText(item.text, color=foreground, size=f"{font.pointSizeF():.1f}pt")
             elif isinstance(item, pg.TextItem):
                 item.setFont(font)
+            elif isinstance(item, QGraphicsSimpleTextItem):  # captions drawn in data units
+                item.setBrush(foreground)

@@ -10,11 +10,14 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QSizeF
+from PySide6.QtWidgets import QGraphicsSimpleTextItem
+
+from app.widgets.plots import place_captions
 
 SPACING = 2.8  # distance between neighbouring dial centres, in dial radii
 ROW_SPACING = 3.4  # distance between rows of dials, leaving room for two-line titles
+TITLE_HEIGHT = 0.9  # dial radii of room under a dial for its title
 CIRCLE = np.linspace(0.0, 2 * np.pi, 65)
 
 
@@ -42,7 +45,9 @@ class ClockHands(pg.PlotWidget):
         ]
         legend.setVisible(bool(self.names))
         self.arrows: list[list[pg.ArrowItem]] = [[] for _ in self.names]
-        self.titles: list[pg.TextItem] = []
+        self.titles: list[QGraphicsSimpleTextItem] = []
+        self.title_texts: list[str] = []
+        self.getViewBox().sigTransformChanged.connect(self._place_titles)  # resized: refit the titles
         self.centres = np.zeros((0, 2))
         self.hands: list[np.ndarray] = []
 
@@ -54,9 +59,7 @@ class ClockHands(pg.PlotWidget):
         self.centres = np.column_stack([(idx % self.per_row) * SPACING, -(idx // self.per_row) * ROW_SPACING])
         if k != len(self.titles):
             self._resize_pool(k)
-        for text, title, (x, y) in zip(self.titles, titles, self.centres, strict=True):
-            text.setText(title)
-            text.setPos(x, y - 1.05)
+        self.title_texts = list(titles)
         rim = np.full((k, CIRCLE.size + 1, 2), np.nan)
         rim[:, :-1, 0] = self.centres[:, :1] + np.cos(CIRCLE)
         rim[:, :-1, 1] = self.centres[:, 1:] + np.sin(CIRCLE)
@@ -67,15 +70,21 @@ class ClockHands(pg.PlotWidget):
             yRange=(-(rows - 1) * ROW_SPACING - 2.0, 1.6),
             padding=0,
         )
+        self._place_titles()
+
+    def _place_titles(self) -> None:
+        """Each title under its dial, as large as the room there allows, up to the text size."""
+        below = [(x, y - 1.05 - TITLE_HEIGHT / 2) for x, y in self.centres]  # under each rim
+        box = QSizeF(0.95 * SPACING, TITLE_HEIGHT)
+        place_captions(self.titles, self.title_texts, self.font(), below, box, self.getViewBox(), flip=True)
 
     def _resize_pool(self, k: int) -> None:
         for text in self.titles[k:]:
             self.removeItem(text)
         self.titles = self.titles[:k]
         while len(self.titles) < k:
-            color = QApplication.palette().color(QPalette.ColorRole.Text)
-            self.titles.append(pg.TextItem(anchor=(0.5, 0.0), color=color))
-            self.addItem(self.titles[-1])
+            self.titles.append(QGraphicsSimpleTextItem())
+            self.addItem(self.titles[-1], ignoreBounds=True)
         for arrows, color in zip(self.arrows, self.colors, strict=True):
             for arrow in arrows[k:]:
                 self.removeItem(arrow)

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPalette, QPen
-from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsSimpleTextItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF, QSize, QSizeF, Qt
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsSimpleTextItem, QVBoxLayout, QWidget
 
 from app.widgets.controls import OwnHeight, note
+from app.widgets.plots import place_captions
 
 GAP = 1  # empty pixels between pictures in a row
 CAPTION_ROWS = 3  # picture-pixels of room under each picture for its caption
@@ -51,6 +52,7 @@ class PatternGrid(OwnHeight, QWidget):
         self.outline.setZValue(10)
         self.outline.hide()
         self.plot.addItem(self.outline, ignoreBounds=True)
+        self.plot.sigTransformChanged.connect(self._set_captions)  # resized: refit the captions
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
@@ -124,27 +126,18 @@ class PatternGrid(OwnHeight, QWidget):
             self.outline.show()
 
     def _set_captions(self) -> None:
-        """Captions drawn in picture-pixels, under their pictures: they grow and shrink with the
-        pictures, so they never overlap a neighbour or fall past the view's edge. All share one
-        size, the largest at which the longest fits a picture's width and the caption rows."""
+        """Captions in picture-pixels under their pictures (place_captions): they grow and shrink
+        with the pictures, so they never overlap a neighbour or fall past the view's edge."""
         h, w = self.shape
-        brush = QBrush(QApplication.palette().color(QPalette.ColorRole.Text))
         while len(self.labels) < len(self.captions):
             label = QGraphicsSimpleTextItem()
             self.plot.addItem(label, ignoreBounds=True)
             self.labels.append(label)
-        font = QFontMetricsF(self.font())
-        widest = max((font.horizontalAdvance(c) for c in self.captions), default=1.0)
-        scale = min((w + GAP) * CAPTION_FILL / max(widest, 1.0), CAPTION_ROWS * CAPTION_FILL / font.height())
-        for i, label in enumerate(self.labels):
-            if i >= len(self.captions):
-                label.hide()
-                continue
-            label.setText(self.captions[i])
-            label.setFont(self.font())
-            label.setBrush(brush)
-            label.setScale(scale)
-            x, y = self._origin(i)
-            text = font.horizontalAdvance(self.captions[i]) * scale
-            label.setPos(x + (w - text) / 2, y + h + (CAPTION_ROWS - font.height() * scale) / 2)
+        for label in self.labels[len(self.captions) :]:
+            label.hide()
+        shown = self.labels[: len(self.captions)]
+        centres = [(x + w / 2, y + h + CAPTION_ROWS / 2) for x, y in map(self._origin, range(len(shown)))]
+        box = QSizeF((w + GAP) * CAPTION_FILL, CAPTION_ROWS * CAPTION_FILL)
+        place_captions(shown, self.captions, self.font(), centres, box, self.plot)
+        for label in shown:
             label.show()

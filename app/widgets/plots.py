@@ -6,10 +6,12 @@ widening the plot."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QSize, Qt
-from PySide6.QtGui import QFontMetrics, QFontMetricsF, QTextOption
+from PySide6.QtCore import QEvent, QObject, QRectF, QSize, QSizeF, Qt
+from PySide6.QtGui import QBrush, QFont, QFontMetrics, QFontMetricsF, QPalette, QTextOption, QTransform
+from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem
 
 MIN_PLOT_LINES = 4  # a plot's data area is at least this many lines of text tall
 SPACED = "spaced_ticks"  # attribute of an axis whose tick labels are kept apart
@@ -36,6 +38,38 @@ def spaced_ticks(axis: pg.AxisItem) -> None:
 
     axis.generateDrawSpecs = generate
     setattr(axis, SPACED, True)
+
+
+def place_captions(
+    items: Sequence[QGraphicsSimpleTextItem],
+    texts: Sequence[str],
+    font: QFont,
+    centres: Sequence[tuple[float, float]],
+    box: QSizeF,
+    view: pg.ViewBox,
+    flip: bool = False,
+) -> None:
+    """Write ``texts`` into ``items`` (text items in ``view``'s data coordinates), each centred on
+    its point of ``centres``, at one common size: the largest at which every text fits ``box``
+    (data units), and no larger than ``font`` on screen. They shrink with the data they name, so
+    at any text size or view size they never overlap a neighbour; call again when the view's
+    scale changes (sigTransformChanged). ``flip``: the view's y axis points up."""
+    metrics = QFontMetricsF(font)
+    sizes = [metrics.boundingRect(QRectF(0, 0, 1e6, 1e6), 0, text).size() for text in texts]
+    pixel = view.viewPixelSize()[0]  # data units per screen pixel: the font's own size at most
+    scale = min(
+        (min(box.width() / max(size.width(), 1.0), box.height() / max(size.height(), 1.0)) for size in sizes),
+        default=1.0,
+    )
+    scale = min(scale, pixel) if pixel > 0 else scale
+    brush = QBrush(QApplication.palette().color(QPalette.ColorRole.Text))
+    for item, text, size, (x, y) in zip(items, texts, sizes, centres, strict=True):
+        item.setText(text)
+        item.setFont(font)
+        item.setBrush(brush)
+        item.setTransform(QTransform.fromScale(scale, -scale if flip else scale))
+        half = size.height() * scale / 2
+        item.setPos(x - size.width() * scale / 2, y + half if flip else y - half)
 
 
 def plot(title: str, x: str = "", y: str = "", grid: bool = True) -> pg.PlotWidget:

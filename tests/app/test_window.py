@@ -2,6 +2,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
 
@@ -129,6 +130,24 @@ def test_dark_theme_restyles_plots(window):
     assert panel.scores.score_map.view.backgroundBrush().color().lightness() < 80
     window.set_theme("light")
     assert panel.scores.score_map.view.backgroundBrush().color().lightness() > 200
+
+
+def test_dark_theme_recolours_captions_drawn_in_data_units(window):
+    from PySide6.QtWidgets import QGraphicsSimpleTextItem
+
+    panel = window.show_panel("memory")
+    window.set_theme("dark")
+    captions = [
+        item
+        for view in panel.findChildren(pg.GraphicsView)
+        for item in view.scene().items()
+        if isinstance(item, QGraphicsSimpleTextItem) and item.isVisible()
+    ]
+    try:
+        assert captions and all(c.brush().color().lightness() > 150 for c in captions)  # light on dark
+    finally:
+        window.set_theme("light")
+    assert all(c.brush().color().lightness() < 100 for c in captions)
 
 
 def test_theme_and_text_size_reach_panels_built_earlier_once_shown(window):
