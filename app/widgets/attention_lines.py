@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from app.widgets.controls import ReflowGrid
+from app.widgets.plots import tick_label
 
 LEVELS = 8  # opacity steps; all the lines of one head and one step share one plot item
 MIN_WEIGHT = 0.02  # lighter lines would be invisible; they are not drawn
@@ -226,7 +227,7 @@ class AttentionLines(QWidget):
     def _set_ticks(self) -> None:
         def ticks(labels):
             stride = max(1, int(np.ceil(len(labels) / MAX_TICK_LABELS)))
-            return [[(float(k), labels[k]) for k in range(0, len(labels), stride)]]
+            return [[(float(k), tick_label(labels[k])) for k in range(0, len(labels), stride)]]
 
         self.plot.getAxis("left").setTicks(ticks(self.row_labels))
         self.plot.getAxis("right").setTicks(ticks(self.col_labels))

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QVBoxLayout, QWid
 from app.theme import style_plots
 from app.widgets.colors import colormap, default_levels
 from app.widgets.controls import OwnHeight, note
-from app.widgets.plots import keep_plots_whole, title_across
+from app.widgets.plots import keep_plots_whole, tick_label, title_across
 from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
@@ -282,7 +282,7 @@ class Heatmap(OwnHeight, QWidget):
         if self.widest[0] != (font.key(), self.col_labels):  # measuring 500 labels takes ~6 ms
             self.widest = (
                 (font.key(), self.col_labels),
-                max(map(metrics.horizontalAdvance, self.col_labels), default=0),
+                max((metrics.horizontalAdvance(tick_label(c)) for c in self.col_labels), default=0),
             )
         widest = self.widest[1]
         n, m = len(self.row_labels), len(self.col_labels)
@@ -295,7 +295,7 @@ class Heatmap(OwnHeight, QWidget):
         self.ticks_key = key
 
         def ticks(labels, stride):
-            return [[(k + 0.5, labels[k]) for k in range(0, len(labels), stride)]]
+            return [[(k + 0.5, tick_label(labels[k])) for k in range(0, len(labels), stride)]]
 
         self.plot.getAxis("left").setTicks(ticks(self.row_labels, row_stride))
         self.plot.getAxis("top").setTicks(ticks(self.col_labels, col_stride))

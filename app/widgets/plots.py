@@ -15,6 +15,14 @@ from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem
 
 MIN_PLOT_LINES = 4  # a plot's data area is at least this many lines of text tall
 SPACED = "spaced_ticks"  # attribute of an axis whose tick labels are kept apart
+TICK_CHARS = 24  # a token's tick label shows at most this many characters
+
+
+def tick_label(text: str) -> str:
+    """A token as a tick label: cut to TICK_CHARS characters with an ellipsis. A pasted word of
+    thousands of characters would otherwise make its axis, and the window, as wide (the views'
+    hover readouts still name it whole)."""
+    return text if len(text) <= TICK_CHARS else text[: TICK_CHARS - 1] + "…"
 
 
 def spaced_ticks(axis: pg.AxisItem) -> None:

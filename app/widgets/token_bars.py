@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from app.widgets.plots import keep_plots_whole, title_across
+from app.widgets.plots import keep_plots_whole, tick_label, title_across
 
 KEPT, CUT, REST = "#3d7bd9", "#b9b9b9", "#e0c08a"
 
@@ -48,7 +48,7 @@ class TokenBars(QWidget):
         y = np.arange(len(widths))
         self.bars.setOpts(x0=np.zeros(len(widths)), y=y, width=widths, brushes=brushes)
         axis = self.plot.getAxis("left")
-        axis.setTicks([[(i, text) for i, text in enumerate([*labels, "(rest)"])]])
+        axis.setTicks([[(i, tick_label(text)) for i, text in enumerate([*labels, "(rest)"])]])
         for item in self.values:
             self.plot.removeItem(item)
         self.values = []

@@ -227,3 +227,17 @@ def test_head_maps_get_the_height_their_square_cells_need(panel, qapp, heads):
         box = heatmap.plot.vb.size()
         assert box.height() >= 0.9 * box.width() or row.height() >= share - 1, box
         assert heatmap.plot.vb.state["aspectLocked"] == 1  # the cells are square in any case
+
+
+def test_a_pasted_word_of_thousands_of_characters_does_not_widen_the_panel(panel):
+    from PySide6.QtWidgets import QApplication
+
+    from app import worker
+    from app.widgets.plots import TICK_CHARS
+
+    panel.tokens_edit.setText(f"the {'x' * 3000} cat")
+    worker.wait_idle()
+    for _ in range(3):  # painted: an axis widens itself for the labels it draws
+        panel.grab()
+        QApplication.processEvents()
+    assert panel.minimumSizeHint().width() < 60 * TICK_CHARS  # the word shows cut in its tick labels

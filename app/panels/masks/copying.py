@@ -12,7 +12,7 @@ from app.panels.masks.state import MasksResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note
-from app.widgets.plots import plot, title_across
+from app.widgets.plots import plot, tick_label, title_across
 from core import explain, masks
 
 
@@ -56,7 +56,9 @@ class CopyPage(Step):
         weights = masks.next_token_weight(r.copy.weights)
         self.copy_bars.setOpts(x=np.arange(n - 1), height=weights)
         stride = max(1, int(np.ceil((n - 1) / 12)))
-        self.copy_plot.getAxis("bottom").setTicks([[(i, tokens[i]) for i in range(0, n - 1, stride)]])
+        self.copy_plot.getAxis("bottom").setTicks(
+            [[(i, tick_label(tokens[i])) for i in range(0, n - 1, stride)]]
+        )
         self.copy_plot.setXRange(-0.6, n - 1.4, padding=0)
         top = int(np.argmax(weights))
         self.copy_map.mark(top, top + 1)

@@ -11,7 +11,7 @@ from app.panels.position.state import ENCODINGS, OrderState, compute_order
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note
-from app.widgets.plots import keep_plots_whole
+from app.widgets.plots import keep_plots_whole, tick_label
 from core import positional as pos
 
 
@@ -65,8 +65,8 @@ class OrderPage(Step):
         self.map_a.set_data(t.a.weights, t.words_a, t.words_a, levels=(0.0, 1.0))
         self.map_b.set_data(t.b.weights, t.words_b, t.words_b, levels=(0.0, 1.0))
         n = len(t.words_a)
-        self.links.getAxis("top").setTicks([list(enumerate(t.words_a))])
-        self.links.getAxis("bottom").setTicks([list(enumerate(t.words_b))])
+        for side, words in (("top", t.words_a), ("bottom", t.words_b)):
+            self.links.getAxis(side).setTicks([[(k, tick_label(word)) for k, word in enumerate(words)]])
         x = np.column_stack([np.arange(n), t.where_in_b]).ravel().astype(float)
         y = np.tile([1.0, 0.0], n)
         self.link_lines.setData(x, y)
