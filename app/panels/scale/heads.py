@@ -7,7 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout
 
 from app.panels.scale.state import HEAD_TOKENS, HEAD_WIDTHS, MAX_SEED, HeadsResult, HeadsState, compute_heads
-from app.panels.scale.views import SECOND, add_plot, lay_out, log_x, marker, uniform_line
+from app.panels.scale.views import CEILING_ROOM, SECOND, add_plot, lay_out, log_x, marker, uniform_line
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
 from app.widgets.controls import note, spin
@@ -75,7 +75,7 @@ class HeadsPage(Step):
             self.scaled_curve.setData(sweep.widths, sweep.entropy_scaled)
             self.unscaled_curve.setData(sweep.widths, sweep.entropy_unscaled)
             self.heads_uniform.setValue(sweep.max_entropy)
-            self.heads_plot.setYRange(0, 1.25 * sweep.max_entropy, padding=0)
+            self.heads_plot.setYRange(0, CEILING_ROOM * sweep.max_entropy, padding=0)
         labels = [str(i) for i in range(HEAD_TOKENS)]
         self.scaled_map.set_data(c.scaled.weights, labels, labels, levels=(0.0, 1.0))
         self.unscaled_map.set_data(c.unscaled.weights, labels, labels, levels=(0.0, 1.0))

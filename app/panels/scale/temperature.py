@@ -13,7 +13,7 @@ from app.panels.scale.state import (
     TemperatureState,
     compute_temperature,
 )
-from app.panels.scale.views import add_plot, lay_out, log_x, marker, uniform_line
+from app.panels.scale.views import CEILING_ROOM, add_plot, lay_out, log_x, marker, uniform_line
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
 from app.widgets.controls import note, set_quietly, side_column, spin
@@ -96,7 +96,7 @@ class TemperaturePage(Step):
             self.drawn_curve = r.curve
             self.entropy_curve.setData(r.curve.temperatures, r.curve.mean_entropy)
             self.uniform_line.setValue(r.curve.max_entropy)
-            self.entropy_plot.setYRange(0, 1.25 * r.curve.max_entropy, padding=0)
+            self.entropy_plot.setYRange(0, CEILING_ROOM * r.curve.max_entropy, padding=0)
             rows = [
                 (f"{t:.2f}", f"{r.article.mean_entropy[k]:.4f}", f"{r.article.mean_peak[k]:.4f}")
                 for k, t in enumerate(ARTICLE_TEMPERATURES)

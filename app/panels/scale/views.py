@@ -47,6 +47,9 @@ def log_x(plot: pg.PlotItem, ticks) -> None:
     plot.getAxis("bottom").setTicks([[(np.log10(t), f"{t:g}") for t in ticks], []])
 
 
+CEILING_ROOM = 1.45  # the y range reaches this times ln(n): room above the ceiling for its label
+
+
 def uniform_line() -> pg.InfiniteLine:
     """The dashed ceiling ln(n) that uniform attention reaches; its value is set later."""
     return pg.InfiniteLine(
