@@ -184,13 +184,11 @@ def write_value(widget: QWidget, value: object) -> None:
                 item.setCheckState(Qt.CheckState.Checked if item.text() in value else Qt.CheckState.Unchecked)
     elif isinstance(widget, (LabelledSlider, QSpinBox, QDoubleSpinBox, QSlider)):
         widget.setValue(value)
-    elif isinstance(widget, QLineEdit):
+    elif isinstance(widget, (QLineEdit, TextBox)):
         widget.setText(value)
         widget.editingFinished.emit()
-        widget.returnPressed.emit()
-    elif isinstance(widget, TextBox):
-        widget.setText(value)
-        widget.editingFinished.emit()
+        if isinstance(widget, QLineEdit):
+            widget.returnPressed.emit()
     elif isinstance(widget, QComboBox):
         if widget.isEditable():
             widget.setEditText(value)

@@ -273,14 +273,17 @@ class MatrixView(OwnHeight, QWidget):
         self._measure()
 
     # --- sizes ------------------------------------------------------------------------------
+    def _longest_text(self) -> str:
+        """The cell text with the most characters (digits are equally wide: the widest one)."""
+        return max((t for row in self.texts for t in row), key=len, default="0")
+
     def _size_key(self) -> tuple:
         """What the table's size depends on: its shape, its widest number and column label (by
         width: digits are equally wide, so new values of the same form keep the key), its row
         labels and the font."""
         metrics = QFontMetrics(self.font())
-        longest = max((t for row in self.texts for t in row), key=len, default="0")
         label = max(self.col_labels, key=len, default="0")
-        widths = (metrics.horizontalAdvance(longest), metrics.horizontalAdvance(label))
+        widths = (metrics.horizontalAdvance(self._longest_text()), metrics.horizontalAdvance(label))
         return self.values.shape, widths, tuple(self.row_labels), self.font().key()
 
     def _measure(self) -> None:
@@ -308,18 +311,14 @@ class MatrixView(OwnHeight, QWidget):
         self.bold_font = QFont(font)
         self.bold_font.setBold(True)
         metrics = QFontMetrics(font)
-        longest = max((t for row in self.texts for t in row), key=len, default="0")
         table, pad = self.table, max(round(6 * min(zoom, 1.0)), round(4 * zoom))
-        header = table.horizontalHeader()
-        header.setMinimumSectionSize(1)  # else each hint is at least the size set last time
-        title = max(map(header.sectionSizeHint, range(len(self.col_labels))), default=0)  # with margins
-        widest = max(metrics.horizontalAdvance(longest) + 2 * pad, title)
+        columns, rows = table.horizontalHeader(), table.verticalHeader()
+        columns.setMinimumSectionSize(1)  # else each hint is at least the size set last time
+        title = max(map(columns.sectionSizeHint, range(len(self.col_labels))), default=0)  # with margins
+        widest = max(metrics.horizontalAdvance(self._longest_text()) + 2 * pad, title)
         # A header keeps the least section size of the largest font it had (a zoom of MAX_ZOOM
         # while hidden) unless told otherwise: set it with the size, so cells can shrink again.
-        for header, size in (
-            (table.horizontalHeader(), widest),
-            (table.verticalHeader(), metrics.height() + pad),
-        ):
+        for header, size in ((columns, widest), (rows, metrics.height() + pad)):
             header.setMinimumSectionSize(size)
             header.setDefaultSectionSize(size)
         frame = 2 * table.frameWidth()

@@ -141,7 +141,7 @@ class ProductView(OwnHeight, QWidget):
 
     def _choose(self, room: QSize):
         """The arrangement and zoom with the biggest cells that fit ``room``; when nothing fits at
-        MIN_ZOOM, the one that needs no sideways scrolling and least height, else one line."""
+        MIN_ZOOM, the one that needs no sideways scrolling and least height, else the narrowest."""
         best = None
         room = QSize(math.floor(room.width() * FIT_SHARE), math.floor(room.height() * FIT_SHARE))
         for lines in ARRANGEMENTS:
