@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 import app.shutdown  # noqa: F401  (registers the exit hook that deletes windows in order)
-from app import worker
+from app import log_file, worker
 from app.about import versions
 from app.classroom import Classroom
 from app.panels import PANELS, PanelEntry
@@ -292,7 +292,7 @@ class MainWindow(QMainWindow):
     def report_exception(self, kind, value, tb) -> None:
         """Unexpected errors: full traceback to the log, one line in the status bar; the app goes on."""
         log.error("Unexpected error", exc_info=(kind, value, tb))
-        self.statusBar().showMessage(f"Unexpected error ({kind.__name__}): {value}. Details are in the log.")
+        self.statusBar().showMessage(f"Unexpected error ({kind.__name__}): {value}. {log_file.where()}")
 
     def about(self) -> None:
         rows = "".join(f"<tr><td>{k}</td><td><b>{v}</b></td></tr>" for k, v in versions().items())

@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
 
+from app import log_file
+
 log = logging.getLogger(__name__)
 
 _active: set[Task] = set()
@@ -62,7 +64,7 @@ class Task(QObject):
             self.failed.emit(str(exc) or type(exc).__name__)
         except Exception as exc:  # a bug: report it in the UI and in the log, never crash
             log.error("Background task failed:\n%s", traceback.format_exc())
-            self.failed.emit(f"Unexpected error ({type(exc).__name__}): {exc}")
+            self.failed.emit(f"Unexpected error ({type(exc).__name__}): {exc}. {log_file.where()}")
         finally:
             self.done = True
             self.finished.emit()

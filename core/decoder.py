@@ -17,13 +17,14 @@ from __future__ import annotations
 import inspect
 import statistics
 import time
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from core.models import DECODER, LoadedModel, check_kind, libraries
-from core.sampling import reshape, sample
+from core.sampling import Draws, reshape
 
 # Every head's weights are kept for each run: at n tokens that is layers · heads · n² floats
 # (283 MB for SmolLM2 at 512), so prompts are cut to this many tokens even where the model's own
@@ -67,9 +68,27 @@ def encode(model: LoadedModel, text: str) -> tuple[list[int], int]:
     return keep, len(ids) - len(keep)
 
 
+# Characters a token may hold that print as nothing, or as a blank, and the sign shown for each.
+SIGNS = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍", "\u00a0": "⍽"}
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # Hangul fillers, the blank braille cell
+
+
 def visible(piece: str) -> str:
-    """A token's text with spaces and line breaks made visible ("␣Paris"; "∅" for an empty piece)."""
-    return piece.replace(" ", "␣").replace("\n", "↵") or "∅"
+    """A token's text with every blank or invisible character shown: "␣Paris", "↵", "⇥", "␍", "⍽"
+    (no-break space), any other space, control or zero-width character as its code ("⟨U+200B⟩"),
+    a leading combining mark on a dotted circle ("◌́"), and "∅" for an empty piece. The one
+    spelling of a token in the panels, the command line and the exports."""
+    if not piece:
+        return "∅"
+    if piece.isprintable() and " " not in piece and BLANK_LETTERS.isdisjoint(piece):  # most tokens
+        text = piece
+    else:  # isprintable() is False for every space but " ", every control and format character
+        text = "".join(SIGNS.get(c) or (c if shown(c) else f"⟨U+{ord(c):04X}⟩") for c in piece)
+    return "◌" + text if unicodedata.category(text[0]) in ("Mn", "Mc", "Me") else text
+
+
+def shown(c: str) -> bool:
+    return c.isprintable() and c not in BLANK_LETTERS
 
 
 def pieces(model: LoadedModel, ids) -> tuple[str, ...]:
@@ -177,11 +196,10 @@ def generate(
     reshape(np.zeros(1), temperature, top_k, top_p)  # check the settings before running
     prompt = predict(model, text, keep_cache=True)
     generation = Generation(model, prompt)
-    rng = np.random.default_rng(seed)
+    draws = Draws(seed)  # seeded once: each token takes the stream's next number
     for _ in range(min(n, context_limit(model) - generation.length)):
-        dist = reshape(generation.logits, temperature, top_k, top_p)
-        token = sample(dist, rng)
-        generation.append(token, float(dist.probs[token]))
+        token, prob = draws.draw(reshape(generation.logits, temperature, top_k, top_p))
+        generation.append(token, prob)
         if token == model.tokenizer.eos_token_id:
             break
     return prompt, generation.chosen

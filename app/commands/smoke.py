@@ -1,6 +1,8 @@
-"""``attention-lab smoke``: open every panel offscreen, exercise it, and save one PNG per panel.
+"""``attention-lab smoke``: page through every step as PgDn does, then open every panel offscreen,
+exercise it, and save one PNG per panel.
 
-Exits 1 if anything raised, warned or logged a Qt warning along the way.
+The paging comes first, without waiting, so it runs while the first models are still loading.
+Exits 1 if anything raised, warned, logged a Qt warning or left a message in the status bar.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ def run(args) -> int:
         problems.append(f"{category.__name__}: {message} ({filename}:{lineno})")
 
     qInstallMessageHandler(on_qt_message)
+    hooks = sys.excepthook, warnings.showwarning
     sys.excepthook, warnings.showwarning = on_exception, on_warning
     with tempfile.TemporaryDirectory() as folder:
         settings.use_folder(folder)
@@ -59,6 +62,12 @@ def run(args) -> int:
         window = MainWindow()
         window.resize(1500, 900)
         window.show()
+        chosen = [cls.key for cls in PANELS if not args.panel or cls.key in args.panel]
+        page_through(window, chosen, app)
+        worker.wait_idle()
+        app.processEvents()
+        if window.statusBar().currentMessage():
+            problems.append(f"status bar after paging: {window.statusBar().currentMessage()}")
         for number, cls in enumerate(PANELS, 1):
             if args.panel and cls.key not in args.panel:
                 continue
@@ -72,11 +81,26 @@ def run(args) -> int:
                     window.grab().save(str(out / f"{number:02d}-{cls.key}.png"))
             except Exception as exc:  # report every panel, then fail
                 problems.append(f"{cls.key}: {type(exc).__name__}: {exc}")
+            if window.statusBar().currentMessage():
+                problems.append(f"{cls.key}: status bar: {window.statusBar().currentMessage()}")
             status = "ok" if len(problems) == before else "FAILED"
             print(f"{status:6} {cls.key:12} {len(cls.steps)} steps  {time.perf_counter() - start:.2f} s")
         window.close()
         worker.cancel_all()
     qInstallMessageHandler(None)
+    sys.excepthook, warnings.showwarning = hooks
     for problem in problems:
         print(f"problem: {problem}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def page_through(window, keys: list[str], app) -> None:
+    """Show every step of the panels ``keys`` in turn, as a person pressing PgDn does, without
+    waiting for their background work (model loads, searches) to finish."""
+    for key in keys:
+        panel = window.show_panel(key)
+        panel.set_step(0)
+        app.processEvents()
+        for _ in panel.steps[1:]:
+            window.next_step()
+            app.processEvents()

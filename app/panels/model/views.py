@@ -31,7 +31,7 @@ class AttentionPage(Step):
     def __init__(self, live: Live):
         super().__init__(live)
         self.layer = self.head = 0  # the head shown, 0-based (the spin boxes count from 1)
-        self.stale: set[QWidget] = set()  # tabs not drawn since the result or layer changed
+        self.undrawn_tabs: set[QWidget] = set()  # tabs not drawn since the result or layer changed
         self.note = ""  # said once with the next view (e.g. why the bundled model was loaded)
         self.words_box = self.bind(QCheckBox("join pieces into words"), "words")
         self.special_box = self.bind(QCheckBox("hide [CLS]/[SEP]"), "hide_special")
@@ -98,7 +98,7 @@ class AttentionPage(Step):
             spin.setRange(1, top)
             spin.blockSignals(False)
         self.lines.set_head_count(n_heads)  # its chips are controls (lessons set them) even while hidden
-        self.stale = {self.lines, self.grid}  # drawn when on screen: a hidden tab costs nothing
+        self.undrawn_tabs = {self.lines, self.grid}  # drawn when on screen: a hidden tab costs nothing
         self.select_head(self.layer, self.head)
         self.finder.show_tokens(a, shown.state.part)
         self.patterns.show_rankings(shown.patterns)
@@ -114,11 +114,11 @@ class AttentionPage(Step):
         n_layers, n_heads = a.shape[:2]
         layer, head = min(max(layer, 0), n_layers - 1), min(max(head, 0), n_heads - 1)
         if layer != self.layer:
-            self.stale.add(self.lines)
+            self.undrawn_tabs.add(self.lines)
         self.layer, self.head = layer, head
         set_quietly(self.layer_spin, layer + 1)
         set_quietly(self.head_spin, head + 1)
-        if self.grid not in self.stale:
+        if self.grid not in self.undrawn_tabs:
             self.grid.select(layer, head)
         self.heatmap.set_title(f"layer {layer + 1}, head {head + 1}")
         self.heatmap.set_data(a.attentions[layer, head], a.labels, a.labels, levels=(0.0, 1.0))
@@ -128,9 +128,9 @@ class AttentionPage(Step):
         """Draw ``view`` (the tab on screen by default) if the result or the layer changed since
         it was last drawn."""
         view = view or self.tabs.currentWidget()
-        if view not in self.stale or self.result is None:
+        if view not in self.undrawn_tabs or self.result is None:
             return
-        self.stale.discard(view)
+        self.undrawn_tabs.discard(view)
         if view is self.lines:
             a = self.result.attention
             self.lines.set_data(a.attentions[self.layer], a.labels)

@@ -42,9 +42,7 @@ class ProjectionPage(Step):
 
     def set_projection(self, name: str) -> None:
         self.projection = name
-        self.stale = True
-        if self.is_current():
-            self.refresh()
+        self.mark_stale()
 
     def _weights(self, r: QKVResult):
         ex = r.example
