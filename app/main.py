@@ -47,14 +47,21 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-# Libraries whose warnings are not for the person at the terminal (torch says "No CUDA runtime is
-# found" when a CUDA toolkit is installed without a GPU); their errors still show.
-QUIET_LIBRARIES = ("torch",)
+# Library loggers whose warnings are not for the person at the terminal; their errors still show.
+# torch.utils.cpp_extension says "No CUDA runtime is found" when torch's CUDA build finds a CUDA
+# toolkit but no GPU (FlexAttention's compiler imports it). Not the "torch" logger: importing
+# torch sets its level back to WARNING.
+QUIET_LOGGERS = ("torch.utils.cpp_extension",)
+
+
+def quiet_libraries() -> None:
+    """Keep the QUIET_LOGGERS' warnings off stderr (set before the libraries are imported)."""
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def main(argv: list[str] | None = None) -> int:
-    for name in QUIET_LIBRARIES:
-        logging.getLogger(name).setLevel(logging.ERROR)
+    quiet_libraries()
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     if args.command is None:
@@ -72,9 +79,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def open_window(panel: str | None = None, exit_after_paint: str | None = None) -> int:
+    refusal = no_window_here()
+    if refusal is not None:
+        print(f"attention-lab: error: {refusal}", file=sys.stderr)
+        return 2
     from PySide6.QtWidgets import QApplication
 
     skip_feature_scan()
+    from app import log_file
+
+    log_file.start()
 
     from app.panels import PANELS
     from app.shutdown import finish, quit_on_signals
@@ -104,6 +118,19 @@ def open_window(panel: str | None = None, exit_after_paint: str | None = None) -
     finish()  # see app.shutdown: without this ordered end, exit can crash
     restore_qt_messages()
     return code
+
+
+def no_window_here() -> str | None:
+    """Why no window can open here, in one line naming the fix, or None (see app.qt_platform):
+    asked before the QApplication exists, since Qt aborts the process when no platform starts."""
+    if "PySide6.QtWidgets" in sys.modules:
+        from PySide6.QtWidgets import QApplication
+
+        if QApplication.instance() is not None:
+            return None
+    from app.qt_platform import why_no_window
+
+    return why_no_window()
 
 
 def skip_feature_scan() -> None:

@@ -15,7 +15,7 @@ import logging
 from importlib.resources import files
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence, QTextOption
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -421,6 +421,7 @@ class LessonPane(QTextBrowser):
         super().__init__()
         self.section = 0
         self.setOpenExternalLinks(True)
+        self.setWordWrapMode(QTextOption.WrapMode.WordWrap)  # a narrow table column keeps its words whole
 
     def show_section(self, step: int) -> None:
         self.section = step

@@ -7,7 +7,13 @@
 A head's output is its slice of the input of the layer's output projection (``o_proj``), shape
 (batch, T, heads · head_dim). Zero-ablation sets the slice to 0; mean-ablation replaces it with
 the head's mean output over a reference text (``head_means``). Forward pre-hooks do the
-replacing and are removed when the ``with`` block ends, however it ends. Hooks act only in the
+replacing and are removed when the ``with`` block ends, however it ends.
+
+The first position is left alone unless ``first=True``. Many heads park their attention on the
+first token (an attention sink), and what a head writes there is unlike its output anywhere
+else; replacing it changes every later position through that sink, so a head can look important
+only because the first token was overwritten. The first position is position 0 of the sequence,
+also when the model reads one new token at a time with a KV cache. Hooks act only in the
 thread that installed them, so a run of the same model in another thread (another step of the
 panel, in the worker) sees the intact model.
 
@@ -187,27 +193,32 @@ def head_means(module: Any, ids: Sequence[int] | Any) -> np.ndarray:
 
 @contextmanager
 def ablated(
-    module: Any, heads: Iterable[Head], mode: str = "zero", means: np.ndarray | None = None
+    module: Any,
+    heads: Iterable[Head],
+    mode: str = "zero",
+    means: np.ndarray | None = None,
+    first: bool = False,
 ) -> Iterator[tuple[Head, ...]]:
     """Run ``module`` with ``heads`` knocked out inside the ``with`` block; yields the checked heads.
 
     ``mode`` "zero" sets each head's output to 0, "mean" to ``means[layer, head]`` (from
-    ``head_means``, shape (layers, heads, head_dim)). The hooks are removed on leaving.
+    ``head_means``, shape (layers, heads, head_dim)). The first position keeps its output unless
+    ``first``. The hooks are removed on leaving.
     """
     shape = shape_of(module)
     checked = check_heads(module, heads)
     mask = np.zeros((1, shape.layers, shape.heads), dtype=bool)
     for layer, head in checked:
         mask[0, layer, head] = True
-    with ablated_rows(module, mask, mode, means):
+    with ablated_rows(module, mask, mode, means, first):
         yield checked
 
 
 @contextmanager
 def ablated_rows(
-    module: Any, mask: np.ndarray, mode: str = "zero", means: np.ndarray | None = None
+    module: Any, mask: np.ndarray, mode: str = "zero", means: np.ndarray | None = None, first: bool = False
 ) -> Iterator[None]:
-    """Knock out a different set of heads in each row of a batch.
+    """Knock out a different set of heads in each row of a batch (the first position too with ``first``).
 
     ``mask`` (batch, layers, heads) bool: True where row b has that head knocked out; a batch of
     1 applies to every row. Inputs must then have ``batch`` rows (or any number when it is 1).
@@ -221,17 +232,43 @@ def ablated_rows(
             f"The head mask has shape {mask.shape}; it needs (batch, {shape.layers}, {shape.heads})."
         )
     replacement = _replacement(shape, mode, means)
+    positions: dict[str, Any] = {}  # "ids": (1 or B, T) position of each token in the current pass
     handles = []
     try:
+        if not first:
+            handles.append(
+                module.model.register_forward_pre_hook(
+                    this_thread_only(_read_positions(positions)), with_kwargs=True
+                )
+            )
         for layer in np.flatnonzero(mask.any(axis=(0, 2))):
             rows = torch.from_numpy(mask[:, layer, :])[:, None, :, None]  # (B, 1, H, 1)
-            hook = _knock_out(rows, replacement[layer], shape)
+            hook = _knock_out(rows, replacement[layer], shape, None if first else positions)
             o_proj = module.model.layers[int(layer)].self_attn.o_proj
             handles.append(o_proj.register_forward_pre_hook(hook))
         yield
     finally:
         for handle in handles:
             handle.remove()
+
+
+def _read_positions(positions: dict[str, Any]) -> Callable:
+    """Pre-hook for the decoder body: keep the position of each token of this pass in
+    ``positions["ids"]`` (from ``position_ids``, else counted on from the KV cache's length)."""
+    import torch
+
+    def hook(_, args, kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        if ids is None:
+            ids = kwargs["inputs_embeds"][..., 0]
+        given = kwargs.get("position_ids")
+        if given is None:
+            cache = kwargs.get("cache", kwargs.get("past_key_values"))
+            start = cache.get_seq_length() if cache is not None else 0
+            given = torch.arange(ids.shape[1])[None] + start
+        positions["ids"] = given
+
+    return hook
 
 
 def _replacement(shape: DecoderShape, mode: str, means: np.ndarray | None) -> Any:
@@ -251,15 +288,21 @@ def _replacement(shape: DecoderShape, mode: str, means: np.ndarray | None) -> An
     return torch.as_tensor(np.asarray(means), dtype=torch.float32)
 
 
-def _knock_out(rows: Any, value: Any, shape: DecoderShape):
-    """Pre-hook for one ``o_proj``: heads where ``rows`` (B, 1, H, 1) is True get ``value`` (H, d)."""
+def _knock_out(rows: Any, value: Any, shape: DecoderShape, positions: dict[str, Any] | None):
+    """Pre-hook for one ``o_proj``: heads where ``rows`` (B, 1, H, 1) is True get ``value`` (H, d),
+    except at position 0 when ``positions`` (filled by ``_read_positions``) is given."""
     import torch
 
     def hook(_, args):
         x = args[0]
         batch, t, _ = x.shape
         split = x.reshape(batch, t, shape.heads, shape.head_dim)
-        out = torch.where(rows, value.to(x.dtype)[None, None], split)
+        where = rows
+        if positions is not None:
+            at = positions.get("ids")
+            at = torch.arange(t)[None] if at is None or at.shape[-1] != t else at.reshape(-1, t)
+            where = rows & (at != 0).to(x.device)[:, :, None, None]  # (B, T, H, 1)
+        out = torch.where(where, value.to(x.dtype)[None, None], split)
         return (out.reshape(batch, t, -1), *args[1:])
 
     return this_thread_only(hook)

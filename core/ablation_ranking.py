@@ -7,10 +7,11 @@
     rank_by_attention(attentions, ids, target)              # last token → the target's earlier copy
 
 The score of a head is how much knocking it out alone lowers the logit difference
-logit(target) − logit(foil) at the last position. All heads of one layer are knocked out in one
-forward pass: the prompt runs once, unbatched, through the layers before, and is repeated along
-the batch dimension (one row per head) from that layer on, so no layer is computed twice for
-nothing.
+logit(target) − logit(foil) at the last position. The first position keeps every head's output
+unless ``first=True`` (see core.ablation: there a head mostly feeds the attention sink).
+All heads of one layer are knocked out in one forward pass: the prompt runs once, unbatched,
+through the layers before, and is repeated along the batch dimension (one row per head) from
+that layer on, so no layer is computed twice for nothing.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class AblationRanking:
     target: AnswerToken
     foil: AnswerToken
     mode: str
+    first: bool = False  # the first position was knocked out too
 
     @property
     def drop(self) -> np.ndarray:
@@ -84,7 +86,8 @@ class AblationRanking:
     @property
     def ranking(self) -> HeadRanking:
         """Heads ranked by ``drop``, the biggest first."""
-        what = f"drop in logit({self.target.text!r}) − logit({self.foil.text!r}) ({self.mode})"
+        where = ", first token too" if self.first else ""
+        what = f"drop in logit({self.target.text!r}) − logit({self.foil.text!r}) ({self.mode}{where})"
         return HeadRanking(self.drop, what)
 
 
@@ -96,8 +99,10 @@ def rank_by_ablation(
     mode: str = "zero",
     means: np.ndarray | None = None,
     progress: Progress | None = None,
+    first: bool = False,
 ) -> AblationRanking:
-    """Knock every head out alone and measure the logit difference at the last position.
+    """Knock every head out alone and measure the logit difference at the last position
+    (at the first position too with ``first``).
 
     One forward pass per layer with one batch row per head. ``progress(done, total)`` is called
     before the first pass and after each (total = layers); raising from it cancels, and the model
@@ -119,10 +124,10 @@ def rank_by_ablation(
         for layer in range(shape.layers):
             one_each[:] = False
             one_each[np.arange(shape.heads), layer, np.arange(shape.heads)] = True
-            with _repeat_from(module, layer, shape.heads), ablated_rows(module, one_each, mode, means):
+            with _repeat_from(module, layer, shape.heads), ablated_rows(module, one_each, mode, means, first):
                 ablated[layer] = (_last_hidden(module, tokens) @ direction).numpy()
             tick(layer + 1, shape.layers)
-    return AblationRanking(clean, ablated, target, foil, mode)
+    return AblationRanking(clean, ablated, target, foil, mode, first)
 
 
 def _last_hidden(module: Any, tokens: Any) -> Any:

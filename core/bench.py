@@ -9,7 +9,10 @@ implementation inner) and returns a ``BenchReport``. Per point:
 - time gating next: a point is predicted from the last length (or, for an implementation's first
   point, from one call on fewer tokens) and skipped when the whole point would pass the time
   limit or one call, which Cancel cannot interrupt, the call limit;
-- median wall time over repeats after warm-up (the GPU is synchronised around each call);
+- median wall time over repeats after warm-up (the GPU is synchronised around each call); the
+  warm-up lasts at least ``warmup_s`` and until the calls have settled, since the first calls
+  after another implementation can stall for tens of milliseconds each (its worker threads are
+  still spinning; the first point read 64 ms where the next length took 9 ms);
 - TFLOP/s by the FlashAttention benchmark count 4·B·H·n²·d (halved when causal; for a sliding
   window, 4·B·H·d times the number of cells the window allows);
 - peak memory the call allocates beyond its inputs (see ``core.bench_device.measure_peak``);
@@ -63,6 +66,9 @@ MEANINGFUL_SLOPE_LENGTHS = 3  # a slope fitted from two lengths swings from run 
 PROBE_TOKENS = 16  # the size runnable_impls tries each implementation at
 MEMORY_HEADROOM = 0.9  # a point may use at most this share of the free memory
 CALIBRATION_FLOPS = 1e9  # an implementation's first point above this is predicted from a shorter call
+SETTLED = 2.0  # warm-up goes on (up to WARMUP_CAP × warmup_s) while a call is this much slower than the best
+WARMUP_CAP = 5
+TICK_EVERY_S = 0.02  # warm-up calls report progress (the chance to cancel) at most this often
 
 Progress = Callable[[int, int], None]
 
@@ -121,7 +127,8 @@ class BenchConfig:
     causal: bool = False
     device: str = "cpu"
     window: int = 256  # sliding-window width of the FlexAttention implementation
-    warmup: int = 1
+    warmup: int = 1  # least warm-up calls per point (0: none at all)
+    warmup_s: float = 0.2  # least warm-up time per point, when warmup is at least 1
     repeats: int = 10
     budget_s: float = 2.0  # stop repeating a point after this long (once MIN_REPEATS are done)
     time_limit_s: float = 60.0  # skip a point predicted to take longer than this
@@ -141,6 +148,10 @@ class BenchConfig:
         for name in ("batch", "heads", "head_dim", "window", "repeats"):
             _whole(name, getattr(self, name), 1)
         _whole("warmup", self.warmup, 0)
+        if not (
+            isinstance(self.warmup_s, int | float) and math.isfinite(self.warmup_s) and self.warmup_s >= 0
+        ):
+            raise ValueError(f"warmup_s must be a number of seconds of at least 0, got {self.warmup_s!r}.")
         for name in ("budget_s", "time_limit_s", "call_limit_s"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
@@ -282,12 +293,32 @@ def reference_rows(problem: Problem, head: tuple[int, int], rows: np.ndarray) ->
     return attend(q, k, v, mask=mask).output
 
 
-def _time_calls(call: Callable[[], Any], config: BenchConfig, tick: Callable[[], None]) -> list[float]:
-    """Wall time of each timed call after warm-up; stops early after ``budget_s``."""
-    for _ in range(config.warmup):
+def _warm_up(call: Callable[[], Any], config: BenchConfig, tick: Callable[[], None]) -> None:
+    """Untimed calls: at least ``warmup`` of them for at least ``warmup_s``, and then on while the
+    last one is SETTLED times slower than the fastest (up to WARMUP_CAP × ``warmup_s``)."""
+    if config.warmup == 0:
+        return
+    started = last_tick = time.perf_counter()
+    fastest, calls = math.inf, 0
+    while True:
+        t0 = time.perf_counter()
         call()
         synchronize(config.device)
-        tick()
+        now = time.perf_counter()
+        took, calls, fastest = now - t0, calls + 1, min(fastest, now - t0)
+        if now - last_tick >= TICK_EVERY_S:
+            tick()
+            last_tick = now
+        if calls < config.warmup or now - started < config.warmup_s:
+            continue
+        if took <= SETTLED * fastest or now - started >= WARMUP_CAP * config.warmup_s:
+            break
+    tick()
+
+
+def _time_calls(call: Callable[[], Any], config: BenchConfig, tick: Callable[[], None]) -> list[float]:
+    """Wall time of each timed call after the warm-up; stops early after ``budget_s``."""
+    _warm_up(call, config, tick)
     times: list[float] = []
     started = time.perf_counter()
     while len(times) < config.repeats:
@@ -336,7 +367,7 @@ class _Sweep:
             call = t0 * (n / n0 if impl.windowed else (n / n0) ** 2)
             if call > c.call_limit_s:
                 return f"skipped: one call would take about {call:.0f} s (limit {c.call_limit_s:.0f} s)"
-            predicted = call * (c.warmup + MIN_REPEATS)
+            predicted = call * (c.warmup + MIN_REPEATS) + (c.warmup_s if c.warmup else 0)
             if predicted > c.time_limit_s:
                 return f"skipped: would take about {predicted:.0f} s (limit {c.time_limit_s:.0f} s per point)"
         return None

@@ -58,8 +58,15 @@ class InductionTest:
 
     @property
     def loss_second(self) -> float:
-        """Mean loss on the targets of the second copy, tokens n…2n−1."""
+        """Mean loss on the targets of the second copy, tokens n…2n−1. Only the last n − 1 can be
+        copied: token n follows the first copy's last token, which has not been seen before."""
         return float(self.losses[self.n - 1 :].mean())
+
+    @property
+    def boundary(self) -> float:
+        """Where the copies meet when ``losses[p]`` is drawn at its target's position p + 1:
+        n − 0.5, between the last target of the first copy (n − 1) and the first of the second."""
+        return self.n - 0.5
 
 
 def induction_test(
@@ -68,8 +75,10 @@ def induction_test(
     heads: Iterable[Head] = (),
     mode: str = "zero",
     means: np.ndarray | None = None,
+    first: bool = False,
 ) -> InductionTest:
-    """Run ``ids`` (2n,), a sequence repeated twice, with ``heads`` knocked out (none: clean)."""
+    """Run ``ids`` (2n,), a sequence repeated twice, with ``heads`` knocked out (none: clean),
+    at the first position too with ``first``."""
     ids = np.asarray(ids, dtype=np.int64)
     n = len(ids) // 2
     if n < 2 or len(ids) != 2 * n or not np.array_equal(ids[:n], ids[n:]):
@@ -79,7 +88,7 @@ def induction_test(
 
     from core.induction_training import head_scores
 
-    with ablated(module, heads, mode, means) as checked:
+    with ablated(module, heads, mode, means, first) as checked:
         logits, attentions = run(module, ids, attentions=True)
     losses = F.cross_entropy(
         torch.from_numpy(logits[:-1]).double(), torch.from_numpy(ids[1:]), reduction="none"

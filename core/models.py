@@ -98,7 +98,7 @@ def check_folder(folder: Path, memory_limit: int | None = None) -> None:
     """Refuse, with a reason, a folder that is not a safe, loadable model that fits in memory."""
     if not (folder / "config.json").is_file():
         raise ValueError(
-            f"'{folder.name}' is not a model folder: it has no config.json. "
+            f"'{folder}' is not a model folder: it has no config.json. "
             "Choose the folder a Hugging Face model was saved in."
         )
     weights = sorted(folder.glob("*.safetensors"))
@@ -106,11 +106,11 @@ def check_folder(folder: Path, memory_limit: int | None = None) -> None:
         pickled = [p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES]
         if pickled:
             raise ValueError(
-                f"'{folder.name}' has only pickled weights ({', '.join(pickled)}). Loading a "
+                f"'{folder}' has only pickled weights ({', '.join(pickled)}). Loading a "
                 "pickle can run any code hidden in it, so Attention Lab reads safetensors only. "
                 "Convert it once, e.g. model.save_pretrained(folder, safe_serialization=True)."
             )
-        raise ValueError(f"'{folder.name}' has no weights file (*.safetensors).")
+        raise ValueError(f"'{folder}' has no weights file (*.safetensors).")
     size = sum(p.stat().st_size for p in weights)
     limit = available_memory() if memory_limit is None else memory_limit
     if limit is not None and size * MEMORY_FACTOR > limit:
@@ -177,7 +177,7 @@ def load_model(
         )
     except Exception as exc:  # a damaged file raises many kinds of errors; all mean the same
         hint = f"; {smollm2.ADD_HINT} to replace it" if str(source) == smollm2.KEY else ""
-        raise ValueError(f"The weights in '{folder.name}' could not be read: {exc}{hint}") from exc
+        raise ValueError(f"The weights in '{folder}' could not be read: {exc}{hint}") from exc
     module.eval()
     tick(4, steps)
     max_tokens = _max_tokens(config, tokenizer)
@@ -230,14 +230,14 @@ def _config(transformers, folder: Path):
         )
     except Exception as exc:
         raise ValueError(
-            f"The config.json in '{folder.name}' is not one Attention Lab can read ({exc}). "
+            f"The config.json in '{folder}' is not one Attention Lab can read ({exc}). "
             "Models that need their own code are never run."
         ) from exc
     layers = getattr(config, "num_hidden_layers", None)
     heads = getattr(config, "num_attention_heads", None)
     if not (isinstance(layers, int) and isinstance(heads, int) and layers > 0 and heads > 0):
         raise ValueError(
-            f"The config in '{folder.name}' describes no attention layers "
+            f"The config in '{folder}' describes no attention layers "
             "(it needs num_hidden_layers and num_attention_heads)."
         )
     return config
@@ -249,10 +249,10 @@ def _tokenizer(transformers, folder: Path):
             folder, local_files_only=True, trust_remote_code=False
         )
     except Exception as exc:
-        raise ValueError(f"'{folder.name}' has no tokenizer Attention Lab can read: {exc}") from exc
+        raise ValueError(f"'{folder}' has no tokenizer Attention Lab can read: {exc}") from exc
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(
-            f"'{folder.name}' has only a slow tokenizer; save it with tokenizer.json "
+            f"'{folder}' has only a slow tokenizer; save it with tokenizer.json "
             "(a fast tokenizer), which tells which word each piece belongs to."
         )
     return tokenizer

@@ -5,6 +5,8 @@
     d.kept         # (V,) True for tokens that survive top-k and top-p
     d.sampling     # (V,) d.probs on the kept tokens, renormalised to sum to 1
     sample(d, np.random.default_rng(0))   # a token id drawn from d.sampling
+    draws = Draws(seed=0)                 # one per generation: seeded once, every token after
+    token, prob = draws.draw(d)           # the next; each draw takes the stream's next number
 
 As T → 0 the tempered softmax becomes one-hot on the largest logit, so sampling is greedy.
 """
@@ -132,5 +134,37 @@ def top(dist: Distribution, k: int) -> tuple[list[Choice], float]:
 
 def sample(dist: Distribution, rng: np.random.Generator) -> int:
     """A token id drawn from ``dist.sampling`` with ``rng``."""
+    return pick(dist, rng.random())
+
+
+def pick(dist: Distribution, u: float) -> int:
+    """The token where ``u`` in [0, 1) falls in ``dist.sampling``'s cumulative sum."""
     p = dist.sampling
-    return int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right").clip(0, len(p) - 1))
+    return int(np.searchsorted(np.cumsum(p), u * p.sum(), side="right").clip(0, len(p) - 1))
+
+
+class Draws:
+    """The random numbers of one generation, from one generator seeded once: the token drawn at
+    generated position k (0 = the first after the prompt) uses the seed's k-th number.
+    ``decoder.generate`` (the CLI) and the Next token panel both draw through one, so the same
+    prompt, settings and seed give the same tokens, and a token undone and drawn again is the same."""
+
+    def __init__(self, seed: int = 0):
+        self.seed = int(seed)
+        self._rng = np.random.default_rng(self.seed)
+        self._numbers: list[float] = []  # the seed's numbers drawn so far, in order
+        self.count = 0  # the position the next draw takes by default
+
+    def number(self, k: int) -> float:
+        """The seed's k-th number in [0, 1)."""
+        while len(self._numbers) <= k:
+            self._numbers.append(float(self._rng.random()))
+        return self._numbers[k]
+
+    def draw(self, dist: Distribution, at: int | None = None) -> tuple[int, float]:
+        """The token drawn from ``dist`` for generated position ``at`` (default: the next one) and
+        its probability after the temperature."""
+        k = self.count if at is None else int(at)
+        token = pick(dist, self.number(k))
+        self.count = k + 1
+        return token, float(dist.probs[token])

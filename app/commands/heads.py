@@ -8,7 +8,8 @@
     attention-lab heads --model smollm2 --pattern induction
     induction score (2 × 30 random tokens, seed 0): layer 19, head 7: 0.85
 
-Layers and heads are numbered from 1, as people count them.
+Layers and heads are numbered from 1, as people count them. Without --text, --pattern previous
+and sink read the Real model panel's default sentence.
 """
 
 from __future__ import annotations
@@ -27,10 +28,15 @@ PATTERNS = {
     "sink": "weight on the first token",
 }
 RANDOM_TOKENS, SEED = 30, 0  # the induction pattern's random sequence: 2 × 30 tokens, seed 0
+ECHO_ENDS = 12  # tokens echoed from each end of a long text
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--text", help="the sentence to read (not with --pattern induction)")
+    parser.add_argument(
+        "--text",
+        help="the sentence to read (not with --pattern induction; --pattern previous and sink "
+        "read the trophy sentence without it)",
+    )
     parser.add_argument("--text-b", metavar="TEXT", help="a second sentence, read as a pair with [SEP]")
     parser.add_argument(
         "--model",
@@ -66,17 +72,18 @@ def run(args) -> int:
 
     if args.pattern == "induction":
         return run_induction(args)
+    if args.text is None and args.pattern is not None:
+        from app.panels.model.state import DEFAULT_TEXT
+
+        args.text = DEFAULT_TEXT
     if args.text is None:
-        raise ValueError("give --text, the sentence to read (only --pattern induction reads its own tokens)")
+        raise ValueError("give --text, the sentence to read (only --pattern reads a text of its own)")
     if (args.layer is None) != (args.head is None):
         raise ValueError("give --layer and --head together")
     if args.text_b is not None and not args.text_b.strip():
         raise ValueError("--text-b is empty; leave it out to read one sentence")
-    stage(f"loading the model {args.model}")
-    try:
-        model = models.load_model(args.model, progress=counter("loading steps"))
-    except models.ModelsExtraMissing as exc:
-        raise ValueError(str(exc)) from exc
+    model = load(args.model)
+    stage(f"running {model.name}")
     result = models.run(model, args.text, args.text_b)
     if args.words:
         result = to_words(result)
@@ -120,7 +127,7 @@ def run(args) -> int:
 
     kind = "decoder, causal" if result.is_causal else "encoder"
     print(f"model: {model.name} ({n_layers} layers × {n_heads} heads, {kind})")
-    print(f"tokens ({t}): {' '.join(result.labels)}")
+    print(f"tokens ({t}): {echoed(result.labels)}")
     if result.dropped:
         print(f"note: the text was cut to {t} tokens; {result.dropped} tokens were dropped")
     if weights is not None:
@@ -130,6 +137,25 @@ def run(args) -> int:
         if shown is not None:
             print_ranking(shown)
     return 0
+
+
+def load(source: str):
+    """The model ``source`` names, loaded with a stage line (it takes seconds)."""
+    from core import models
+
+    stage(f"loading the model {source}")
+    try:
+        return models.load_model(source, progress=counter("loading steps"))
+    except models.ModelsExtraMissing as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def echoed(labels, sep: str = " ") -> str:
+    """The tokens as read, joined by ``sep``; of a long text only the first and last ECHO_ENDS."""
+    if len(labels) <= 3 * ECHO_ENDS:
+        return sep.join(labels)
+    hidden = len(labels) - 2 * ECHO_ENDS
+    return f"{sep.join(labels[:ECHO_ENDS])} … ({hidden} tokens) … {sep.join(labels[-ECHO_ENDS:])}"
 
 
 def pattern_ranking(result, pattern: str):
@@ -162,7 +188,6 @@ def print_ranking(ranking) -> None:
 
 def run_induction(args) -> int:
     """Rank a decoder's heads by induction score on random tokens repeated twice."""
-    from core import models
     from core.ablation import shape_of
     from core.decoder_induction import random_induction_test
     from core.head_analysis import HeadRanking
@@ -171,11 +196,9 @@ def run_induction(args) -> int:
     clashing = [flag for flag, value in given.items() if value is not None] + ["--words"] * args.words
     if clashing:
         raise ValueError(f"--pattern induction reads its own random tokens; leave out {', '.join(clashing)}")
-    try:
-        model = models.load_model(args.model)
-    except models.ModelsExtraMissing as exc:
-        raise ValueError(str(exc)) from exc
+    model = load(args.model)
     shape_of(model.module)  # a decoder with a language-model head, or a clear refusal
+    stage(f"running {model.name} on 2 × {RANDOM_TOKENS} random tokens")
     test = random_induction_test(model.module, model.tokenizer, RANDOM_TOKENS, SEED)
     what = f"{PATTERNS['induction']} (2 × {RANDOM_TOKENS} random tokens, seed {SEED})"
     ranking = HeadRanking(test.induction, what)

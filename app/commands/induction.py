@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from app.commands.arguments import count, number
+from app.commands.progress import importing
 from core.install_advice import models_advice
 
 HEADER = (
@@ -75,6 +76,7 @@ def format_row(checkpoint) -> str:
 def run(args) -> int:
     from core.induction_settings import InductionSettings
 
+    importing("torch")
     try:
         from core.induction_data import shortest
         from core.induction_training import InductionRun, first_formed
@@ -109,7 +111,8 @@ def run(args) -> int:
     if formed is None:
         print(f"no head's induction score passed 0.5 in {s.steps} steps")
     else:
-        print(f"an induction head formed by step {formed.step}: {best_head(formed.induction)}")
+        print(f"first head past 0.5, at step {formed.step}: {best_head(formed.induction)}")
+        print(f"best head at step {checkpoints[-1].step}: {best_head(checkpoints[-1].induction)}")
     if args.json:
         Path(args.json).write_text(json.dumps([c.to_json() for c in checkpoints]), encoding="utf-8")
         print(f"wrote {args.json}")

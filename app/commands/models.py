@@ -48,6 +48,9 @@ def list_models(as_json: bool) -> int:
             shape += f" ({e.kv_heads} key/value heads)"
         where = e.path if e.installed else missing(e.key)
         print(f"{e.key:<10} {e.name:<24} {e.kind:<8} {shape:<40} {where}")
+    from core import smollm2
+
+    print(f"note: {smollm2.NAME} is {smollm2.ORIGIN}, so its probabilities are not exactly the original's.")
     return 0
 
 

@@ -15,7 +15,10 @@ Probabilities are after the temperature; tokens that top-k or top-p cut are mark
 
 knocks out layer 24, head 4 (counted from 1) and reports the target's probability and its logit
 difference against the foil, with every head and without the knocked-out ones, and the
-prediction read after every layer (the logit lens).
+prediction read after every layer (the logit lens). The heads keep their output at the first
+token unless --ablate-first is given: many heads use that token as an attention sink, and
+overwriting it there can make a head look important for reasons that have nothing to do with
+the sentence.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import json
 import sys
 
 from app.commands.arguments import count, number, seed
+from app.commands.heads import echoed
 from app.commands.progress import counter, stage
 
 MAX_LISTED = 1000
@@ -80,6 +84,12 @@ def add_arguments(parser) -> None:
         choices=MODES,
         help="with --ablate: zero (default) sets a head's output to 0, mean to its mean on a reference text",
     )
+    parser.add_argument(
+        "--ablate-first",
+        action="store_true",
+        help="with --ablate: knock the heads out at the first token too (left alone by default: "
+        "it is the attention sink)",
+    )
     parser.add_argument("--target", metavar="TOKEN", help="report this token's probability (its first piece)")
     parser.add_argument("--foil", metavar="TOKEN", help="with --target: the logit difference target − foil")
     parser.add_argument("--logit-lens", action="store_true", help="the top next token read after every layer")
@@ -105,6 +115,8 @@ def run(args) -> int:
     heads = [parse_head(text) for text in args.ablate or ()]
     if args.ablation and not heads:
         raise ValueError("--ablation needs --ablate: name the heads to knock out, e.g. --ablate 24.4")
+    if args.ablate_first and not heads:
+        raise ValueError("--ablate-first needs --ablate: name the heads to knock out, e.g. --ablate 24.4")
     if args.foil is not None and args.target is None:
         raise ValueError("--foil needs --target: the logit difference compares the two")
     stage(f"loading the model {args.model}")
@@ -112,7 +124,10 @@ def run(args) -> int:
         model = models.load_model(args.model, progress=counter("loading steps"), expect=models.DECODER)
     except models.ModelsExtraMissing as exc:
         raise ValueError(str(exc)) from exc
-    readout = DecoderReadout(model, args.text, heads, args.ablation or "zero", args.target, args.foil)
+    stage(f"running {model.name}" + (f", generating {args.generate} tokens" if args.generate else ""))
+    readout = DecoderReadout(
+        model, args.text, heads, args.ablation or "zero", args.target, args.foil, first=args.ablate_first
+    )
     with readout.knocked_out():
         if args.generate:
             prompt, generated = decoder.generate(
@@ -158,7 +173,7 @@ def run(args) -> int:
 
     kv = f", {model.n_kv_heads} key/value heads" if model.n_kv_heads != model.n_heads else ""
     print(f"model: {model.name} (decoder, {model.n_layers} layers × {model.n_heads} heads{kv})")
-    print(f"tokens ({len(prompt.ids)}): {'|'.join(decoder.visible(p) for p in prompt.pieces)}")
+    print(f"tokens ({len(prompt.ids)}): {echoed([decoder.visible(p) for p in prompt.pieces], '|')}")
     if prompt.dropped:
         print(f"note: the prompt was cut to its last {len(prompt.ids)} tokens; {prompt.dropped} were dropped")
     cuts = [f"top-k {settings.top_k}"] * (settings.top_k is not None) + [f"top-p {settings.top_p:g}"] * (
@@ -183,11 +198,13 @@ def run(args) -> int:
 class DecoderReadout:
     """What --ablate, --target, --foil and --logit-lens add to a prediction (no-ops without them)."""
 
-    def __init__(self, model, text: str, heads, mode: str, target: str | None, foil: str | None):
+    def __init__(
+        self, model, text: str, heads, mode: str, target: str | None, foil: str | None, first: bool = False
+    ):
         from core.ablation import MEAN_REFERENCE, check_heads, head_means, shape_of
         from core.ablation_ranking import answer_token, check_pair
 
-        self.model, self.mode = model, mode
+        self.model, self.mode, self.first = model, mode, first  # first: the first token too
         self.heads = check_heads(model.module, heads) if heads else ()
         self.target = answer_token(model.tokenizer, target, text) if target is not None else None
         self.foil = answer_token(model.tokenizer, foil, text) if foil is not None else None
@@ -207,7 +224,7 @@ class DecoderReadout:
         """A context in which the model runs without the heads (none: the model as it is)."""
         from core.ablation import ablated
 
-        return ablated(self.model.module, self.heads, self.mode, self.means)
+        return ablated(self.model.module, self.heads, self.mode, self.means, self.first)
 
     def lens(self, ids):
         from core.logit_lens import logit_lens
@@ -228,6 +245,7 @@ class DecoderReadout:
         if self.heads:
             doc["ablated"] = [{"layer": layer + 1, "head": head + 1} for layer, head in self.heads]
             doc["ablation"] = self.mode
+            doc["ablate_first"] = self.first
         if self.target is not None:
             prob, diff = self._measure(logits)
             target = {"token": self.target.text, "id": self.target.id, "prob": round(prob, 6)}
@@ -265,7 +283,8 @@ class DecoderReadout:
         out = [f"note: {t.notice}" for t in (self.target, self.foil) if t is not None and t.notice]
         if self.heads:
             named = " ".join(f"{layer + 1}.{head + 1}" for layer, head in self.heads)
-            out.append(f"knocked out ({self.mode}): {named}")
+            where = ", first token too" if self.first else ", first token left alone"
+            out.append(f"knocked out ({self.mode}{where}): {named}")
         if self.target is not None:
             prob, diff = self._measure(logits)
             clean = self._measure(self.clean) if self.clean is not None else None

@@ -1,16 +1,27 @@
-"""What a slow command is doing, on stderr when that is a terminal: the table or JSON on stdout
-stays clean, and a script reading stderr gets only errors."""
+"""What a slow command is doing, on stderr, so the table or JSON on stdout stays clean.
+
+Every wait that can pass a second gets a stage line ("loading the model minilm…"), on a terminal
+and when piped, so a person, a log or a CI run sees where the time goes. On a terminal a counter
+also ticks within a stage; piped, it stays silent (one line per stage is enough for a log).
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Callable
 
 
 def stage(text: str) -> None:
-    """Say on stderr that a step that may take a while starts now (to a person: a terminal only)."""
-    if sys.stderr.isatty():
-        print(f"{text}…", file=sys.stderr, flush=True)
+    """Say on stderr that a step that may take a while starts now."""
+    print(f"{text}…", file=sys.stderr, flush=True)
+
+
+def importing(module: str) -> None:
+    """A stage line for importing ``module`` (torch takes seconds), when it is installed and not
+    imported yet."""
+    if module not in sys.modules and importlib.util.find_spec(module) is not None:
+        stage(f"loading {module}")
 
 
 def counter(label: str) -> Callable[[int, int], None]:

@@ -170,8 +170,11 @@ class Step(QWidget):
             self.refresh()
 
     def refresh(self) -> None:
-        """Draw the newest result if this step has not drawn it yet."""
-        if self.stale and self.live.result is not None:
+        """Draw the newest result if this step has not drawn it yet; with no result (not computed
+        yet, or reset), no notice."""
+        if self.live.result is None:
+            self.notice = None
+        elif self.stale:
             self.stale = False
             self.notice = self.draw(self.live.result)
 

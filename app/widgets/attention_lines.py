@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from app.widgets.controls import ReflowGrid
+from app.widgets.message_bar import follow_app_font
 from app.widgets.plots import tick_label
 
 LEVELS = 8  # opacity steps; all the lines of one head and one step share one plot item
@@ -185,6 +186,7 @@ class AttentionLines(QWidget):
                 f"QToolButton {{ border: 2px solid {color.name()}; border-radius: 3px; padding: 1px 4px; }}"
                 f"QToolButton:checked {{ background: {color.name()}; color: black; }}"
             )
+            follow_app_font(chip)  # a style sheet pins the font it was set with
             chip.toggled.connect(lambda on, h=h: self._toggle(h, on))
             self.chips.append(chip)
         self._lay_chips()

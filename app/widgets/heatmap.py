@@ -73,7 +73,7 @@ class Heatmap(OwnHeight, QWidget):
         self.col_labels: list[str] = []
         self.describer: Callable[[int, int], str] | None = None
         self.ticks_key: tuple = ()  # labels and strides the axes show now
-        self.widest: tuple = ((), 0)  # ((font key, column labels), the widest label's pixels)
+        self.widest: tuple = ((), np.zeros(0))  # ((font key, column labels), each label's pixels)
         self.options = (title, colorbar, labels, rows, cols)  # what _build needs
         self.viewport_watchers: list[QObject] = []  # event filters for the view's viewport
         self.readout = note(" ")  # names tokens, which may be long
@@ -280,15 +280,12 @@ class Heatmap(OwnHeight, QWidget):
         metrics = QFontMetrics(font)
         size = self.plot.vb.size()
         if self.widest[0] != (font.key(), self.col_labels):  # measuring 500 labels takes ~6 ms
-            self.widest = (
-                (font.key(), self.col_labels),
-                max((metrics.horizontalAdvance(tick_label(c)) for c in self.col_labels), default=0),
-            )
-        widest = self.widest[1]
+            widths = [metrics.horizontalAdvance(tick_label(c)) for c in self.col_labels]
+            self.widest = ((font.key(), self.col_labels), np.array(widths, dtype=float))
         n, m = len(self.row_labels), len(self.col_labels)
         cap = (max(1, int(np.ceil(n / self.max_ticks))), max(1, int(np.ceil(m / self.max_ticks))))
         row_stride = max(cap[0], _stride(n, size.height(), metrics.height()))
-        col_stride = max(cap[1], _stride(m, size.width(), widest + metrics.averageCharWidth()))
+        col_stride = max(cap[1], _label_stride(self.widest[1], size.width(), metrics.averageCharWidth()))
         key = (self.row_labels, self.col_labels, row_stride, col_stride)
         if key == self.ticks_key:
             return
@@ -324,6 +321,21 @@ def _stride(count: int, pixels: float, needed: float) -> int:
     if count == 0 or pixels <= 0:
         return 1
     return max(1, int(np.ceil(needed * count / pixels)))
+
+
+def _label_stride(widths: np.ndarray, pixels: float, gap: float) -> int:
+    """The least stride at which labels of these ``widths``, centred on cells spread over
+    ``pixels``, keep ``gap`` between neighbours: a long label beside short ones still lets
+    every cell be labelled when the two halves fit (the widest alone would ask for more)."""
+    count = len(widths)
+    if count == 0 or pixels <= 0:
+        return 1
+    cell, most = pixels / count, _stride(count, pixels, widths.max() + gap)  # the widest everywhere: fits
+    for stride in range(1, most):
+        kept = widths[::stride]
+        if np.all((kept[:-1] + kept[1:]) / 2 + gap <= stride * cell):
+            return stride
+    return most
 
 
 class CellTexts(pg.GraphicsObject):

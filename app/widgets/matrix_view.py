@@ -151,12 +151,17 @@ def least_table_size(widget: QWidget) -> QSize:
     return QSize(MIN_TABLE_CHARS * widget.fontMetrics().averageCharWidth(), MIN_TABLE_HEIGHT)
 
 
-def least_room(content: QSize, widget: QWidget) -> QSize:
+def least_room(content: QSize, widget: QWidget, shown: QSize | None = None) -> QSize:
     """The least room for a table of ``content`` size: all of it up to least_table_size, plus the
-    scroll bar that a table cut short in one direction shows across the other."""
+    scroll bar that a table cut short in one direction shows across the other. Given the size
+    the table is ``shown`` at, only a bar it shows: a table shown whole asks for no strip of room
+    under its last row or beside its last column."""
     most, bar = least_table_size(widget), widget.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
-    width = content.width() + (bar if content.height() > most.height() else 0)
-    height = content.height() + (bar if content.width() > most.width() else 0)
+    shown = shown if shown is not None else QSize(0, 0)
+    cut_across = content.width() > max(most.width(), shown.width())
+    cut_down = content.height() > max(most.height(), shown.height())
+    width = content.width() + (bar if cut_down else 0)
+    height = content.height() + (bar if cut_across else 0)
     return QSize(min(width, most.width()), min(height, most.height()))
 
 
@@ -172,8 +177,14 @@ class FittedTable(QTableView):
         return self.content
 
     def minimumSizeHint(self) -> QSize:
-        """All of it where the owner sets the size (MatrixView with fit=False), else least_room."""
-        return least_room(self.content, self.owner) if self.owner.fit else self.content
+        """All of it where the owner sets the size (MatrixView with fit=False), else least_room
+        at the size it has now."""
+        return least_room(self.content, self.owner, self.size()) if self.owner.fit else self.content
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.owner.fit and self.minimumSizeHint() != least_room(self.content, self.owner, event.oldSize()):
+            self.updateGeometry()  # whole now, or cut now: the scroll bar's room comes or goes
 
 
 class MatrixView(OwnHeight, QWidget):

@@ -1,8 +1,10 @@
-"""An inline message strip: hidden when empty, coloured by severity, as tall as its wrapped text."""
+"""An inline message strip: hidden when empty, coloured by severity, as tall as its wrapped text;
+and follow_app_font, which keeps a widget with a style sheet at the application's text size."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from app.widgets.controls import OwnHeight
 
@@ -11,6 +13,13 @@ STYLES = {
     "warning": "background:#fff4d6; color:#6b4a00; border:1px solid #e6cc80;",
     "info": "background:#e3effd; color:#0d3c73; border:1px solid #a9c6ec;",
 }
+
+
+def follow_app_font(widget: QWidget) -> QWidget:
+    """Keep ``widget`` at the application's font as it changes (View → Larger text). Qt leaves a
+    widget with a style sheet of its own, or under one, at the font it had when it was styled."""
+    QApplication.instance().fontChanged.connect(widget.setFont)
+    return widget
 
 
 class MessageBar(OwnHeight, QLabel):
@@ -23,6 +32,7 @@ class MessageBar(OwnHeight, QLabel):
         self.setTextInteractionFlags(self.textInteractionFlags().TextSelectableByMouse)
         self.level = ""
         self.hide()
+        follow_app_font(self)
 
     def show_message(self, text: str, level: str = "error") -> None:
         if level not in STYLES:
@@ -42,6 +52,11 @@ class MessageBar(OwnHeight, QLabel):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_height()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # larger text: more lines at the same width
+            self._fit_height()
 
     def clear_message(self) -> None:
         self.level = ""

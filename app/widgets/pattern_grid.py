@@ -7,7 +7,9 @@ pictures live in one image item; captions are reused text items; one picture can
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 import pyqtgraph as pg
@@ -23,6 +25,15 @@ CAPTION_ROWS = 3  # picture-pixels of room under each picture for its caption
 CAPTION_FILL = 0.9  # of that room (and of a picture's width) a caption may take
 MIN_PIXEL_LINES = 1 / 3  # a picture-pixel is at least this many text lines tall
 OUTLINE = QColor("#ff8c00")
+
+
+@cache
+def ink() -> pg.ColorMap:
+    """White paper to dark ink: CET-L1 reversed, built once. pg.colormap.get hands every caller
+    the one map it caches, so reversing that one in place would flip it back for the next grid."""
+    greys = copy.deepcopy(pg.colormap.get("CET-L1"))  # black → white, a copy of our own
+    greys.reverse()  # so +1 is dark ink and −1 white paper
+    return greys
 
 
 class PatternGrid(OwnHeight, QWidget):
@@ -42,9 +53,7 @@ class PatternGrid(OwnHeight, QWidget):
         self.plot.setDefaultPadding(0.02)
         self.plot.enableAutoRange()  # refit whenever the pictures or the widget's size change
         self.image = pg.ImageItem(axisOrder="row-major")
-        greys = pg.colormap.get("CET-L1")  # black → white
-        greys.reverse()  # so +1 is dark ink and −1 white paper
-        self.image.setColorMap(greys)
+        self.image.setColorMap(ink())
         self.plot.addItem(self.image)
         self.labels: list[QGraphicsSimpleTextItem] = []
         self.outline = QGraphicsRectItem()

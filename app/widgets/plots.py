@@ -1,7 +1,7 @@
 """Plot factories every panel shares: a titled plot with axis labels, and a log-log plot against n;
 PlotRoom, which makes a plot view ask Qt's layouts for the room its plots need and keeps its tick
-labels apart (spaced_ticks); and WrappedTitle, which lets a plot's title take more lines instead of
-widening the plot."""
+labels apart (spaced_ticks); WrappedTitle, which lets a plot's title take more lines instead of
+widening the plot; and LegendBelow, a legend under the axes that never covers the curves."""
 
 from __future__ import annotations
 
@@ -111,6 +111,53 @@ def legend_lines(view: pg.PlotWidget, curve: pg.PlotDataItem, *lines: str) -> No
     view.getPlotItem().legend.getLabel(curve).setText("<br>".join(lines))
 
 
+class LegendBelow(pg.LegendItem):
+    """A legend in its own row under a plot's x axis, so it never covers the curves: its entries
+    take as few rows as fit the width the plot's layout gives it, spread evenly over the columns."""
+
+    def updateSize(self) -> None:
+        """The plot's layout sizes it (pyqtgraph's own would move it to the plot's corner)."""
+        self.updateGeometry()
+
+    def sizeHint(self, which, constraint=None):
+        hint = super().sizeHint(which, constraint)
+        if which == Qt.SizeHint.MinimumSize and self.items:  # as narrow as its widest entry
+            return QSizeF(max(self.entry_width(k) for k in range(len(self.items))), hint.height())
+        return hint
+
+    def entry_width(self, k: int) -> float:
+        """Pixels that entry k takes across: its line sample, its label and their spacing."""
+        sample, label = self.items[k]
+        preferred, spacing = Qt.SizeHint.PreferredSize, self.layout.horizontalSpacing()
+        return (
+            sample.effectiveSizeHint(preferred).width()
+            + label.effectiveSizeHint(preferred).width()
+            + 2 * spacing
+        )
+
+    def setGeometry(self, rect: QRectF) -> None:
+        """Take the most columns that fit ``rect``'s width, then as few as keep that many rows
+        (four entries in two rows of two, not three and one); the height follows next round."""
+        widths = [self.entry_width(k) for k in range(len(self.items))]
+        columns = 1
+        for n in range(len(widths), 1, -1):
+            if sum(max(widths[k::n]) for k in range(n)) <= rect.width():  # entry k sits in column k % n
+                columns = -(-len(widths) // -(-len(widths) // n))
+                break
+        if self.items and columns != self.columnCount:
+            self.setColumnCount(columns)
+        super().setGeometry(rect)
+
+
+def legend_below(view: pg.PlotWidget) -> LegendBelow:
+    """Give ``view``'s plot a legend under its x axis (LegendBelow), where later named curves go."""
+    item = view.getPlotItem()
+    legend = LegendBelow(frame=False)
+    item.layout.addItem(legend, 4, 0, 1, item.layout.columnCount())  # under the axes too
+    item.legend = legend
+    return legend
+
+
 def title_across(plot: pg.PlotItem) -> None:
     """Let ``plot``'s title span its axes (and a colour bar) too, not only the data area: a title
     wider than the data then does not widen the view by the axes' width on top."""
@@ -170,7 +217,8 @@ def fit_view_box(plot: pg.PlotItem, lines: int = MIN_PLOT_LINES) -> None:
             else:
                 wide = max(wide, length)
     legend = plot.legend
-    if legend is not None and legend.isVisible() and legend.items:
+    inside = legend is not None and legend.parentItem() is plot.vb  # not a LegendBelow
+    if inside and legend.isVisible() and legend.items:
         dx, dy = legend.opts["offset"] or (0, 0)
         wide = max(wide, legend.width() + abs(dx))
         tall = max(tall, legend.height() + abs(dy))

@@ -31,8 +31,9 @@ def test_the_task_shows_a_block_twice_and_refuses_a_bad_length(panel):
     assert worker.wait_idle(60)  # the example is drawn in the worker (it imports torch)
     tokens = page.result.tokens
     assert len(tokens) == 10 and list(tokens[:5]) == list(tokens[5:])
-    assert page.result.best_loss[:4] == pytest.approx([math.log(64)] * 4)
-    assert not page.result.best_loss[4:].any()
+    # targets 1-5 are guesses (the 5th starts the repeat, which nothing announces); 6-9 copy
+    assert page.result.best_loss[:5] == pytest.approx([math.log(64)] * 5)
+    assert not page.result.best_loss[5:].any()
     page.length_spin.setValue(0)
     assert worker.wait_idle(60)
     assert panel.message.isVisibleTo(panel) and "block length" in panel.message.text()
@@ -71,6 +72,11 @@ def test_training_grows_an_induction_head_and_marks_the_step(panel):
     assert losses[0] > 3.0 and losses[-1] < 1.0
     formed = next(c for c in t.checkpoints if c.induction.max() > 0.5)
     assert page.loss_marker.isVisible() and page.loss_marker.value() == formed.step
+    for view, line in ((page.loss_plot, page.loss_marker), (page.score_plot, page.score_marker)):
+        item = view.getPlotItem()
+        data, legend, label = (x.sceneBoundingRect() for x in (item.vb, item.legend, line.label))
+        assert legend.top() >= data.bottom()  # the legend sits under the curves
+        assert data.contains(label) and not label.intersects(legend)
     layer, head = np.unravel_index(t.checkpoints[-1].induction.argmax(), (2, 2))
     assert layer == 1 and f"layer 2, head {head + 1}" in page.status.text()
     assert page.start_button.isEnabled() and not page.pause_button.isEnabled()
@@ -118,6 +124,8 @@ def test_pause_stops_the_steps_and_resume_and_reset_work(panel, qtbot):
     page.reset_button.click()
     assert worker.wait_idle(10)
     assert t.phase == Phase.EMPTY and t.checkpoints == [] and t.run is None
+    panel.set_step(3)
+    assert panel.knockout.untrained.isVisibleTo(panel)  # the paused model it measured is gone
     assert page.repeat_curve.getData()[0] is None or len(page.repeat_curve.getData()[0]) == 0
 
 
@@ -139,3 +147,22 @@ def test_exercise_ends_trained(panel):
     panel.exercise()
     assert panel.trainer.phase == Phase.DONE and panel.one_layer_trainer.phase == Phase.DONE
     assert panel.knockout.result is not None
+
+
+def test_before_training_the_loss_axis_runs_from_0_to_above_ln_v(panel):
+    panel.set_step(1)
+    page = panel.train
+    low, high = page.loss_plot.viewRange()[1]
+    assert low == pytest.approx(0) and high > math.log(64) * 1.1
+    assert page.guess_line.value() == pytest.approx(math.log(64))
+    assert page.loss_plot.viewRange()[0][1] >= page.state.steps
+    panel.settings.apply(vocab=512, steps=800)
+    assert page.guess_line.value() == pytest.approx(math.log(512))
+    assert page.loss_plot.viewRange()[1][1] > math.log(512) and page.loss_plot.viewRange()[0][1] >= 800
+
+
+def test_knock_a_head_out_says_training_comes_first(panel):
+    panel.set_step(3)
+    k = panel.knockout
+    assert k.untrained.isVisibleTo(panel) and "train the model in step 2 first" in k.untrained.text()
+    assert not k.losses.isVisibleTo(panel) and not k.table.isVisibleTo(panel)

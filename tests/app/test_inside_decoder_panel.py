@@ -10,6 +10,7 @@ import pytest
 from app import worker
 from app.panels.inside_decoder import InsideDecoderPanel, which_heads
 from app.panels.inside_decoder.state import decoder
+from core import smollm2
 from core.ablation import ablated, next_token_probs, run
 from core.ablation_ranking import answer_token, rank_by_ablation
 from core.decoder_induction import induction_test
@@ -67,17 +68,47 @@ def test_the_lite_standalone_build_says_the_full_build_includes_smollm2(qtbot, m
     assert not p.add_button.isVisibleTo(p)
 
 
-def test_without_smollm2_the_panel_says_what_to_do(qtbot):
+def test_without_smollm2_the_panel_offers_to_add_it(qtbot, tmp_path, monkeypatch):
+    from app.panels.next_token import NextTokenPanel
+
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))  # an empty data folder: no SmolLM2
+    assert smollm2.installed_folder() is None
     p = InsideDecoderPanel()
     qtbot.addWidget(p)
     p.show()
     worker.wait_idle()
-    assert "has not been added yet" in p.message.text() and "models add smollm2" in p.message.text()
-    assert "No decoder loaded" in p.model_info.text() and p.add_button.isVisibleTo(p)
-    shown = []
-    p.openPanel.connect(shown.append)
-    p.add_button.click()
-    assert shown == ["next_token"]
+    said = p.message.text()
+    assert p.add_button.isVisibleTo(p) and "93 MB" in p.add_button.text()
+    assert p.message.level == "info" and "Press Add" in said and "models add" not in said
+    assert "No decoder loaded" in p.model_info.text()
+    assert type(p.adder) is type(NextTokenPanel().adder)  # one implementation of the offer, shared
+    settle(p.add_button.click)  # offline in tests: says what to do, offers the button again
+    assert "internet connection" in p.message.text() and p.message.level == "error"
+    assert p.add_button.isVisibleTo(p) and p.knock.result is None
+    assert not p.add_progress.isVisibleTo(p) and not p.cancel_button.isVisibleTo(p)
+    assert list(smollm2.data_folder().iterdir()) == []
+
+
+def test_a_successful_add_runs_every_step_on_smollm2(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    p = InsideDecoderPanel()
+    qtbot.addWidget(p)
+    p.show()
+    worker.wait_idle()
+    stages = []
+    p.adder.progressed.connect(lambda done, total: stages.append(p.model_info.text()))
+
+    def install(progress=None):
+        for done in range(len(smollm2.STEPS)):
+            progress(done, len(smollm2.STEPS))
+        return tmp_path
+
+    used = []
+    monkeypatch.setattr(smollm2, "install", install)
+    monkeypatch.setattr(p, "use_model", used.append)
+    settle(p.add_button.click)
+    assert used == [smollm2.KEY] and stages[0] == smollm2.STEPS[0] + "…"
+    assert not p.add_button.isVisibleTo(p) and not p.cancel_button.isVisibleTo(p)
 
 
 def test_an_encoder_is_refused_and_the_last_result_stays(panel):
@@ -223,3 +254,71 @@ def test_a_head_map_crosses_heads_knocked_before_its_plot_was_built(qtbot):
     qtbot.waitUntil(lambda: head_map.built)
     x, y = head_map.crosses.getData()
     assert list(x) == [2.5] and list(y) == [1.5]
+
+
+def zeroed_by_hand(model, ids, layer, head, positions):
+    """Next-token probabilities with ``head``'s slice of ``layer``'s o_proj input set to 0 at
+    ``positions``, by a hook written here."""
+
+    d = model.module.config.hidden_size // model.module.config.num_attention_heads
+
+    def hook(_, args):
+        x = args[0].clone()
+        x[:, positions, head * d : (head + 1) * d] = 0
+        return (x, *args[1:])
+
+    handle = model.module.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(hook)
+    try:
+        return next_token_probs(model.module, ids)
+    finally:
+        handle.remove()
+
+
+def test_the_first_token_is_left_alone_unless_asked(panel, llama_folder):
+    model = decoder(llama_folder)
+    ids = ids_of(model, PROMPT)
+    settle(panel.knock.grid.clicked.emit, 0, 1)
+    r = panel.knock.result
+    assert not r.first and not panel.knock.first.isChecked()
+    kept = zeroed_by_hand(model, ids, 0, 1, slice(1, None))
+    np.testing.assert_allclose(np.log(r.ablated), np.log(kept), atol=1e-5)
+    settle(panel.knock.first.setChecked, True)
+    r = panel.knock.result
+    assert r.first and panel.rank.first.isChecked()  # steps 1 and 2 share the choice
+    np.testing.assert_allclose(
+        np.log(r.ablated), np.log(zeroed_by_hand(model, ids, 0, 1, slice(None))), atol=1e-4
+    )
+    assert np.abs(np.log(r.ablated) - np.log(kept)).max() > 1e-4
+    assert "Knocked out (zero, first token too): 1.2." in panel.knock.summary.text()
+
+
+def test_the_ranking_honours_the_first_token_choice(panel, llama_folder):
+    model = decoder(llama_folder)
+    ids = ids_of(model, PROMPT)
+    target, foil = answer_token(model.tokenizer, " because"), answer_token(model.tokenizer, " the")
+    panel.set_step(1)
+    assert "first token is left alone" in panel.rank.first_note.text()
+    settle(panel.rank.rank_button.click)
+    kept = panel.rank.ranking
+    np.testing.assert_allclose(kept.drop, rank_by_ablation(model.module, ids, target, foil).drop, atol=1e-5)
+    assert "first token left alone" in panel.rank.by_effect.text()
+    settle(panel.rank.first.setChecked, True)
+    assert np.isnan(panel.rank.effect_map.values).all()  # a ranking for the other choice is not shown
+    settle(panel.rank.rank_button.click)
+    every = rank_by_ablation(model.module, ids, target, foil, first=True)
+    np.testing.assert_allclose(panel.rank.ranking.drop, every.drop, atol=1e-5)
+    assert panel.rank.ranking.first and "first token knocked out too" in panel.rank.by_effect.text()
+    assert np.abs(kept.drop - every.drop).max() > 1e-4
+
+
+def test_the_copy_boundary_sits_before_the_second_copys_first_target(panel):
+    panel.set_step(4)
+    settle(panel.induction.n.setValue, 8)
+    test = panel.induction.result.clean
+    x, y = panel.induction.clean_line.getData()
+    line = panel.induction.copy_line.value()
+    assert list(x) == list(range(1, 16)) and line == 7.5  # each loss at its target's position
+    second = x > line
+    assert x[second][0] == 8  # target 8 is the second copy's first token, on the second copy's side
+    assert y[second].mean() == pytest.approx(test.loss_second, rel=1e-6)
+    assert y[~second].mean() == pytest.approx(test.loss_first, rel=1e-6)

@@ -389,3 +389,56 @@ def test_a_reflowing_grid_adds_rows_when_narrow(qtbot):
     host.resize(2 * wide, 300)
     QApplication.processEvents()
     assert a.y() == b.y() == c.y()  # and back
+
+
+def test_styled_widgets_follow_the_text_size_when_it_changes(window):
+    """View → Larger text reaches the widgets with a style sheet too (the pattern buttons, the
+    message bar): Qt leaves them at the font they were styled with."""
+    from app.window import SCALE_STEP
+
+    for cls in PANELS:
+        window.show_panel(cls.key)
+        worker.wait_idle()
+    window.current().show_message("A message shown before the text grows.", "warning")
+    try:
+        window.set_font_scale(SCALE_STEP**3)
+        QApplication.processEvents()
+        size = QApplication.font().pointSizeF()
+        stuck = [
+            f"{name(w)}: {w.font().pointSizeF():.1f} pt"
+            for w in window.findChildren(QWidget)
+            if w.styleSheet() and "font" not in w.styleSheet() and w.font().pointSizeF() != size
+        ]
+        bar = window.current().message
+        assert bar.height() >= bar.heightForWidth(bar.width())  # the message shows whole
+    finally:
+        window.set_font_scale(1.0)
+        window.current().clear_message()
+    assert not stuck, f"at {size:.1f} pt:\n" + "\n".join(stuck)
+
+
+def test_the_lesson_pane_keeps_the_words_of_a_narrow_table_whole(qtbot):
+    """A table column narrower than its words wrapped them mid-word ("entr opy", "suitcas e")."""
+    from app.window import LessonPane
+
+    pane = LessonPane()
+    qtbot.addWidget(pane)
+    pane.setMarkdown(
+        "| head | entropy of a row | suitcase |\n|---|---|---|\n"
+        "| layer 4, head 2 | mean entropy | suitcase suitcase |\n"
+    )
+    pane.resize(120, 300)  # narrower than the table's words
+    pane.show()
+    QApplication.processEvents()
+    doc = pane.document()
+    doc.documentLayout().documentSize()  # lay it all out
+    (table,) = doc.rootFrame().childFrames()
+    split = []
+    for row, column in itertools.product(range(table.rows()), range(table.columns())):
+        block = table.cellAt(row, column).firstCursorPosition().block()
+        text, layout = block.text(), block.layout()
+        for k in range(layout.lineCount()):
+            end = layout.lineAt(k).textStart() + layout.lineAt(k).textLength()
+            if 0 < end < len(text) and text[end - 1] != " " and text[end] != " ":
+                split.append(f"{text[:end]}|{text[end:]}")
+    assert not split, split

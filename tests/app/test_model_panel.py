@@ -76,10 +76,10 @@ def test_views_draw_exactly_the_weights_of_core(panel):
     page = panel.page
     page.tabs.setCurrentWidget(page.heatmap)
     panel.select_head(0, 2)
-    assert page.stale == {page.lines, page.grid}
+    assert page.undrawn_tabs == {page.lines, page.grid}
     page.tabs.setCurrentWidget(page.lines)
     page.tabs.setCurrentWidget(page.grid)
-    assert page.stale == set()
+    assert page.undrawn_tabs == set()
     a = panel.raw.attentions
     lines = panel.page.lines.drawn(2)
     expected = {
@@ -214,11 +214,14 @@ def test_clicking_a_tile_opens_it_large(panel):
 
 
 def test_steps_switch_views_and_the_searches_wait_for_their_buttons(panel):
+    panel.set_step(3)  # its first showing opens on the best head (below), once
     panel.set_step(2)
     assert panel.page.tabs.currentWidget() is panel.page.grid
+    panel.select_head(0, 0)
     shown = (panel.page.layer_spin.value(), panel.page.head_spin.value())
     panel.set_step(3)
-    assert panel.page.tabs.currentWidget() is panel.page.heatmap and panel.page.finder.ranking is None
+    assert panel.page.tabs.currentWidget() is panel.page.heatmap
+    assert (panel.page.layer_spin.value(), panel.page.head_spin.value()) == shown
     panel.set_step(4)
     assert panel.page.tabs.currentWidget() is panel.page.lines
     assert (panel.page.layer_spin.value(), panel.page.head_spin.value()) == shown  # paging changed nothing
@@ -312,3 +315,28 @@ def test_a_vanished_last_folder_falls_back_to_the_bundled_model(qtbot, tmp_path)
     assert p.model.name == "all-MiniLM-L6-v2" and p.result is not None
     assert p.message.level == "warning" and "no config.json" in p.message.text()
     assert "bundled model instead" in p.message.text()
+
+
+def test_find_a_head_opens_on_the_head_its_lesson_describes(panel):
+    """Step 4 first shows the default pair's best head and its ranking, before any button."""
+    assert panel.page.finder.ranking_list.count() == 10  # ranked as the weights came
+    panel.set_step(3)
+    page = panel.page
+    assert (page.layer_spin.value(), page.head_spin.value()) == (4, 2)
+    assert "it → trophy: the best head is layer 4, head 2, weight 0.58" in page.finder.label.text()
+    assert page.finder.ranking_list.item(0).text() == "layer 4, head 2: 0.58"
+    assert page.tabs.currentWidget() is page.heatmap
+    np.testing.assert_array_equal(page.heatmap.values, panel.raw.attentions[3, 1])
+
+
+def test_find_a_head_shown_before_the_weights_opens_on_its_head_when_they_come(qtbot):
+    p = ModelPanel()
+    qtbot.addWidget(p)
+    p.set_step(3)  # before the first show: no model, no weights yet
+    assert p.result is None and p.page.finder.ranking is None
+    p.show()
+    worker.wait_idle()
+    assert (p.page.layer_spin.value(), p.page.head_spin.value()) == (4, 2)
+    p.set_step(4)
+    p.set_step(3)
+    assert (p.page.layer_spin.value(), p.page.head_spin.value()) == (4, 2)

@@ -122,6 +122,46 @@ def test_generate_append_click_undo_and_auto(panel, qtbot):
     assert g.length >= start + 4 or g.chosen[-1].id == panel.model.tokenizer.eos_token_id
 
 
+def test_appended_draws_are_the_cli_generation_for_the_same_seed(panel, llama_folder, capsys):
+    """One generator per generation: each appended token takes the seed's next number, so the
+    panel's tokens are ``predict --generate N --seed S``'s (not all drawn with its first number)."""
+    import json
+
+    from app.main import main
+
+    panel.set_step(2)
+    panel.temperature.temperature.setValue(3.0)  # flat: another number almost surely gives another token
+    panel.temperature.top_p.setValue(0.95)
+    panel.temperature.seed.setValue(7)
+    panel.temperature.draw_button.click()  # step 2's draws do not use up the generation's numbers
+    for _ in range(6):
+        settle(panel.append_sample)
+    chosen = panel.generation.chosen
+    assert main(["predict", "--text", PROMPT, "--model", str(llama_folder), "--generate", "6",
+                 "--temperature", "3", "--top-p", "0.95", "--seed", "7", "--json"]) == 0  # fmt: skip
+    generated = json.loads(capsys.readouterr().out)["generated"]
+    assert [c.id for c in chosen] == [g["id"] for g in generated]
+    np.testing.assert_allclose([c.prob for c in chosen], [g["prob"] for g in generated], atol=1e-6)
+    # by hand: the k-th token is where the seed's k-th number falls in step k's distribution
+    numbers = np.random.default_rng(7).random(len(chosen))
+    ids = panel.generation.ids
+    start = len(ids) - len(chosen)
+    by_number, by_first = [], []
+    for k in range(len(chosen)):
+        p = sampling.reshape(decoder.prefill(panel.model, ids[: start + k]).logits, 3.0, None, 0.95).sampling
+        by_number.append(int(np.searchsorted(np.cumsum(p), numbers[k], side="right")))
+        by_first.append(int(np.searchsorted(np.cumsum(p), numbers[0], side="right")))
+    assert [c.id for c in chosen] == by_number
+    assert by_first != by_number  # re-seeding at every token would have been caught
+    assert panel.draws.count == len(chosen)
+    before = [c.id for c in chosen]
+    for _ in range(3):
+        settle(panel.undo)
+    for _ in range(3):
+        settle(panel.append_sample)
+    assert [c.id for c in panel.generation.chosen] == before  # undone and drawn again: the same
+
+
 def test_cache_and_groups_pages(panel):
     settle(panel.generate.sample_button.click)  # at least one decode step in the cache
     g = panel.generation

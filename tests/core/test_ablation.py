@@ -1,5 +1,7 @@
 """Head ablation and the ablation ranking on a tiny random Llama with grouped-query attention."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from core.ablation_ranking import (
     rank_by_ablation,
     rank_by_attention,
 )
+from core.decoder import cache_argument
 from tests.tiny_models import LLAMA_PROMPT as PROMPT
 
 pytestmark = pytest.mark.models
@@ -30,8 +33,9 @@ def rotate(x, theta):
     return x * cos + half * sin
 
 
-def reference_layer(module, layer, x, zero_head=None):
-    """One Llama decoder layer written out in NumPy; ``zero_head``'s slice of the o_proj input is 0.
+def reference_layer(module, layer, x, zero_head=None, first=False):
+    """One Llama decoder layer written out in NumPy; ``zero_head``'s slice of the o_proj input is 0
+    at every position but the first (at the first too with ``first``).
 
     ``x`` (T, hidden) is the layer's input. Returns its output (T, hidden).
     """
@@ -54,7 +58,9 @@ def reference_layer(module, layer, x, zero_head=None):
         weights = np.exp(scores - scores.max(-1, keepdims=True))
         weights /= weights.sum(-1, keepdims=True)
         out = weights @ v[:, kv * d : (kv + 1) * d]
-        heads.append(np.zeros_like(out) if i == zero_head else out)
+        if i == zero_head:
+            out = np.concatenate([out[:1] if not first else 0 * out[:1], np.zeros_like(out[1:])])
+        heads.append(out)
     x = x + np.concatenate(heads, -1) @ w["self_attn.o_proj.weight"].T
     h = rms_norm(x, w["post_attention_layernorm.weight"], cfg.rms_norm_eps)
     gate = h @ w["mlp.gate_proj.weight"].T
@@ -90,8 +96,8 @@ def no_hooks_left(module) -> bool:
     return all(getattr(h, "__module__", "").startswith("transformers.") for kept in hooks for h in kept)
 
 
-def logit_diff(module, ids, target, foil, heads=()):
-    with ablated(module, heads):
+def logit_diff(module, ids, target, foil, heads=(), first=False):
+    with ablated(module, heads, first=first):
         logits = run(module, ids)[0][-1]
     return float(logits[target] - logits[foil])
 
@@ -103,19 +109,25 @@ def test_reference_layer_matches_the_clean_model(llama, ids):
         np.testing.assert_allclose(reference_layer(model, layer, x), out, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("first", [False, True])
 @pytest.mark.parametrize("layer, head", [(0, 0), (0, 3), (1, 1), (1, 2)])
-def test_zero_ablation_equals_the_layer_recomputed_with_the_head_slice_zeroed(llama, ids, layer, head):
+def test_zero_ablation_equals_the_layer_recomputed_with_the_head_slice_zeroed(llama, ids, layer, head, first):
     model, _ = llama
     x_clean, out_clean = layer_io(model, ids, layer)
-    with ablated(model, [(layer, head)]):
+    with ablated(model, [(layer, head)], first=first):
         x, out = layer_io(model, ids, layer)
     np.testing.assert_array_equal(x, x_clean)  # earlier layers are untouched
-    np.testing.assert_allclose(out, reference_layer(model, layer, x, zero_head=head), rtol=1e-5, atol=1e-5)
-    assert np.abs(out - out_clean).max() > 1e-3
+    expected = reference_layer(model, layer, x, zero_head=head, first=first)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert np.abs(out[1:] - out_clean[1:]).max() > 1e-3
+    if first:
+        assert np.abs(out[0] - out_clean[0]).max() > 1e-4
+    else:  # the first position is left alone, and with it everything it feeds in this layer
+        np.testing.assert_allclose(out[0], out_clean[0], rtol=1e-6, atol=1e-6)
     assert no_hooks_left(model)
 
 
-def test_mean_ablation_puts_the_reference_mean_in_every_position(llama, ids):
+def test_mean_ablation_puts_the_reference_mean_in_every_position_but_the_first(llama, ids):
     model, tokenizer = llama
     means = head_means(model, tokenizer("a dog ran after the ball and caught it")["input_ids"])
     assert means.shape == (2, 4, 8)
@@ -123,8 +135,13 @@ def test_mean_ablation_puts_the_reference_mean_in_every_position(llama, ids):
     with ablated(model, [(1, 2)], mode="mean", means=means):
         outputs = head_outputs(model, ids)
     np.testing.assert_allclose(
-        outputs[1, :, 2], np.broadcast_to(means[1, 2], outputs[1, :, 2].shape), atol=1e-6
+        outputs[1, 1:, 2], np.broadcast_to(means[1, 2], outputs[1, 1:, 2].shape), atol=1e-6
     )
+    np.testing.assert_allclose(outputs[1, 0, 2], clean[1, 0, 2], atol=1e-6)
+    assert np.abs(clean[1, 0, 2] - means[1, 2]).max() > 1e-3  # so leaving it alone is seen
+    with ablated(model, [(1, 2)], mode="mean", means=means, first=True):
+        every = head_outputs(model, ids)
+    np.testing.assert_allclose(every[1, :, 2], np.broadcast_to(means[1, 2], every[1, :, 2].shape), atol=1e-6)
     np.testing.assert_allclose(outputs[0], clean[0], atol=1e-6)  # layer 1 is before the change
     np.testing.assert_allclose(outputs[1, :, [0, 1, 3]], clean[1, :, [0, 1, 3]], atol=1e-6)
 
@@ -222,6 +239,64 @@ def test_batched_ranking_equals_knocking_out_one_head_at_a_time(llama, ids):
     assert no_hooks_left(model)
 
 
+def hand_written_hook(module, layer, head, value, positions):
+    """A pre-hook on ``layer``'s o_proj that writes ``value`` into ``head``'s slice at ``positions``."""
+    d = module.config.hidden_size // module.config.num_attention_heads
+
+    def hook(_, args):
+        x = args[0].clone()
+        x[:, positions, head * d : (head + 1) * d] = torch.as_tensor(value, dtype=x.dtype)
+        return (x, *args[1:])
+
+    return module.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(hook)
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_mean_ablation_equals_a_hand_written_hook(llama, ids, first):
+    model, tokenizer = llama
+    means = head_means(model, tokenizer("a dog ran after the ball and caught it")["input_ids"])
+    positions = list(range(0 if first else 1, len(ids)))
+    handle = hand_written_hook(model, 0, 1, means[0, 1], positions)
+    try:
+        expected = run(model, ids)[0]
+    finally:
+        handle.remove()
+    with ablated(model, [(0, 1)], "mean", means, first=first):
+        np.testing.assert_allclose(run(model, ids)[0], expected, atol=1e-5)
+
+
+def test_the_first_position_is_found_with_a_kv_cache(llama, ids):
+    """Decoding one token at a time, the hook still knows which token is the first."""
+    model, _ = llama
+    with ablated(model, [(0, 0), (1, 3)]):
+        whole = run(model, ids)[0]
+        with torch.inference_mode():
+            out = model(input_ids=torch.tensor([ids[:5]]), use_cache=True)
+            rows = [out.logits[0, -1]]
+            for token in ids[5:]:
+                cache = cache_argument(SimpleNamespace(module=model), out.past_key_values)
+                out = model(input_ids=torch.tensor([[token]]), use_cache=True, **cache)
+                rows.append(out.logits[0, -1])
+    np.testing.assert_allclose(torch.stack(rows).numpy(), whole[4:], atol=1e-4)
+    assert no_hooks_left(model)
+
+
+def test_the_ranking_leaves_the_first_position_alone_unless_asked(llama, ids):
+    model, tokenizer = llama
+    target, foil = answer_token(tokenizer, " because"), answer_token(tokenizer, " the")
+    kept = rank_by_ablation(model, ids, target, foil)
+    every = rank_by_ablation(model, ids, target, foil, first=True)
+    assert not kept.first and every.first and "first token too" in every.ranking.what
+    for layer, head in [(0, 0), (0, 2), (1, 1)]:
+        assert kept.ablated[layer, head] == pytest.approx(
+            logit_diff(model, ids, target.id, foil.id, [(layer, head)]), abs=1e-5
+        )
+        assert every.ablated[layer, head] == pytest.approx(
+            logit_diff(model, ids, target.id, foil.id, [(layer, head)], first=True), abs=1e-5
+        )
+    assert np.abs(kept.ablated[0] - every.ablated[0]).max() > 1e-4
+
+
 def test_mean_ablation_ranking_matches_single_runs(llama, ids):
     model, tokenizer = llama
     means = head_means(model, tokenizer("a dog ran after the ball and caught it")["input_ids"])
@@ -288,4 +363,4 @@ def test_hooks_act_only_in_the_thread_that_installed_them(llama, ids):
         outputs = head_outputs(model, ids)  # recording hooks, too, stay in their thread
     np.testing.assert_array_equal(seen["logits"], clean)
     assert np.abs(knocked - clean).max() > 1e-4
-    assert np.all(outputs[0, :, 0] == 0)
+    assert np.all(outputs[0, 1:, 0] == 0) and np.any(outputs[0, 0, 0] != 0)

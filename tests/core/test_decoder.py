@@ -84,6 +84,18 @@ def test_generate_is_seeded(llama):
     assert all(c.prob == pytest.approx(1.0) for c in greedy)
 
 
+def test_draws_take_the_seeds_numbers_one_after_another():
+    """One generator per generation: the k-th draw uses the seed's k-th number."""
+    dist = sampling.reshape(np.log([0.1, 0.2, 0.3, 0.4]))
+    draws = sampling.Draws(seed=3)
+    tokens = [draws.draw(dist)[0] for _ in range(50)]
+    numbers = np.random.default_rng(3).random(50)
+    assert tokens == [int(np.searchsorted(np.cumsum(dist.sampling), u, side="right")) for u in numbers]
+    assert draws.count == 50 and len(set(tokens)) == 4
+    token, prob = draws.draw(dist)
+    assert prob == dist.probs[token]
+
+
 def test_temperature_divides_the_logits():
     logits = np.array([2.0, 1.0, 0.5, -1.0])
     for t in (0.3, 1.0, 4.0):
@@ -195,3 +207,13 @@ def test_query_heads_sharing_a_key_head(llama_folder):
 def test_timing_measures_both_ways(llama):
     timing = decoder.time_decode(llama, decoder.encode(llama, PROMPT)[0], tokens=20, repeats=2)
     assert timing.tokens == 20 and timing.cached > 0 and timing.uncached > 0
+
+
+def test_a_position_drawn_again_takes_the_same_number():
+    """Undo, then draw again: the token at generated position k always uses the seed's k-th number."""
+    dist = sampling.reshape(np.log([0.1, 0.2, 0.3, 0.4]))
+    draws = sampling.Draws(seed=5)
+    first = [draws.draw(dist)[0] for _ in range(20)]
+    assert [draws.draw(dist, at=k)[0] for k in range(20)] == first
+    assert draws.count == 20
+    assert draws.number(3) == np.random.default_rng(5).random(4)[3]

@@ -225,3 +225,18 @@ def test_a_new_target_is_read_from_the_last_positions_alone(llama, ids):
     assert bare.target_rank is None and bare.target_prob is None and bare.formed_at() is None
     with pytest.raises(ValueError, match="Token id 300 is outside the vocabulary"):
         with_target(model, streams, lens, 300)
+
+
+def test_the_copy_boundary_and_which_targets_can_be_copied(llama):
+    model, _ = llama
+    n = 8
+    ids = repeated_random_tokens(300, n, np.random.default_rng(0))
+    test = induction_test(model, ids)
+    at = np.arange(1, 2 * n)  # losses[p] is drawn at its target's position p + 1
+    second = at > test.boundary
+    assert test.boundary == n - 0.5 and at[second][0] == n  # the second copy starts at target n
+    assert test.loss_second == pytest.approx(test.losses[second].mean(), rel=1e-9)
+    assert test.loss_first == pytest.approx(test.losses[~second].mean(), rel=1e-9)
+    # a target can be copied when the token before it appeared earlier: the last n − 1 only
+    copyable = [p + 1 for p in range(2 * n - 1) if ids[p] in ids[:p]]
+    assert copyable == list(range(n + 1, 2 * n)) and len(copyable) == n - 1

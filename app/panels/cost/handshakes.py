@@ -52,8 +52,9 @@ class HandshakePage(Step):
         self.marks.setData([r.n, 2 * r.n], [r.now, r.doubled])
         self.note.setText(
             f"<b>{r.n} people make {r.now:,} handshakes</b> (n(n−1)/2). Double the room to {2 * r.n} "
-            f"and there are {r.doubled:,}: {r.doubled / r.now:.2f}× as many, because every newcomer "
-            "greets the old guests and the other newcomers too. Attention over n tokens is the same room."
+            f"and there are {r.doubled:,}: {r.doubled / r.now:.2f}× as many, since n(n−1)/2 grows like "
+            f"n²/2. Attention scores all n² ordered pairs, each token with itself too: {r.n**2:,} for "
+            f"{r.n} tokens."
         )
         return None
 

@@ -86,7 +86,8 @@ class SparsePage(Step):
             f"{' (causal)' if s.causal else ''} computes {now['full']:,} ({percent(now['full'], total)}); "
             f"a window of {s.window:,} computes {now['window']:,} ({percent(now['window'], total)}); "
             f"with {s.n_global} global token(s) {now['global']:,} ({percent(now['global'], total)}). "
-            "A window grows like n·w, each global token adds about 2n: linear, not quadratic."
+            "A window on both sides costs about n·(2w − 1), a causal one about n·w; each global token "
+            "adds about 2n: linear, not quadratic."
         )
         return None
 

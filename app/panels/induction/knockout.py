@@ -12,6 +12,8 @@ from app.widgets import Heatmap
 from app.widgets.controls import TextBox, note, spin
 from app.widgets.tables import fill_table, text_table
 
+UNTRAINED = "Nothing to measure yet: train the model in step 2 first (or pause it there)."
+
 
 class KnockoutPage(Step):
     def __init__(self, trainer: Trainer):
@@ -28,7 +30,9 @@ class KnockoutPage(Step):
         self.losses = Heatmap("Repeat loss without each head (click one)", colorbar=False, cell_text=True)
         self.weights = Heatmap("The chosen head reading your sequence", colorbar=False, max_ticks=16)
         self.table = text_table(("token", "next", "without it"), size_columns=True)
+        self.untrained = note(UNTRAINED)  # in place of the views until a model is trained
         views = QGridLayout()
+        views.addWidget(self.untrained, 0, 0, 1, 2)
         views.addWidget(self.losses, 0, 0)
         views.addWidget(self.table, 0, 1, 2, 1)
         views.addWidget(self.weights, 1, 0)
@@ -48,6 +52,15 @@ class KnockoutPage(Step):
         )
         self.losses.clicked.connect(lambda i, j: self.apply(layer=i + 1, head=j + 1))
         trainer.updated.connect(self.take_model)
+        self.live.changed.connect(self.show_untrained)
+        self.show_untrained()
+
+    def show_untrained(self) -> None:
+        """Before a model is trained (and after a reset) say so in place of the empty views."""
+        untrained = self.live.result is None
+        self.untrained.setVisible(untrained)
+        for view in (self.losses, self.weights, self.table, self.summary):
+            view.setVisible(not untrained)
 
     def take_model(self) -> None:
         """Measure the step-2 model whenever it stands still: paused, or trained to its last step
@@ -60,15 +73,7 @@ class KnockoutPage(Step):
         elif run is None and self.state.run is not None:
             self.apply(run=None, step=0)
 
-    def draw(self, r: KnockoutResult | None) -> Notice:
-        for view in (self.losses, self.weights, self.table):
-            view.setVisible(r is not None)  # nothing to show before a model is trained
-        if r is None:
-            self.losses.clear()
-            self.weights.clear()
-            fill_table(self.table, [])
-            self.summary.setText("")
-            return ("Train the model in step 2 first (or pause it); this step measures it.", "info")
+    def draw(self, r: KnockoutResult) -> Notice:
         s = self.state
         layers, heads = r.losses.shape
         self.losses.set_data(

@@ -52,7 +52,7 @@ def compute_task(s: TaskState, progress=None) -> TaskResult:
         ImportError
     ):  # a lite install: the same kind of example, drawn by NumPy; training says what to install
         tokens = np.tile(np.random.default_rng(s.seed).integers(s.vocab, size=s.length), 2)
-    best = np.where(np.arange(1, 2 * s.length) < s.length, math.log(s.vocab), 0.0)
+    best = np.where(np.arange(1, 2 * s.length) <= s.length, math.log(s.vocab), 0.0)  # target n is a guess too
     return TaskResult(tokens, best, s.vocab)
 
 

@@ -65,6 +65,7 @@ class TaskPage(Step):
         self.best.setYRange(0, math.log(max(r.vocab, 2)) * 1.15, padding=0)
         return (
             f"Guessing among {r.vocab} tokens costs ln {r.vocab} = {math.log(r.vocab):.2f} nats a token. "
-            f"A model that copies from the first copy pays nothing on the last {n} targets.",
+            f"A model that copies from the first copy pays nothing on the last {n - 1} targets: the second "
+            "copy's first token follows nothing that says the repeat begins.",
             "info",
         )

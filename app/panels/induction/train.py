@@ -10,10 +10,11 @@ from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton
 
 from app.panels.induction.trainer import Phase, Trainer
 from app.panels.step import Live, Notice, Step
+from app.theme import style_plots
 from app.widgets import Heatmap
 from app.widgets.controls import float_spin, note, spin
 from app.widgets.head_grid import HeadGrid
-from app.widgets.plots import legend_lines, plot
+from app.widgets.plots import legend_below, legend_lines, plot
 from core.head_tiles import head_tiles
 
 FIRST, REPEAT, FORMED_COLOR = "#7f7f7f", "#ff7f0e", "#2ca02c"
@@ -40,19 +41,37 @@ def guess_line(loss_plot: pg.PlotWidget) -> pg.InfiniteLine:
     return line
 
 
-def marker(text: str) -> pg.InfiniteLine:
-    """A vertical line at the step where the induction head formed."""
+def marker(top: bool) -> pg.InfiniteLine:
+    """A vertical line at the step where the induction head formed, labelled at the plot's top or
+    bottom edge (place_marker picks the side)."""
     return pg.InfiniteLine(
         angle=90,
         pen=pg.mkPen(FORMED_COLOR, width=2),
-        label=text,
-        labelOpts={
-            "position": 0.9,
-            "color": "#ffffff",
-            "fill": FORMED_COLOR,
-            "anchors": [(1, 0.5), (1, 0.5)],
-        },
+        label="",
+        labelOpts={"position": 1.0 if top else 0.0, "color": "#ffffff", "fill": FORMED_COLOR},
     )
+
+
+def place_marker(line: pg.InfiniteLine) -> None:
+    """Put the label left of its line, where the curves are before the head forms: high losses
+    leave the loss plot's bottom free, low scores the score plot's top. Right of it when the
+    label does not fit on the left."""
+    vb = line.getViewBox()
+    if vb is None or not line.isVisible():
+        return
+    room = (line.value() - vb.viewRange()[0][0]) / max(vb.viewPixelSize()[0], 1e-12)  # pixels
+    side = 1 if line.label.boundingRect().width() < room else 0
+    edge = 0 if line.label.orthoPos > 0.5 else 1  # the label's top at the top edge, or its bottom
+    line.label.anchors = [(side, edge), (side, edge)]
+    line.label.updatePosition()
+
+
+def set_ranges(loss_plot: pg.PlotWidget, score_plot: pg.PlotWidget, guess: pg.InfiniteLine, settings) -> None:
+    """Axes for a run of ``settings``: steps across, losses from 0 to above ln V."""
+    for view in (loss_plot, score_plot):
+        view.setXRange(0, settings.steps, padding=0.02)
+    loss_plot.setYRange(0, math.log(settings.vocab) * 1.3, padding=0)
+    guess.setValue(math.log(settings.vocab))
 
 
 class TrainPage(Step):
@@ -81,19 +100,21 @@ class TrainPage(Step):
         self.status = note()
         self.loss_plot = plot("Loss per token", "training step", "nats")
         self.loss_plot.getAxis("left").enableAutoSIPrefix(False)  # nats, never "nats (x0.001)"
-        self.loss_plot.addLegend(offset=(8, -8))
-        self.first_curve = self.loss_plot.plot(pen=pg.mkPen(FIRST, width=2), name="first copy (new tokens)")
+        legend_below(self.loss_plot)
+        self.first_curve = self.loss_plot.plot(pen=pg.mkPen(FIRST, width=2), name="first copy (random)")
         self.repeat_curve = self.loss_plot.plot(pen=pg.mkPen(REPEAT, width=2.5), name="second copy (repeat)")
-        legend_lines(self.loss_plot, self.first_curve, "first copy", "(new tokens)")
+        legend_lines(self.loss_plot, self.first_curve, "first copy", "(random)")
         legend_lines(self.loss_plot, self.repeat_curve, "second copy", "(repeat)")
         self.guess_line = guess_line(self.loss_plot)
         self.score_plot = plot("Head scores (dashed: previous token)", "training step", "score")
         self.score_plot.setYRange(0, 1, padding=0.02)
-        self.score_plot.addLegend(offset=(8, 8), colCount=2)
+        legend_below(self.score_plot)
         self.score_curves: dict[tuple[int, int, bool], pg.PlotDataItem] = {}
-        self.loss_marker, self.score_marker = marker(""), marker("")
-        self.loss_plot.addItem(self.loss_marker)
-        self.score_plot.addItem(self.score_marker)
+        self.loss_marker, self.score_marker = marker(top=False), marker(top=True)
+        for view, line in ((self.loss_plot, self.loss_marker), (self.score_plot, self.score_marker)):
+            view.addItem(line)
+            view.getPlotItem().vb.sigResized.connect(lambda _vb, line=line: place_marker(line))
+        set_ranges(self.loss_plot, self.score_plot, self.guess_line, self.state)  # before any run
         self.grid = HeadGrid()
         self.large = Heatmap("", colorbar=False, cell_text=False, max_ticks=8)
         self.chosen: tuple[int, int] | None = None  # the head clicked in the grid; None: the best one
@@ -111,7 +132,7 @@ class TrainPage(Step):
         holder = QWidget()
         holder.setLayout(views)
         self.layout_with(
-            "Press Start. The repeat's loss stays near a guess for a few hundred steps, then falls "
+            "Press Start. The repeat's loss drifts down slowly for a few hundred steps, then falls "
             "off a cliff as one layer-2 head learns to look just after the current token's earlier copy.",
             controls,
             holder,
@@ -153,10 +174,8 @@ class TrainPage(Step):
                     name = None if dashed else f"L{layer + 1} H{head + 1}"
                     pen = head_pen(layer, head, settings.heads, dashed)
                     self.score_curves[layer, head, dashed] = self.score_plot.plot(pen=pen, name=name)
-        for view in (self.loss_plot, self.score_plot):
-            view.setXRange(0, settings.steps, padding=0.02)
-        self.loss_plot.setYRange(0, math.log(settings.vocab) * 1.3, padding=0)
-        self.guess_line.setValue(math.log(settings.vocab))
+        style_plots(self.score_plot)  # the new legend entries take the theme's text colour and size
+        set_ranges(self.loss_plot, self.score_plot, self.guess_line, settings)
         t = 2 * settings.length
         self.grid.set_data(head_tiles(np.zeros((settings.layers, settings.heads, t, t))))
         self.probe_note.setText(
@@ -168,7 +187,9 @@ class TrainPage(Step):
 
     def draw(self, settings) -> Notice:
         run = self.trainer.run
-        if run is not None and run.settings != settings:
+        if run is None:  # nothing trained: the axes of the run these settings would start
+            set_ranges(self.loss_plot, self.score_plot, self.guess_line, settings)
+        elif run.settings != settings:
             return ("Settings changed: press Start to train a new model with them.", "info")
         return None
 
@@ -202,9 +223,7 @@ class TrainPage(Step):
             if formed is not None:
                 line.setValue(formed.step)
                 line.label.setFormat(f"step {formed.step}")
-                side = 1 if formed.step > s.steps / 2 else 0  # the label on the side with room
-                line.label.anchors = [(side, 0.5), (side, 0.5)]
-                line.label.updatePosition()
+                place_marker(line)
         last = cps[-1]
         self.grid.set_data(head_tiles(last.probe))
         layer, head = np.unravel_index(last.induction.argmax(), last.induction.shape)
@@ -221,7 +240,7 @@ class TrainPage(Step):
             f"{state}: step {max(t.step, last.step):,} of {s.steps:,}\n"
             f"repeat loss {last.loss_second:.2f} nats (first copy {last.loss_first:.2f})\n"
             f"best induction head: layer {layer + 1}, head {head + 1}: {last.induction[layer, head]:.2f}"
-            + (f"\ngreen line: its score passed 0.5 at step {formed.step}" if formed is not None else "")
+            + (f"\ngreen line: a head first passed 0.5 at step {formed.step}" if formed is not None else "")
         )
 
     def clear_views(self) -> None:

@@ -3,7 +3,7 @@ heads by effect and by attention; the logit lens; attention sinks; induction hea
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from app.panels.base import Panel
 from app.panels.inside_decoder.induction import InductionPage
@@ -12,8 +12,9 @@ from app.panels.inside_decoder.lens import LensPage
 from app.panels.inside_decoder.sinks import SinkPage
 from app.panels.inside_decoder.state import KnockState, compute_knock
 from app.panels.inside_decoder.which_heads import RankPage
+from app.panels.model_add import SmolLM2Adder
 from app.panels.step import Live
-from app.widgets.controls import WrappingButton, note
+from app.widgets.controls import note
 from core import smollm2
 
 
@@ -32,20 +33,29 @@ class InsideDecoderPanel(Panel):
         self.induction = InductionPage()
         self.model_info = note("Loading the decoder…")
         self.open_button = QPushButton("Open decoder folder…")
-        self.add_button = WrappingButton("Add SmolLM2 in the Next token panel")
-        self.add_button.hide()
+        self.adder = SmolLM2Adder(parent=self)  # the Next token panel's Add button, the same code
+        self.add_button = self.adder.button
+        self.add_progress = QProgressBar()
+        self.add_progress.setMaximumWidth(160)
+        self.cancel_button = QPushButton("Cancel")
+        for widget in (self.add_progress, self.cancel_button):
+            widget.hide()
         row = QHBoxLayout()
         row.addWidget(QLabel("Model"))
         row.addWidget(self.model_info, 1)
-        row.addWidget(self.add_button)
-        row.addWidget(self.open_button)
+        for widget in (self.add_button, self.add_progress, self.cancel_button, self.open_button):
+            row.addWidget(widget)
         self.body.addLayout(row)
         self.add_steps(self.knock, self.rank, self.lens, self.sinks, self.induction)
         self.open_button.clicked.connect(self.choose_folder)
-        self.add_button.clicked.connect(lambda: self.openPanel.emit("next_token"))
+        self.cancel_button.clicked.connect(self.cancel_add)
+        self.adder.running.connect(self._adding)
+        self.adder.progressed.connect(self._add_progressed)
+        self.adder.added.connect(lambda: self.use_model(smollm2.KEY))
+        self.adder.failed.connect(self._add_failed)
         knock.changed.connect(self._describe_model)
-        knock.failed.connect(self._no_model)
         for live in self.lives():
+            live.failed.connect(self._no_model)  # after the message bar's slot: the offer replaces it
             live.busy.connect(self._busy)
         self.set_step(0)
 
@@ -63,15 +73,48 @@ class InsideDecoderPanel(Panel):
             live.apply(source=source)
 
     def _no_model(self, why: str) -> None:
-        if self.knock.result is None:
-            self.model_info.setText("No decoder loaded: see the message above.")
-            self.add_button.setVisible(smollm2.ADD_HINT in why)
+        """No decoder yet: where SmolLM2 is missing, offer to add it here rather than naming a
+        terminal command."""
+        if self.knock.result is not None:
+            return
+        if self.adder.busy:
+            self.model_info.setText("Adding SmolLM2…")
+            return
+        self.model_info.setText("No decoder loaded: see the message above.")
+        if smollm2.ADD_HINT in why:
+            self.show_message(*self.adder.offer())
+        else:
+            self.add_button.hide()
+
+    def _adding(self, running: bool) -> None:
+        self.add_progress.setRange(0, 0)
+        self.add_progress.setVisible(running)
+        self.cancel_button.setVisible(running)
+        if running:
+            self.clear_message()
+            self.model_info.setText("Adding SmolLM2…")
+
+    def _add_progressed(self, done: int, total: int) -> None:
+        self.add_progress.setRange(0, total)
+        self.add_progress.setValue(done)
+        if self.adder.stage(done, total):
+            self.model_info.setText(self.adder.stage(done, total))
+
+    def _add_failed(self, message: str) -> None:
+        self.model_info.setText("No decoder loaded: see the message above.")
+        self.show_message(*self.adder.offer(message))
+
+    def cancel_add(self) -> None:
+        if self.adder.cancel():
+            self.model_info.setText("No decoder loaded.")
+            self.show_message("Adding the model was cancelled; nothing changed.", "info")
 
     def _describe_model(self) -> None:
         self.add_button.hide()
         m = self.knock.result.model
         kv = f", {m.n_kv_heads} key/value heads" if m.n_kv_heads != m.n_heads else ""
-        self.model_info.setText(f"{m.name}: {m.n_layers} layers × {m.n_heads} heads{kv}")
+        origin = f" · {smollm2.ORIGIN}" if m.source == smollm2.KEY else ""
+        self.model_info.setText(f"{m.name}: {m.n_layers} layers × {m.n_heads} heads{kv}{origin}")
 
     def _busy(self, running: bool) -> None:
         if running:

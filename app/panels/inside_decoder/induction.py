@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton, QVBoxLayout
 
 from app.panels.inside_decoder.knock_out import mode_box
 from app.panels.inside_decoder.state import MAX_RANDOM, InductionResult, InductionState, compute_induction
-from app.panels.inside_decoder.views import HeadMap, toggle_on_click
+from app.panels.inside_decoder.views import HeadMap, first_token_box, toggle_on_click
 from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note, spin
 from app.widgets.plots import plot
@@ -23,16 +23,18 @@ class InductionPage(Step):
         self.n = self.bind(spin(s.n, 2, MAX_RANDOM), "n")
         self.seed = self.bind(spin(s.seed, 0, 10_000), "seed")
         self.mode = self.bind(mode_box(), "mode")
+        self.first = first_token_box(self)
         self.reset = QPushButton("Reset: every head back")
         self.summary = note()
         controls = QFormLayout()
         controls.addRow("Random tokens", self.n)
         controls.addRow("Seed", self.seed)
         controls.addRow("Ablation", self.mode)
+        controls.addRow(self.first)
         controls.addRow(self.reset)
         self.induction_map = HeadMap("Induction score (click to knock out)")
         self.previous_map = HeadMap("Previous-token score")
-        self.loss_plot = plot("Loss at each position", "position", "loss (nats)")
+        self.loss_plot = plot("Loss at each target", "target position", "loss (nats)")
         self.loss_plot.setMouseEnabled(x=False, y=False)
         self.loss_plot.addLegend(offset=(-8, 8))
         self.clean_line = self.loss_plot.plot(pen=pg.mkPen(CLEAN, width=2), name="every head")
@@ -71,7 +73,7 @@ class InductionPage(Step):
         x = np.arange(1, len(test.losses) + 1)
         self.clean_line.setData(x, test.losses)
         self.knocked_line.setData(x, r.ablated.losses if r.ablated is not None else np.full(x.size, np.nan))
-        self.copy_line.setValue(test.n + 0.5)
+        self.copy_line.setValue(test.boundary)  # target n, the second copy's first, on its side
         best = np.unravel_index(int(np.argmax(test.induction)), test.induction.shape)
         text = (
             f"Loss on the first copy {test.loss_first:.2f} nats, on the second {test.loss_second:.2f}. "

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 from app.panels.inside_decoder.state import KnockResult
 from app.panels.inside_decoder.views import (
     HeadMap,
+    first_token_box,
     map_over_pair,
     show_top,
     toggle_on_click,
@@ -40,6 +41,7 @@ class KnockPage(Step):
         s = self.state
         self.prompt = self.bind(QLineEdit(s.prompt), "prompt")
         self.mode = self.bind(mode_box(), "mode")
+        self.first = first_token_box(self)
         self.layer = spin(1, 1, 30)
         self.layer_button = QPushButton("Knock out the whole layer")
         self.reset = QPushButton("Reset: every head back")
@@ -47,6 +49,7 @@ class KnockPage(Step):
         self.tokens = note()
         controls = QFormLayout()
         controls.addRow("Ablation", self.mode)
+        controls.addRow(self.first)
         controls.addRow("Layer", self.layer)
         controls.addRow(self.layer_button)
         controls.addRow(self.reset)
@@ -86,7 +89,8 @@ class KnockPage(Step):
             f"Tokens ({len(r.prompt.ids)}): " + " | ".join(visible(p) for p in r.prompt.pieces)
         )
         named = ", ".join(f"{layer + 1}.{head + 1}" for layer, head in r.heads) or "none"
-        lines = [f"Knocked out ({r.mode}): {named}."]
+        where = ", first token too" if r.first else ""
+        lines = [f"Knocked out ({r.mode}{where}): {named}."]
         if r.target is not None:
             lines.append(
                 f"p({visible(r.target.text)}): {r.clean[r.target.id]:.3f} → {r.ablated[r.target.id]:.3f}."

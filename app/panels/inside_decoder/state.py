@@ -153,6 +153,7 @@ class KnockState:
     foil: str = "John"
     heads: tuple[Head, ...] = ()  # knocked out, (layer, head) 0-based
     mode: str = "zero"
+    first: bool = False  # knock them out at the first token too (the attention sink)
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,7 @@ class KnockResult:
     ablated: np.ndarray  # (vocab,) with ``heads`` knocked out (the same array when none are)
     heads: tuple[Head, ...]
     mode: str
+    first: bool  # the first token was knocked out too
     target: AnswerToken | None
     foil: AnswerToken | None
     looking: HeadRanking | None  # weight from the last token to the target's earlier occurrence
@@ -185,7 +187,7 @@ def compute_knock(s: KnockState, progress: Progress | None = None) -> KnockResul
     means = _means_for(s.source, s.mode)
     clean = clean_run(s.source, prompt.ids)
     probs = clean.probs
-    with ablated(model.module, s.heads, s.mode, means) as heads:
+    with ablated(model.module, s.heads, s.mode, means, s.first) as heads:
         if heads:
             probs = next_token_probs(model.module, prompt.ids)
     notices = [t.notice for t in (target, foil) if t is not None and t.notice]
@@ -198,7 +200,7 @@ def compute_knock(s: KnockState, progress: Progress | None = None) -> KnockResul
         except ValueError as exc:
             notices.append(str(exc))
     return KnockResult(
-        model, prompt, clean.probs, probs, heads, s.mode, target, foil, looking, tuple(notices)
+        model, prompt, clean.probs, probs, heads, s.mode, s.first, target, foil, looking, tuple(notices)
     )
 
 
@@ -209,9 +211,8 @@ def compute_ranking(s: KnockState, progress: Progress | None = None) -> Ablation
     if target is None or foil is None:
         raise ValueError("Name a target and a foil token first, e.g. Mary and John.")
     prompt = read_prompt(model, s.prompt)
-    return rank_by_ablation(
-        model.module, prompt.ids, target, foil, s.mode, _means_for(s.source, s.mode), progress
-    )
+    means = _means_for(s.source, s.mode)
+    return rank_by_ablation(model.module, prompt.ids, target, foil, s.mode, means, progress, s.first)
 
 
 # --- 3. Logit lens ------------------------------------------------------------------------------------
@@ -285,6 +286,7 @@ class InductionState:
     seed: int = 0
     heads: tuple[Head, ...] = ()  # knocked out
     mode: str = "zero"
+    first: bool = False  # knock them out at the first token too
 
 
 @dataclass(frozen=True)
@@ -306,5 +308,5 @@ def compute_induction(s: InductionState, progress: Progress | None = None) -> In
     ids = clean.ids
     knocked = None
     if s.heads:
-        knocked = induction_test(model.module, ids, s.heads, s.mode, _means_for(s.source, s.mode))
+        knocked = induction_test(model.module, ids, s.heads, s.mode, _means_for(s.source, s.mode), s.first)
     return InductionResult(model, clean, knocked)

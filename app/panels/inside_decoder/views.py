@@ -7,14 +7,22 @@ from collections.abc import Iterable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.inside_decoder.state import top_tokens
 from app.widgets import Heatmap
+from app.widgets.controls import note
 from app.widgets.token_bars import TokenBars
 from core.decoder import visible
 
 CROSS = "#d62728"
+FIRST_TOKEN = "Knock out the first token too"
+FIRST_TOKEN_NOTE = (
+    "The first token is left alone by default. Many heads park their attention there when they "
+    "have nothing to do (an attention sink, step 4), so what a head writes at the first token "
+    "reaches every later token. Overwriting it can make a head look important for a sentence "
+    "only because the sink was disturbed."
+)
 
 
 class HeadMap(Heatmap):
@@ -82,3 +90,13 @@ def map_over_pair(grid: QWidget, left: QWidget, right: QWidget) -> QWidget:
     views = QWidget()
     views.setLayout(column)
     return views
+
+
+def first_token_box(step) -> QCheckBox:
+    """The check box that knocks heads out at the first token too (``first`` in ``step``'s state)."""
+    return step.bind(QCheckBox(FIRST_TOKEN), "first")
+
+
+def first_token_note() -> QWidget:
+    """Why the first token is left alone, in a sentence or two."""
+    return note(FIRST_TOKEN_NOTE)

@@ -10,7 +10,13 @@ from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QProgressBar,
 
 from app import worker
 from app.panels.inside_decoder.state import KnockResult, KnockState, compute_ranking
-from app.panels.inside_decoder.views import HeadMap, toggle_on_click, visible
+from app.panels.inside_decoder.views import (
+    HeadMap,
+    first_token_box,
+    first_token_note,
+    toggle_on_click,
+    visible,
+)
 from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note
 from core.ablation_ranking import AblationRanking
@@ -35,6 +41,8 @@ class RankPage(Step):
         s = self.state
         self.target = self.bind(QLineEdit(s.target), "target")
         self.foil = self.bind(QLineEdit(s.foil), "foil")
+        self.first = first_token_box(self)
+        self.first_note = first_token_note()
         self.rank_button = QPushButton("Rank all heads (knock each out)")
         self.cancel_button = QPushButton("Cancel")
         self.progress = QProgressBar()
@@ -44,6 +52,7 @@ class RankPage(Step):
         controls = QFormLayout()
         controls.addRow("Target", self.target)
         controls.addRow("Foil", self.foil)
+        controls.addRow(self.first)
         controls.addRow(self.rank_button)
         controls.addRow(self.progress, self.cancel_button)
         self.effect_map = HeadMap("Drop in logit difference", signed=True)
@@ -59,7 +68,7 @@ class RankPage(Step):
             "copy. Click a head in either map to knock it out (step 1).",
             controls,
             views,
-            (self.by_effect, self.by_weight),
+            (self.by_effect, self.by_weight, self.first_note),
         )
         self.ranking: AblationRanking | None = None
         self.ranked_for: KnockState | None = None
@@ -117,15 +126,17 @@ class RankPage(Step):
             drop = self.ranking.drop
             reach = float(np.abs(drop).max()) or 1.0
             self.effect_map.set_scores(drop, (-reach, reach))
+            where = "first token knocked out too" if self.ranking.first else "first token left alone"
             self.by_effect.setText(
-                f"<b>By effect</b> (clean difference {self.ranking.clean:.2f}):<br>"
+                f"<b>By effect</b> (clean difference {self.ranking.clean:.2f}; {where}):<br>"
                 + top_list(self.ranking.ranking, "")
             )
         else:
             self.effect_map.set_scores(np.full((m.n_layers, m.n_heads), np.nan), (-1.0, 1.0))
             self.by_effect.setText(
                 "<b>By effect</b>: press the button to test all "
-                f"{m.n_layers * m.n_heads} heads for this prompt, target, foil and ablation."
+                f"{m.n_layers * m.n_heads} heads for this prompt, target, foil and ablation "
+                f"({'the first token too' if r.first else 'the first token left alone'})."
             )
         if r.looking is not None:
             self.weight_map.set_scores(r.looking.scores, (0.0, 1.0))

@@ -35,7 +35,7 @@ FAMILIES = {
     "causal": "Causal: a token reads itself and earlier tokens only, as in GPT, Llama and Mistral.",
     "sliding_window": (
         "Sliding window: only nearby tokens; Mistral 7B v0.1 used a causal window of 4,096. "
-        "Cost grows like n·w."
+        "Cost grows like n·w (about n·(2w − 1) for a window on both sides)."
     ),
     "global_local": "Global + local: a window plus a few tokens linked to all (Longformer, BigBird).",
     "custom": "Custom: any pattern of allowed cells; click the mask to draw one.",

@@ -39,7 +39,7 @@ class CapacityPage(Step):
         narrow += ((self.cancel_button, 1, 1, 1), (self.progress, 2, 0, 2))
         controls = ReflowGrid(wide, narrow, stretch=(4, 1))  # more rows when the room is short
         self.capacity_plot = plot(
-            "Corrupted queries recovered exactly (N = 64)", "stored patterns M", "recovered", False
+            "Corrupted queries recovered (N = 64)", "stored patterns M", "recovered", False
         )
         self.capacity_plot.setLogMode(x=True, y=False)
         self.capacity_plot.setMouseEnabled(x=False, y=False)
@@ -67,7 +67,8 @@ class CapacityPage(Step):
         self.capacity_note = note(
             "Press <b>Run the sweep</b>: for each load M, the network stores M fresh random ±1 "
             "patterns, every one of them is queried with the chosen number of flipped pixels, "
-            "and the plot shows the share that comes back exactly. β and flips come from the left.",
+            "and the plot shows the share that comes back (every entry within 0.3 of the stored "
+            "pattern). β and flips come from the left.",
             rich=True,
         )
         layout = QVBoxLayout(self)
@@ -123,7 +124,7 @@ class CapacityPage(Step):
         self.modern_curve.setData(sweep.loads, sweep.modern)
         self.capacity_note.setText(
             f"{sweep.trials} trials per load, {sweep.flips} flipped pixels, β = {sweep.beta:.4g}. "
-            f"At least 90% of queries come back exactly up to M = {sweep.reliable_load(sweep.classical)} "
+            f"At least 90% of queries come back up to M = {sweep.reliable_load(sweep.classical)} "
             f"for the classical network (0.14·N = {num(sweep.classical_limit, 1)}) and up to "
             f"M = {sweep.reliable_load(sweep.modern)} for the modern one (largest load tried: "
             f"{int(sweep.loads[-1])})."

@@ -6,7 +6,7 @@ run (model and texts: every text change runs the model in the worker, the newest
 the view (join pieces into words, hide [CLS]/[SEP], the sentence-pair filter: re-expressed in the
 worker without running the model again; the previous view stays until the new one is ready).
 Every step walks through the same views (views.py); the searches of steps 4 and 5 run from their
-buttons, never from paging.
+buttons, except that step 4 opens once on the best head for its default pair (find_head.py).
 """
 
 from __future__ import annotations
@@ -98,10 +98,11 @@ class ModelPanel(Panel):
         self.page.show_pattern(key)
 
     def show_step(self, i: int) -> None:
-        """Show the view the step talks about; never runs a search."""
+        """Show the view the step talks about; Find a head's first showing shows its best head."""
         super().show_step(i)
         p = self.page
         p.tabs.setCurrentWidget((p.heatmap, p.lines, p.grid, p.heatmap, p.lines)[i])
+        p.finder.step_shown(self.steps[i] == "Find a head")
 
     def exercise(self) -> None:
         worker.wait_idle()

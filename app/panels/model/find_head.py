@@ -1,5 +1,7 @@
 """Step 4, Find a head: pick a token that looks and a token it looks at; every head is ranked by
-that one weight, and the best one opens in the heatmap. The ranking runs from its button only."""
+that one weight, and the best one opens in the heatmap. The list always ranks the pair asked for
+on the weights shown; the heatmap jumps to the best head from the button, and once by itself the
+first time the step is shown with weights, so the step opens on the head its lesson describes."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ class FindBox(OwnHeight, QGroupBox):
         super().__init__("Find a head")
         self.ranking: HeadRanking | None = None  # the last ranking, kept current as the text changes
         self.pair: tuple[str, str] = (DEFAULT_FROM, DEFAULT_TO)  # the tokens asked for, as typed
+        self.opened = False  # the step has been shown with weights and jumped to its best head
+        self.waiting = False  # the step is on screen, not yet opened: jump when the weights come
         self.from_combo, self.to_combo = QComboBox(), QComboBox()
         self.button = QPushButton("Find the head")
         self.label = note("Pick a token that looks and a token it looks at.")
@@ -41,7 +45,7 @@ class FindBox(OwnHeight, QGroupBox):
         self.ranking_list.currentRowChanged.connect(self._on_row)
 
     def show_tokens(self, attention: ModelAttention, part: str) -> None:
-        """New weights: list their tokens (keeping the pair asked for) and rank again if ranked."""
+        """New weights: list their tokens (keeping the pair asked for) and rank the pair again."""
         self.attention, self.part = attention, part
         items = numbered(attention.labels)
         for combo, wanted in zip((self.from_combo, self.to_combo), self.pair, strict=True):
@@ -53,8 +57,17 @@ class FindBox(OwnHeight, QGroupBox):
                 index = next((i for i, x in enumerate(items) if x.lower() == wanted.lower()), 0)
             combo.setCurrentIndex(index)
             combo.blockSignals(False)
-        if self.ranking is not None:
-            self._rank(jump=False)
+        self._rank(jump=False)
+        if self.waiting:
+            self.step_shown(True)
+
+    def step_shown(self, on: bool) -> None:
+        """The step came on screen (on) or went: the first time it is shown with weights, jump to
+        the best head for the pair asked for (the default sentence's, as the lesson describes)."""
+        self.waiting = on and not self.opened
+        if self.waiting and self.attention is not None:
+            self.opened, self.waiting = True, False
+            self.find()
 
     def find(self) -> None:
         """Rank every head by the weight "from" puts on "to" and jump to the best."""

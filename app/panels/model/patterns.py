@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGroupBox, QPushButton, QVBoxLayout
 
 from app.widgets.controls import note
+from app.widgets.message_bar import follow_app_font
 from core.head_analysis import PATTERNS, HeadRanking
 
 HINT = "Click a pattern to show its head; the runners-up are listed here."
@@ -27,6 +28,7 @@ class PatternBox(QGroupBox):
         for key, (title, _) in PATTERNS.items():
             button = QPushButton(title)
             button.setStyleSheet("text-align: left; padding: 3px 6px;")
+            follow_app_font(button)  # its style sheet would keep it at the font it was built with
             button.clicked.connect(lambda _=False, k=key: self.pick(k))
             layout.addWidget(button)
             self.buttons[key] = button

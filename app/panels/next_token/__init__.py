@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QComboBox,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from app import worker
 from app.panels.base import Panel
+from app.panels.model_add import SmolLM2Adder
 from app.panels.next_token.generate import GeneratePage
 from app.panels.next_token.gqa import GroupsPage
 from app.panels.next_token.kv_cache import CachePage
@@ -41,9 +41,10 @@ from app.panels.next_token.state import (
 from app.panels.next_token.temperature import TemperaturePage
 from app.panels.step import Live
 from app.settings import settings
-from app.widgets.controls import ReflowGrid, WrappingButton, bind, note
+from app.widgets.controls import ReflowGrid, bind, note
 from core import smollm2
 from core.decoder import context_limit
+from core.sampling import Draws
 
 SMOLLM2 = smollm2.KEY
 AUTO_DELAY_MS = 250  # pause between automatic steps, so each one can be read
@@ -68,7 +69,9 @@ class NextTokenPanel(Panel):
         self.task: worker.Task | None = None  # a load, add, decode step or timing in progress
         self.task_kind = ""
         self.serial = 0  # results of cancelled or superseded tasks are dropped
-        self.rng = np.random.default_rng(0)
+        self.preview = Draws(0)  # step 2's draws: start again with every new run or setting
+        self.draws = Draws(0)  # the appended tokens' draws: one generator per generation
+        self.draws_for = None  # the Generation they belong to
         self._build_model_row()
         self.predictions = PredictionsPage(self.run, self.sampling)
         self.temperature = TemperaturePage(self.run, self.sampling)
@@ -102,12 +105,13 @@ class NextTokenPanel(Panel):
         self.model_combo = QComboBox()
         self.model_combo.setMinimumContentsLength(22)
         self.open_button = QPushButton("Open decoder folder…")
-        self.add_button = WrappingButton("Add SmolLM2-135M (93 MB download, about a minute)")
+        self.adder = SmolLM2Adder(parent=self)
+        self.add_button = self.adder.button
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.cancel_button = QPushButton("Cancel")
         self.model_info = note("The model loads when this panel is first shown.")
-        for widget in (self.progress, self.cancel_button, self.add_button):
+        for widget in (self.progress, self.cancel_button):
             widget.hide()
         label, info = QLabel("Model"), self.model_info
         combo, open_, add, progress, cancel = (
@@ -145,12 +149,23 @@ class NextTokenPanel(Panel):
         self._fill_model_combo()
         self.model_combo.activated.connect(lambda i: self.load(self.model_combo.itemData(i)))
         self.open_button.clicked.connect(self.choose_folder)
-        self.add_button.clicked.connect(self.add_smollm2)
+        self.adder.running.connect(self._adding)
+        self.adder.progressed.connect(self._on_progress)
+        self.adder.added.connect(lambda: self.load(SMOLLM2))
+        self.adder.failed.connect(lambda message: self._on_error("add", message))
         self.cancel_button.clicked.connect(self.cancel)
 
     def _new_draws(self) -> None:
-        """A new run or new settings: draws start again from the seed."""
-        self.rng = np.random.default_rng(self.sampling.state.seed)
+        """A new run or new settings: step 2's draws start again from the seed."""
+        self.preview = Draws(self.sampling.state.seed)
+
+    def _generation_draws(self) -> Draws:
+        """The draws of the current generation, seeded once when it starts (or the seed changes),
+        so the tokens appended for a prompt, settings and seed are ``predict --generate``'s."""
+        seed = self.sampling.state.seed
+        if self.draws_for is not self.generation or self.draws.seed != seed:
+            self.draws, self.draws_for = Draws(seed), self.generation
+        return self.draws
 
     # --- models -----------------------------------------------------------------------------
     def showEvent(self, event) -> None:
@@ -167,18 +182,11 @@ class NextTokenPanel(Panel):
     def _offer_add(self, reason: str | None = None) -> None:
         """Offer the Add button, or, where this installation cannot add SmolLM2 (a standalone build,
         no torch), say what to get instead."""
+        self.offer = self.adder.offer(reason)
         blocked = smollm2.cannot_add()
-        self.add_button.setVisible(blocked is None)
         if blocked is not None:
             self.no_model.setText(f"No decoder loaded. {blocked}")
         self._show_model_info()
-        self.offer = (
-            reason
-            or blocked
-            or f"{smollm2.NAME} is not on this computer yet. Press Add to download and convert it once "
-            "(93 MB), or open a decoder folder you already have.",
-            "error" if reason else "info",
-        )
         self.show_message(*self.offer)
 
     def _keep_offer(self) -> None:
@@ -223,8 +231,22 @@ class NextTokenPanel(Panel):
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, total)
         self.progress.setValue(done)
-        if self.task_kind == "add" and done < total:
-            self.model_info.setText(smollm2.STEPS[done] + "…")
+        if self.adder.busy and self.adder.stage(done, total):
+            self.model_info.setText(self.adder.stage(done, total))
+
+    def _adding(self, running: bool) -> None:
+        """An add started or ended: it is the panel's one task meanwhile."""
+        if running:
+            self.serial += 1  # a load or step still running is superseded
+            self.task, self.task_kind = self.adder.task, "add"
+            self.clear_message()
+            self.progress.setRange(0, 0)
+        elif self.task_kind != "add":
+            return  # the load that follows an add has its own progress
+        else:
+            self.task = None
+        self.progress.setVisible(running)
+        self.cancel_button.setVisible(running)
 
     def _on_error(self, kind: str, message: str) -> None:
         self.generate.auto_button.setChecked(False)
@@ -237,14 +259,13 @@ class NextTokenPanel(Panel):
     def cancel(self) -> None:
         if self.task is None:
             return
-        self.task.cancel()
         kind = self.task_kind
+        if not self.adder.cancel():
+            self.task.cancel()
         self.serial += 1
         self.task = None
         self.progress.hide()
         self.cancel_button.hide()
-        if kind == "add":
-            self.add_button.show()
         what = {"add": "Adding the model", "load": "Loading"}.get(kind, "The step")
         self.show_message(f"{what} was cancelled; nothing changed.", "info")
         self._show_model_info()
@@ -261,9 +282,7 @@ class NextTokenPanel(Panel):
 
     def add_smollm2(self) -> None:
         """Download and convert SmolLM2 in the worker; cancel stops it and leaves nothing behind."""
-        self.add_button.hide()
-        self.clear_message()
-        self._start("add", smollm2.install, on_result=lambda _: self.load(SMOLLM2), progress=True)
+        self.adder.start()
 
     def choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a decoder model folder")
@@ -291,8 +310,10 @@ class NextTokenPanel(Panel):
             self.model_info.setText("No decoder loaded.")
             return
         kv = f" sharing {m.n_kv_heads} key/value heads" if m.n_kv_heads != m.n_heads else ""
+        origin = f" · {smollm2.ORIGIN}" if m.source == SMOLLM2 else ""
         self.model_info.setText(
-            f"{m.name}: {m.n_layers} layers × {m.n_heads} heads{kv} · reads up to {context_limit(m)} tokens"
+            f"{m.name}: {m.n_layers} layers × {m.n_heads} heads{kv} · reads up to {context_limit(m)} "
+            f"tokens{origin}"
         )
 
     def _recent(self) -> list[str]:
@@ -313,31 +334,30 @@ class NextTokenPanel(Panel):
     def _snapshot(self):
         return None if self.generation is None else snapshot(self.generation, self.sampling.result)
 
-    def _draw(self, snap) -> tuple[int, float]:
-        from core import sampling
-
-        token = sampling.sample(snap.dist, self.rng)
-        return token, float(snap.dist.probs[token])
-
     def draw_sample(self) -> None:
         snap = self._snapshot()
         if snap is not None:
-            token, prob = self._draw(snap)
+            token, prob = self.preview.draw(snap.dist)
             self.temperature.show_sample(visible(self.model.tokenizer.decode([token])), prob)
 
     def append_sample(self) -> None:
         snap = self._snapshot()
-        if snap is not None:
-            self._append(*self._draw(snap))
+        if snap is not None and self._can_append():
+            at = len(self.generation.chosen)  # the k-th generated token takes the seed's k-th number
+            self._append(*self._generation_draws().draw(snap.dist, at))
 
     def append_choice(self, index: int) -> None:
         snap = self._snapshot()
         if snap is not None and 0 <= index < len(snap.choices):
             self._append(snap.choices[index].id, snap.choices[index].prob)
 
+    def _can_append(self) -> bool:
+        """One step at a time: nothing runs now (a draw made now is not lost)."""
+        return self.task is None and self.run.task is None and self.generation is not None
+
     def _append(self, token: int, prob: float) -> None:
         g = self.generation
-        if self.task is not None or self.run.task is not None or g is None:
+        if not self._can_append():
             return  # one step at a time
         if g.length >= context_limit(g.model):
             self.generate.auto_button.setChecked(False)

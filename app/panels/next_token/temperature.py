@@ -44,7 +44,7 @@ class TemperaturePage(Step):
         controls.addRow(self.top_p)
         controls.addRow("Seed", self.seed)
         controls.addRow(self.draw_button)
-        self.bars = TokenBars("Next token after temperature, top-k and top-p")
+        self.bars = TokenBars("Next token after temperature, before renormalising (cut tokens grey)")
         self.layout_with(
             "The logits are divided by a temperature before the softmax: the same step the Scale panel "
             "applies to attention scores. Below 1 the peak sharpens, above 1 it flattens, near 0 only the "

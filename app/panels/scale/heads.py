@@ -62,7 +62,7 @@ class HeadsPage(Step):
             self,
             f"The same {HEAD_TOKENS} tokens, projected to dₖ columns of W_Q and W_K "
             f"(d_model {scaling.D_MODEL}, so d_model / dₖ heads fit). Without the division the "
-            "scores grow with dₖ and the weights collapse to one-hot rows.",
+            "scores grow with dₖ and most rows of weights turn nearly one-hot.",
             controls,
             views,
             self.readout,

@@ -1,0 +1,100 @@
+"""The offer to add SmolLM2 from inside the app, shared by every panel that needs a decoder.
+
+    adder = SmolLM2Adder()             # adder.button goes where the panel wants it
+    text, level = adder.offer()        # shows the button where this installation can add the model
+    adder.added.connect(load)          # downloaded and converted: load it
+    adder.failed.connect(show)         # offline, a bad file …: the message, and the button again
+
+The download and conversion run in the worker; ``cancel()`` stops them and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from app import worker
+from app.widgets.controls import WrappingButton
+from core import smollm2
+
+ADD_TEXT = "Add SmolLM2-135M (93 MB download, about a minute)"
+
+
+class SmolLM2Adder(QObject):
+    """An Add button and the task behind it: ``smollm2.install`` in the worker."""
+
+    added = Signal()  # the model is on this computer now
+    failed = Signal(str)  # why it could not be added (the button is offered again)
+    progressed = Signal(int, int)  # (done, total) of the add
+    running = Signal(bool)  # an add started (True) or ended in any way (False)
+
+    def __init__(self, text: str = ADD_TEXT, parent: QObject | None = None):
+        super().__init__(parent)
+        self.button = WrappingButton(text)
+        self.button.hide()
+        self.task: worker.Task | None = None
+        self.button.clicked.connect(self.start)
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None
+
+    def offer(self, reason: str | None = None) -> tuple[str, str]:
+        """Show the button where this installation can add SmolLM2; the message to show:
+        ``reason`` (an error), what to get instead (no torch, a lite build), or how to add it."""
+        blocked = smollm2.cannot_add()
+        self.button.setVisible(blocked is None)
+        if reason:
+            return reason, "error"
+        if blocked:
+            return blocked, "info"
+        return (
+            f"{smollm2.NAME} is not on this computer yet. Press Add to download and convert it once "
+            "(93 MB), or open a decoder folder you already have.",
+            "info",
+        )
+
+    @staticmethod
+    def stage(done: int, total: int) -> str:
+        """What the add is doing at progress ``done`` of ``total`` ("" once done)."""
+        return smollm2.STEPS[done] + "…" if 0 <= done < min(total, len(smollm2.STEPS)) else ""
+
+    def start(self) -> None:
+        """Download and convert SmolLM2 in the worker (nothing when an add is already running)."""
+        if self.task is not None:
+            return
+        self.button.hide()
+        task = None
+
+        def landed(_) -> None:
+            if task is self.task:
+                self.added.emit()
+
+        def refused(message: str) -> None:
+            if task is self.task:
+                self.button.show()
+                self.failed.emit(message)
+
+        def ended() -> None:
+            if task is self.task:
+                self.task = None
+                self.running.emit(False)
+
+        task = worker.run_task(
+            smollm2.install,
+            on_result=landed,
+            on_error=refused,
+            on_progress=self.progressed.emit,
+            on_finished=ended,
+        )
+        self.task = task
+        self.running.emit(True)
+
+    def cancel(self) -> bool:
+        """Stop a running add (True when there was one); the button is offered again."""
+        if self.task is None:
+            return False
+        self.task.cancel()
+        self.task = None  # what it still reports is dropped
+        self.button.show()
+        self.running.emit(False)
+        return True
