@@ -43,6 +43,9 @@ class InductionPage(Step):
             angle=90, pen=pg.mkPen("#888888", style=pg.QtCore.Qt.PenStyle.DashLine)
         )
         self.loss_plot.addItem(self.copy_line)
+        self.copy_line.setValue(s.n - 0.5)  # before any result: the copy boundary, the targets' range
+        self.loss_plot.setXRange(1, 2 * s.n - 1)
+        self.loss_plot.setYRange(0, 16)
         maps = QHBoxLayout()
         maps.addWidget(self.induction_map)
         maps.addWidget(self.previous_map)
@@ -71,6 +74,7 @@ class InductionPage(Step):
         for view in (self.induction_map, self.previous_map):
             view.set_knocked(knocked)
         x = np.arange(1, len(test.losses) + 1)
+        self.loss_plot.enableAutoRange()  # fixed only while there is no result
         self.clean_line.setData(x, test.losses)
         self.knocked_line.setData(x, r.ablated.losses if r.ablated is not None else np.full(x.size, np.nan))
         self.copy_line.setValue(test.boundary)  # target n, the second copy's first, on its side
