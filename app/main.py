@@ -86,10 +86,8 @@ def open_window(panel: str | None = None, exit_after_paint: str | None = None) -
     from PySide6.QtWidgets import QApplication
 
     skip_feature_scan()
+
     from app import log_file
-
-    log_file.start()
-
     from app.panels import PANELS
     from app.shutdown import finish, quit_on_signals
     from app.window import MainWindow
@@ -99,6 +97,7 @@ def open_window(panel: str | None = None, exit_after_paint: str | None = None) -
         message = f"no panel called {panel!r}; choose from {', '.join(keys)}"
         print(f"attention-lab: error: {message}", file=sys.stderr)
         return 2
+    log_file.start()
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Attention Lab")
     app.setApplicationVersion(core.__version__)

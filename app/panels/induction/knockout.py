@@ -68,10 +68,11 @@ class KnockoutPage(Step):
         run, phase = self.trainer.run, self.trainer.phase
         finished = run is not None and phase == Phase.DONE and run.step == run.settings.steps
         if (phase == Phase.PAUSED and run is not None and run.step > 0) or finished:
-            if (run, run.step) != (self.state.run, self.state.step):
+            wanted = self.live.wanted  # what was last asked for, landed or still measuring
+            if (run, run.step) != (wanted.run, wanted.step):
                 self.apply(run=run, step=run.step)
-        elif run is None and self.state.run is not None:
-            self.apply(run=None, step=0)
+        elif run is None and self.live.wanted.run is not None:
+            self.apply(run=None, step=0)  # a reset: also supersedes a measurement still running
 
     def draw(self, r: KnockoutResult) -> Notice:
         s = self.state

@@ -39,7 +39,7 @@ class CapacityPage(Step):
         narrow += ((self.cancel_button, 1, 1, 1), (self.progress, 2, 0, 2))
         controls = ReflowGrid(wide, narrow, stretch=(4, 1))  # more rows when the room is short
         self.capacity_plot = plot(
-            "Corrupted queries recovered (N = 64)", "stored patterns M", "recovered", False
+            "Corrupted queries recovered, N = 64", "stored patterns M", "recovered", False
         )
         self.capacity_plot.setLogMode(x=True, y=False)
         self.capacity_plot.setMouseEnabled(x=False, y=False)
