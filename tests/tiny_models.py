@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 CORPUS = [
@@ -104,3 +105,21 @@ def _llama_config(vocab: int, n_layer: int, n_head: int, n_kv_head: int, n_posit
         eos_token_id=0,
         **more,
     )
+
+
+@contextmanager
+def head_zeroed_by_hand(module, layer: int, head: int, positions):
+    """While inside: ``head``'s slice of ``layer``'s o_proj input is 0 at ``positions``, by a hook
+    written here (the reference the ablation code is checked against)."""
+    d = module.config.hidden_size // module.config.num_attention_heads
+
+    def hook(_, args):
+        x = args[0].clone()
+        x[:, positions, head * d : (head + 1) * d] = 0
+        return (x, *args[1:])
+
+    handle = module.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()

@@ -15,7 +15,7 @@ from core.ablation import ablated, next_token_probs, run
 from core.ablation_ranking import answer_token, rank_by_ablation
 from core.decoder_induction import induction_test
 from core.logit_lens import logit_lens
-from tests.tiny_models import save_tiny_llama
+from tests.tiny_models import head_zeroed_by_hand, save_tiny_llama
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -260,18 +260,8 @@ def zeroed_by_hand(model, ids, layer, head, positions):
     """Next-token probabilities with ``head``'s slice of ``layer``'s o_proj input set to 0 at
     ``positions``, by a hook written here."""
 
-    d = model.module.config.hidden_size // model.module.config.num_attention_heads
-
-    def hook(_, args):
-        x = args[0].clone()
-        x[:, positions, head * d : (head + 1) * d] = 0
-        return (x, *args[1:])
-
-    handle = model.module.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(hook)
-    try:
+    with head_zeroed_by_hand(model.module, layer, head, positions):
         return next_token_probs(model.module, ids)
-    finally:
-        handle.remove()
 
 
 def test_the_first_token_is_left_alone_unless_asked(panel, llama_folder):

@@ -7,7 +7,7 @@ import pytest
 
 from app.main import main
 from core import decoder, models, sampling
-from tests.tiny_models import save_tiny_llama
+from tests.tiny_models import head_zeroed_by_hand, save_tiny_llama
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -128,19 +128,8 @@ def zeroed_by_hand(model, ids, layer, head, positions):
     ``positions``, by a hook written here."""
     import torch
 
-    d = model.module.config.hidden_size // model.module.config.num_attention_heads
-
-    def hook(_, args):
-        x = args[0].clone()
-        x[:, positions, head * d : (head + 1) * d] = 0
-        return (x, *args[1:])
-
-    handle = model.module.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(hook)
-    try:
-        with torch.inference_mode():
-            return model.module(input_ids=torch.tensor([ids])).logits[0, -1].double().numpy()
-    finally:
-        handle.remove()
+    with head_zeroed_by_hand(model.module, layer, head, positions), torch.inference_mode():
+        return model.module(input_ids=torch.tensor([ids])).logits[0, -1].double().numpy()
 
 
 @pytest.mark.parametrize("first", [False, True])
