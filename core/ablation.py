@@ -1,13 +1,14 @@
-"""Knock attention heads out of a Llama-style decoder and run it: the model is never modified.
+"""Knock attention heads out of a decoder and run it: the model is never modified.
 
     with ablated(module, [(5, 2)], mode="zero"):   # layer 6, head 3 (0-based in code)
         logits = module(ids).logits
     # outside the block the model is clean again, also after an error or a cancel
 
-A head's output is its slice of the input of the layer's output projection (``o_proj``), shape
-(batch, T, heads · head_dim). Zero-ablation sets the slice to 0; mean-ablation replaces it with
-the head's mean output over a reference text (``head_means``). Forward pre-hooks do the
-replacing and are removed when the ``with`` block ends, however it ends.
+A head's output is what its attention returns before the layer's output projection, shape
+(batch, T, heads, head_dim). Zero-ablation sets it to 0; mean-ablation replaces it with the
+head's mean output over a reference text (``head_means``). An attention tap
+(``core.decoder.hooks``) does the replacing and is removed when the ``with`` block ends,
+however it ends.
 
 The first position is left alone unless ``first=True``. Many heads park their attention on the
 first token (an attention sink), and what a head writes there is unlike its output anywhere
@@ -17,23 +18,22 @@ also when the model reads one new token at a time with a KV cache. Hooks act onl
 thread that installed them, so a run of the same model in another thread (another step of the
 panel, in the worker) sees the intact model.
 
-``module`` is a transformers ``LlamaForCausalLM`` (or a model laid out the same way:
-``module.model.layers[l].self_attn.o_proj``, ``module.model.norm``, ``module.lm_head``) loaded
-with eager attention. Layers and heads are 0-based in code and 1-based in messages.
+``module`` is a transformers causal language model of a family ``core.decoder.adapter`` reads.
+Layers and heads are 0-based in code and 1-based in messages.
 torch is imported inside the functions, so importing this module is cheap.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from core.attention import softmax
+from core.decoder.adapter import DecoderShape, adapter_of
+from core.decoder.hooks import Tap, recording, stacked, tapped
 
 MODES = ("zero", "mean")
 # Plain text over which mean-ablation averages each head's output: varied words and punctuation.
@@ -46,33 +46,10 @@ MEAN_REFERENCE = (
 Head = tuple[int, int]  # (layer, head), 0-based
 
 
-@dataclass(frozen=True)
-class DecoderShape:
-    """What the hooks need to know about a decoder's attention."""
-
-    layers: int
-    heads: int  # query heads per layer
-    kv_heads: int  # key/value heads per layer (fewer than ``heads``: grouped-query attention)
-    head_dim: int
-
-
 def shape_of(module: Any) -> DecoderShape:
-    """Layers, query heads, key/value heads and head size of ``module``'s attention.
-
-    ValueError when ``module`` is not laid out as a Llama-style decoder with a language-model head.
-    """
-    try:
-        module.lm_head.weight, module.model.norm, module.model.layers[0].self_attn.o_proj
-    except (AttributeError, IndexError, TypeError) as exc:
-        raise ValueError(
-            f"This needs a Llama-style decoder with a language-model head, such as SmolLM2; "
-            f"{type(module).__name__} is not one."
-        ) from exc
-    config = module.config
-    heads = config.num_attention_heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-    kv = getattr(config, "num_key_value_heads", None) or heads
-    return DecoderShape(config.num_hidden_layers, heads, kv, head_dim)
+    """Layers, query heads, key/value heads and head size of ``module``'s attention; ValueError,
+    naming the supported families, for a model the adapters do not read."""
+    return adapter_of(module).shape
 
 
 def check_heads(module: Any, heads: Iterable[Head]) -> tuple[Head, ...]:
@@ -118,52 +95,6 @@ def run(
     return logits, torch.stack([a[0] for a in out.attentions]).float().numpy()
 
 
-def this_thread_only(hook: Callable) -> Callable:
-    """``hook`` acting only in the thread that calls this; elsewhere it leaves the call alone."""
-    owner = threading.get_ident()
-
-    def guarded(*args, **kwargs):
-        return hook(*args, **kwargs) if threading.get_ident() == owner else None
-
-    return guarded
-
-
-@contextmanager
-def recording(parts: Sequence[Any], inputs: bool = False) -> Iterator[dict[int, Any]]:
-    """Inside the block, each forward pass in this thread keeps what each of ``parts``
-    (sub-modules) returned, or with ``inputs`` what it received (its first argument): the
-    yielded dict maps a part's index to its (T, width) torch tensor of the first batch row.
-    The hooks are removed when the block ends, however it ends.
-    """
-    seen: dict[int, Any] = {}
-
-    def keep(index: int):
-        def read_input(_, args):
-            seen[index] = args[0][0]
-
-        def read_output(_, __, output):
-            seen[index] = (output[0] if isinstance(output, tuple) else output)[0]
-
-        return this_thread_only(read_input if inputs else read_output)
-
-    handles = [
-        part.register_forward_pre_hook(keep(i)) if inputs else part.register_forward_hook(keep(i))
-        for i, part in enumerate(parts)
-    ]
-    try:
-        yield seen
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
-def stacked(seen: dict[int, Any]) -> Any:
-    """What ``recording`` kept, in the order of its parts: (parts, T, width) torch."""
-    import torch
-
-    return torch.stack([seen[i] for i in range(len(seen))])
-
-
 def recorded(module: Any, ids: Sequence[int] | Any, parts: Sequence[Any], inputs: bool = False) -> Any:
     """One forward pass of ``ids``; what each of ``parts`` (sub-modules) returned, or with
     ``inputs`` what it received (its first argument), stacked: (len(parts), T, width) torch.
@@ -171,19 +102,32 @@ def recorded(module: Any, ids: Sequence[int] | Any, parts: Sequence[Any], inputs
     import torch
 
     with recording(parts, inputs) as seen, torch.inference_mode():
-        module.model(input_ids=as_ids(ids), use_cache=False)
+        adapter_of(module).body(input_ids=as_ids(ids), use_cache=False)
     return stacked(seen)
 
 
 def head_outputs(module: Any, ids: Sequence[int] | Any) -> np.ndarray:
     """Every head's output at every position: (layers, T, heads, head_dim) float32.
 
-    Read from the input of each layer's ``o_proj`` during one forward pass.
+    Read by an attention tap during one forward pass.
     """
-    shape = shape_of(module)
-    projections = [layer.self_attn.o_proj for layer in module.model.layers]
-    x = recorded(module, ids, projections, inputs=True).float()
-    return x.reshape(shape.layers, -1, shape.heads, shape.head_dim).numpy()
+    import torch
+
+    seen: dict[int, Any] = {}
+    with tapped(HeadsSeen(seen)), torch.inference_mode():
+        adapter_of(module).body(input_ids=as_ids(ids), use_cache=False)
+    return torch.stack([seen[layer][0] for layer in sorted(seen)]).float().numpy()
+
+
+class HeadsSeen(Tap):
+    """Keeps each layer's head outputs, (batch, T, heads, head_dim), in ``seen[layer]``."""
+
+    def __init__(self, seen: dict[int, Any]):
+        self.seen = seen
+
+    def heads(self, layer, z, weights, value):
+        self.seen[layer] = z
+        return z
 
 
 def head_means(module: Any, ids: Sequence[int] | Any) -> np.ndarray:
@@ -232,43 +176,10 @@ def ablated_rows(
             f"The head mask has shape {mask.shape}; it needs (batch, {shape.layers}, {shape.heads})."
         )
     replacement = _replacement(shape, mode, means)
-    positions: dict[str, Any] = {}  # "ids": (1 or B, T) position of each token in the current pass
-    handles = []
-    try:
-        if not first:
-            handles.append(
-                module.model.register_forward_pre_hook(
-                    this_thread_only(_read_positions(positions)), with_kwargs=True
-                )
-            )
-        for layer in np.flatnonzero(mask.any(axis=(0, 2))):
-            rows = torch.from_numpy(mask[:, layer, :])[:, None, :, None]  # (B, 1, H, 1)
-            hook = _knock_out(rows, replacement[layer], shape, None if first else positions)
-            o_proj = module.model.layers[int(layer)].self_attn.o_proj
-            handles.append(o_proj.register_forward_pre_hook(hook))
+    layers = {int(layer) for layer in np.flatnonzero(mask.any(axis=(0, 2)))}
+    rows = torch.from_numpy(mask)[:, :, None, :, None]  # (B, layers, 1, H, 1)
+    with tapped(KnockOut(layers, rows, replacement, first)):
         yield
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
-def _read_positions(positions: dict[str, Any]) -> Callable:
-    """Pre-hook for the decoder body: keep the position of each token of this pass in
-    ``positions["ids"]`` (from ``position_ids``, else counted on from the KV cache's length)."""
-    import torch
-
-    def hook(_, args, kwargs):
-        ids = kwargs.get("input_ids", args[0] if args else None)
-        if ids is None:
-            ids = kwargs["inputs_embeds"][..., 0]
-        given = kwargs.get("position_ids")
-        if given is None:
-            cache = kwargs.get("cache", kwargs.get("past_key_values"))
-            start = cache.get_seq_length() if cache is not None else 0
-            given = torch.arange(ids.shape[1])[None] + start
-        positions["ids"] = given
-
-    return hook
 
 
 def _replacement(shape: DecoderShape, mode: str, means: np.ndarray | None) -> Any:
@@ -288,24 +199,24 @@ def _replacement(shape: DecoderShape, mode: str, means: np.ndarray | None) -> An
     return torch.as_tensor(np.asarray(means), dtype=torch.float32)
 
 
-def _knock_out(rows: Any, value: Any, shape: DecoderShape, positions: dict[str, Any] | None):
-    """Pre-hook for one ``o_proj``: heads where ``rows`` (B, 1, H, 1) is True get ``value`` (H, d),
-    except at position 0 when ``positions`` (filled by ``_read_positions``) is given."""
-    import torch
+class KnockOut(Tap):
+    """Replaces the heads where ``rows`` (B, layers, 1, H, 1) is True with ``value`` (layers, H, d),
+    except at position 0 of the sequence unless ``first``."""
 
-    def hook(_, args):
-        x = args[0]
-        batch, t, _ = x.shape
-        split = x.reshape(batch, t, shape.heads, shape.head_dim)
-        where = rows
-        if positions is not None:
-            at = positions.get("ids")
-            at = torch.arange(t)[None] if at is None or at.shape[-1] != t else at.reshape(-1, t)
-            where = rows & (at != 0).to(x.device)[:, :, None, None]  # (B, T, H, 1)
-        out = torch.where(where, value.to(x.dtype)[None, None], split)
-        return (out.reshape(batch, t, -1), *args[1:])
+    def __init__(self, layers: set[int], rows: Any, value: Any, first: bool):
+        self.layers, self.rows, self.value, self.first = layers, rows, value, first
 
-    return this_thread_only(hook)
+    def heads(self, layer, z, weights, value):
+        if layer not in self.layers:
+            return z
+        import torch
+
+        where = self.rows[:, layer]  # (B, 1, H, 1)
+        if not self.first:
+            t = z.shape[1]
+            start = value.shape[2] - t  # the queries are the last t of the keys
+            where = where & (torch.arange(start, start + t) != 0)[None, :, None, None]
+        return torch.where(where, self.value[layer].to(z.dtype)[None, None], z)
 
 
 def next_token_probs(module: Any, ids: Sequence[int] | Any) -> np.ndarray:

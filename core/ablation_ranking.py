@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from core.ablation import ablated_rows, as_ids, shape_of, this_thread_only
+from core.ablation import ablated_rows, as_ids
+from core.decoder.adapter import adapter_of
+from core.decoder.hooks import this_thread_only
 from core.head_analysis import HeadRanking
 
 Progress = Callable[[int, int], None]
@@ -111,32 +113,40 @@ def rank_by_ablation(
     check_pair(target, foil)
     import torch
 
-    shape = shape_of(module)
+    adapter = adapter_of(module)
+    shape = adapter.shape
     tokens = as_ids(ids)
-    unembed = module.lm_head.weight
-    direction = (unembed[target.id] - unembed[foil.id]).detach().float()  # (hidden,)
+    pair = [target.id, foil.id]
+
+    def difference(hidden):  # (batch, hidden) final-normed -> (batch,) logit(target) − logit(foil)
+        logits = adapter.token_logits(hidden, pair)
+        return logits[:, 0] - logits[:, 1]
+
     tick = progress or (lambda done, total: None)
     tick(0, shape.layers)
     with torch.inference_mode():
-        clean = float(_last_hidden(module, tokens)[0] @ direction)
+        clean = float(difference(_last_hidden(adapter, tokens))[0])
         ablated = np.zeros((shape.layers, shape.heads))
         one_each = np.zeros((shape.heads, shape.layers, shape.heads), dtype=bool)
         for layer in range(shape.layers):
             one_each[:] = False
             one_each[np.arange(shape.heads), layer, np.arange(shape.heads)] = True
-            with _repeat_from(module, layer, shape.heads), ablated_rows(module, one_each, mode, means, first):
-                ablated[layer] = (_last_hidden(module, tokens) @ direction).numpy()
+            with (
+                _repeat_from(adapter, layer, shape.heads),
+                ablated_rows(module, one_each, mode, means, first),
+            ):
+                ablated[layer] = difference(_last_hidden(adapter, tokens)).numpy()
             tick(layer + 1, shape.layers)
     return AblationRanking(clean, ablated, target, foil, mode, first)
 
 
-def _last_hidden(module: Any, tokens: Any) -> Any:
+def _last_hidden(adapter: Any, tokens: Any) -> Any:
     """(batch, hidden): the final-norm hidden state at the last position (logits = it @ Wᵀ)."""
-    return module.model(input_ids=tokens, use_cache=False).last_hidden_state[:, -1].float()
+    return adapter.body(input_ids=tokens, use_cache=False).last_hidden_state[:, -1].float()
 
 
 @contextmanager
-def _repeat_from(module: Any, layer: int, rows: int) -> Iterator[None]:
+def _repeat_from(adapter: Any, layer: int, rows: int) -> Iterator[None]:
     """Inside the block, a batch of one is repeated ``rows`` times on entering ``layer``."""
 
     def hook(_, args, kwargs):
@@ -145,7 +155,7 @@ def _repeat_from(module: Any, layer: int, rows: int) -> Iterator[None]:
         kwargs["hidden_states"] = kwargs["hidden_states"].expand(rows, -1, -1)
         return args, kwargs
 
-    handle = module.model.layers[layer].register_forward_pre_hook(this_thread_only(hook), with_kwargs=True)
+    handle = adapter.blocks[layer].register_forward_pre_hook(this_thread_only(hook), with_kwargs=True)
     try:
         yield
     finally:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from core.ablation import Head, ablated, run
+from core.decoder.adapter import adapter_of
 
 
 def repeated_random_tokens(
@@ -100,6 +101,6 @@ def induction_test(
 def random_induction_test(module: Any, tokenizer: Any, n: int = 30, seed: int = 0) -> InductionTest:
     """``induction_test`` of the intact model on ``n`` seeded random tokens repeated twice,
     special tokens (beginning of text and the like) left out."""
-    vocab = module.lm_head.out_features
+    vocab = adapter_of(module).shape.vocab
     ids = repeated_random_tokens(vocab, n, np.random.default_rng(seed), exclude=tokenizer.all_special_ids)
     return induction_test(module, ids)

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from core.ablation import recorded, shape_of
+from core.ablation import recorded
+from core.decoder.adapter import adapter_of
 
 CHUNK_ROWS = 512  # (layer, position) rows unembedded at once: 512 × vocab floats
 
@@ -49,7 +50,7 @@ def logit_lens(module: Any, ids: Sequence[int], target_id: int | None = None) ->
     Hooks installed by ``core.ablation.ablated`` act on the run like on any other.
     """
     _check(module, target_id)  # before the forward pass
-    return read_streams(module, recorded(module, ids, module.model.layers), target_id)
+    return read_streams(module, recorded(module, ids, adapter_of(module).blocks), target_id)
 
 
 def read_streams(module: Any, streams: Any, target_id: int | None = None) -> LogitLens:
@@ -64,11 +65,13 @@ def read_streams(module: Any, streams: Any, target_id: int | None = None) -> Log
     import torch
 
     _check(module, target_id)
+    adapter = adapter_of(module)
     layers, t, hidden = streams.shape
     rows = layers * t
     with torch.inference_mode():
-        weight = module.lm_head.weight.float()  # (vocab, hidden); a Llama unembedding has no bias
-        normed = module.model.norm(streams.reshape(rows, hidden)).float()  # (L · T, hidden)
+        weight = adapter.unembed.weight.float()  # (vocab, hidden)
+        bias = adapter.unembed.bias
+        normed = adapter.final_norm(streams.reshape(rows, hidden)).float()  # (L · T, hidden)
         buffer = torch.empty(min(CHUNK_ROWS, rows), weight.shape[0])
         top_ids = torch.empty(rows, dtype=torch.long)
         best = torch.empty(rows)  # the top logit per row
@@ -79,6 +82,10 @@ def read_streams(module: Any, streams: Any, target_id: int | None = None) -> Log
         for start in range(0, rows, CHUNK_ROWS):
             stop = min(start + CHUNK_ROWS, rows)
             logits = torch.matmul(normed[start:stop], weight.T, out=buffer[: stop - start])
+            if bias is not None:
+                logits.add_(bias.float())
+            if adapter.softcap:
+                logits.div_(adapter.softcap).tanh_().mul_(adapter.softcap)
             torch.max(logits, dim=-1, out=(best[start:stop], top_ids[start:stop]))
             if target_id is not None:
                 last = ends[(ends >= start) & (ends < stop)]
@@ -102,8 +109,7 @@ def with_target(module: Any, streams: Any, lens: LogitLens, target_id: int | Non
     if target_id is None:
         return replace(lens, target_id=None, target_rank=None, target_prob=None)
     with torch.inference_mode():
-        weight = module.lm_head.weight.float()
-        logits = torch.matmul(module.model.norm(streams[:, -1]).float(), weight.T)  # (layers, vocab)
+        logits = adapter_of(module).readout(streams[:, -1]).float()  # (layers, vocab)
         mine, rank = _standing(logits, target_id)
         prob = torch.exp(mine - torch.logsumexp(logits, dim=-1)).double().numpy()
     return replace(lens, target_id=target_id, target_rank=rank.numpy(), target_prob=prob)
@@ -116,8 +122,7 @@ def _standing(logits: Any, target_id: int) -> tuple[Any, Any]:
 
 
 def _check(module: Any, target_id: int | None) -> None:
-    """ValueError when ``module`` is not a Llama-style decoder or ``target_id`` is not a token."""
-    shape_of(module)
-    vocab = module.lm_head.out_features
+    """ValueError when ``module`` is not a supported decoder or ``target_id`` is not a token."""
+    vocab = adapter_of(module).shape.vocab
     if target_id is not None and not 0 <= target_id < vocab:
         raise ValueError(f"Token id {target_id} is outside the vocabulary (0–{vocab - 1}).")

@@ -111,15 +111,72 @@ def _llama_config(vocab: int, n_layer: int, n_head: int, n_kv_head: int, n_posit
 def head_zeroed_by_hand(module, layer: int, head: int, positions):
     """While inside: ``head``'s slice of ``layer``'s o_proj input is 0 at ``positions``, by a hook
     written here (the reference the ablation code is checked against)."""
-    d = module.config.hidden_size // module.config.num_attention_heads
+    d = (
+        getattr(module.config, "head_dim", None)
+        or module.config.hidden_size // module.config.num_attention_heads
+    )
 
     def hook(_, args):
         x = args[0].clone()
         x[:, positions, head * d : (head + 1) * d] = 0
         return (x, *args[1:])
 
-    handle = module.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(hook)
+    projection = OUT_PROJECTIONS[module.config.model_type](module, layer)
+    handle = projection.register_forward_pre_hook(hook)
     try:
         yield
     finally:
         handle.remove()
+
+
+def _family_config(model_type: str, vocab: int, n_positions: int):
+    """A tiny configuration of ``model_type``: 2 layers, 4 query heads of size 8 (GPT-2: 3 of 8),
+    grouped-query attention where the family has it, every family's own quirks left on."""
+    import transformers
+
+    common = dict(vocab_size=vocab, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    sized = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4)
+    sized |= dict(max_position_embeddings=n_positions, **common)
+    if model_type == "gpt2":
+        return transformers.GPT2Config(n_embd=24, n_layer=2, n_head=3, n_positions=n_positions, **common)
+    if model_type == "gpt_neox":  # rotary on a quarter of each head, parallel attention and MLP
+        return transformers.GPTNeoXConfig(rotary_pct=0.25, use_parallel_residual=True, **sized)
+    kinds = {
+        "llama": transformers.LlamaConfig,
+        "qwen3": transformers.Qwen3Config,  # a norm on each head's queries and keys
+        "gemma2": transformers.Gemma2Config,  # soft-capped scores and logits, norms around blocks
+        "gemma3_text": transformers.Gemma3TextConfig,
+        "phi3": transformers.Phi3Config,  # fused query, key and value projection
+    }
+    extra = {"head_dim": 8} if model_type in ("qwen3", "gemma2", "gemma3_text") else {}
+    return kinds[model_type](num_key_value_heads=2, **extra, **sized)
+
+
+FAMILY_TYPES = ("llama", "qwen3", "gemma2", "gemma3_text", "phi3", "gpt2", "gpt_neox")
+
+
+def save_tiny_decoder(folder: Path, model_type: str, n_positions: int = 64) -> Path:
+    """A random causal language model of ``model_type`` (one of ``FAMILY_TYPES``) with the BPE
+    tokenizer above, saved as safetensors; weights drawn wider than usual so heads differ."""
+    import torch
+    from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
+
+    tokenizer, vocab = _byte_bpe(n_positions, PreTrainedTokenizerFast)
+    torch.manual_seed(0)
+    config = _family_config(model_type, vocab, n_positions)
+    config.initializer_range = 0.2
+    model = AutoModelForCausalLM.from_config(config)
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+OUT_PROJECTIONS = {  # written by hand, not read from the adapters: each family's own module names
+    "llama": lambda m, layer: m.model.layers[layer].self_attn.o_proj,
+    "qwen3": lambda m, layer: m.model.layers[layer].self_attn.o_proj,
+    "gemma2": lambda m, layer: m.model.layers[layer].self_attn.o_proj,
+    "gemma3_text": lambda m, layer: m.model.layers[layer].self_attn.o_proj,
+    "phi3": lambda m, layer: m.model.layers[layer].self_attn.o_proj,
+    "gpt2": lambda m, layer: m.transformer.h[layer].attn.c_proj,
+    "gpt_neox": lambda m, layer: m.gpt_neox.layers[layer].attention.dense,
+}

@@ -188,7 +188,7 @@ def print_ranking(ranking) -> None:
 
 def run_induction(args) -> int:
     """Rank a decoder's heads by induction score on random tokens repeated twice."""
-    from core.ablation import shape_of
+    from core import models
     from core.decoder_induction import random_induction_test
     from core.head_analysis import HeadRanking
 
@@ -197,7 +197,7 @@ def run_induction(args) -> int:
     if clashing:
         raise ValueError(f"--pattern induction reads its own random tokens; leave out {', '.join(clashing)}")
     model = load(args.model)
-    shape_of(model.module)  # a decoder with a language-model head, or a clear refusal
+    models.check_kind(model.name, model.kind, models.DECODER)
     stage(f"running {model.name} on 2 × {RANDOM_TOKENS} random tokens")
     test = random_induction_test(model.module, model.tokenizer, RANDOM_TOKENS, SEED)
     what = f"{PATTERNS['induction']} (2 × {RANDOM_TOKENS} random tokens, seed {SEED})"

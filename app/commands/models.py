@@ -1,4 +1,5 @@
-"""``attention-lab models``: list the models Attention Lab knows, or add SmolLM2.
+"""``attention-lab models``: list the models Attention Lab knows (the bundled one, SmolLM2, folders
+opened before, the local Hugging Face cache's), or add SmolLM2.
 
 attention-lab models list [--json]
 attention-lab models add smollm2      # 93 MB download and a one-off conversion; safe to re-run
@@ -16,7 +17,10 @@ def add_arguments(parser) -> None:
     from app.main import Parser
 
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=Parser)
-    listing = sub.add_parser("list", help="every known model: kind, layers × heads, path, installed")
+    listing = sub.add_parser(
+        "list",
+        help="every known model, the local Hugging Face cache's too: kind, family, layers × heads, size",
+    )
     listing.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     add = sub.add_parser("add", help="fetch and convert a model once (progress on stderr)")
     add.add_argument("model", choices=["smollm2"], help="the model to add")
@@ -35,7 +39,7 @@ def recent_folders() -> list[str]:
 
 
 def list_models(as_json: bool) -> int:
-    from core.catalog import known_models
+    from core.models.registry import known_models
 
     entries = known_models(recent_folders())
     if as_json:
@@ -43,21 +47,32 @@ def list_models(as_json: bool) -> int:
         print()
         return 0
     for e in entries:
-        shape = f"{e.layers} layers × {e.heads} heads" if e.layers else "?"
+        shape = f"{e.layers} × {e.heads}" if e.layers else "?"
         if e.kv_heads and e.kv_heads != e.heads:
-            shape += f" ({e.kv_heads} key/value heads)"
-        where = e.path if e.installed else missing(e.key)
-        print(f"{e.key:<10} {e.name:<24} {e.kind:<8} {shape:<40} {where}")
-    from core import smollm2
+            shape += f" ({e.kv_heads} kv)"
+        size = f"{e.size / 2**20:,.0f} MB" if e.size else ""
+        print(f"{e.key:<28} {e.kind:<8} {e.family or '':<9} {shape:<14} {size:>9}  {status(e)}")
+    from core.models import smollm2
 
     print(f"note: {smollm2.NAME} is {smollm2.ORIGIN}, so its probabilities are not exactly the original's.")
     return 0
 
 
+def status(e) -> str:
+    """Where the model is, or why it cannot be opened."""
+    if e.missing:
+        return "incomplete: missing " + ", ".join(e.missing)
+    if not e.installed:
+        return missing(e.key)
+    if e.kind == "decoder" and e.family is None:
+        return f"not supported (a decoder of a family Attention Lab does not read): {e.path}"
+    return e.path
+
+
 def missing(key: str) -> str:
     """What the listing says for a model that is not there: how to add it, or what to install."""
-    from core import smollm2
     from core.install_advice import is_standalone
+    from core.models import smollm2
 
     if key == smollm2.KEY and smollm2.cannot_add() is None:
         return f"not added (attention-lab models add {key})"
@@ -67,7 +82,7 @@ def missing(key: str) -> str:
 
 
 def add_model() -> int:
-    from core import smollm2
+    from core.models import smollm2
 
     shown = set()
 

@@ -201,7 +201,7 @@ class DecoderReadout:
     def __init__(
         self, model, text: str, heads, mode: str, target: str | None, foil: str | None, first: bool = False
     ):
-        from core.ablation import MEAN_REFERENCE, check_heads, head_means, shape_of
+        from core.ablation import check_heads
         from core.ablation_ranking import answer_token, check_pair
 
         self.model, self.mode, self.first = model, mode, first  # first: the first token too
@@ -212,8 +212,9 @@ class DecoderReadout:
             check_pair(self.target, self.foil)
         self.means = None
         if self.heads and mode == "mean":
-            shape_of(model.module)
-            self.means = head_means(model.module, model.tokenizer(MEAN_REFERENCE)["input_ids"])
+            from core.decoder.analysis import analysis_of
+
+            self.means = analysis_of(model).means()
         self.clean = None  # next-token logits with every head, when heads are knocked out
         if self.heads and self.target is not None:
             from core import decoder

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app import worker
 from app.widgets.controls import WrappingButton
-from core import smollm2
+from core.models import smollm2
 
 ADD_TEXT = "Add SmolLM2-135M (93 MB download, about a minute)"
 

@@ -46,7 +46,7 @@ def panel(request, qtbot):
 @pytest.fixture(autouse=True)
 def offline_add(monkeypatch):
     """App tests never download: adding SmolLM2 fails as it does without a network."""
-    from core import smollm2
+    from core.models import smollm2
 
     def unreachable(into, alive):
         alive()

@@ -10,11 +10,11 @@ import pytest
 from app import worker
 from app.panels.inside_decoder import InsideDecoderPanel, which_heads
 from app.panels.inside_decoder.state import decoder
-from core import smollm2
 from core.ablation import ablated, next_token_probs, run
 from core.ablation_ranking import answer_token, rank_by_ablation
 from core.decoder_induction import induction_test
 from core.logit_lens import logit_lens
+from core.models import smollm2
 from tests.tiny_models import head_zeroed_by_hand, save_tiny_llama
 
 pytestmark = pytest.mark.models

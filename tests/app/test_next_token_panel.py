@@ -9,7 +9,8 @@ import pytest
 from app import log_file, worker
 from app.panels.next_token import NextTokenPanel
 from app.panels.next_token.temperature import DRAW_HINT
-from core import decoder, models, sampling, smollm2
+from core import decoder, models, sampling
+from core.models import smollm2
 from tests.tiny_models import save_tiny_llama
 
 pytestmark = pytest.mark.models

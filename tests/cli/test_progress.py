@@ -54,7 +54,7 @@ def test_predict_stages_and_a_long_prompt_echoed_by_its_ends(capsys, tmp_path):
 
 
 def test_models_add_names_each_step_when_piped(capsys, monkeypatch, tmp_path):
-    from core import smollm2
+    from core.models import smollm2
 
     def install(report):
         for done in range(len(smollm2.STEPS)):

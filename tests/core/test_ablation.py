@@ -337,14 +337,14 @@ def test_attention_ranking_reads_the_last_row_at_the_targets_earlier_copy(llama,
         rank_by_attention(attentions, ids, AnswerToken(next(i for i in range(300) if i not in ids), " x"))
 
 
-def test_an_encoder_or_a_model_without_a_language_model_head_is_refused(llama, tmp_path):
-    from transformers import GPT2LMHeadModel
+def test_an_unsupported_family_or_a_model_without_a_language_model_head_is_refused(llama):
+    from transformers import OPTConfig, OPTForCausalLM
 
-    from tests.tiny_models import save_tiny_gpt2
-
-    gpt2 = GPT2LMHeadModel.from_pretrained(save_tiny_gpt2(tmp_path), attn_implementation="eager")
-    with pytest.raises(ValueError, match=r"needs a Llama-style decoder .* GPT2LMHeadModel is not one"):
-        check_heads(gpt2, [(0, 0)])
+    opt = OPTForCausalLM(
+        OPTConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, ffn_dim=32)
+    )
+    with pytest.raises(ValueError, match=r"opt is not a decoder family .* Supported decoders: Llama \(llama"):
+        check_heads(opt, [(0, 0)])
     with pytest.raises(ValueError, match="LlamaModel is not one"):
         shape_of(llama[0].model)  # the body without its language-model head
 

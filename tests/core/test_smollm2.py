@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from core import models, smollm2
+from core import models
+from core.models import smollm2
 from core.user_data import OVERRIDE, data_folder
 from tests.tiny_models import save_tiny_llama
 

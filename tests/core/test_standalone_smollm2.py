@@ -9,7 +9,9 @@ import sys
 import pytest
 
 from app.main import main
-from core import catalog, models, smollm2
+from core import models
+from core.models import registry as catalog
+from core.models import smollm2
 from core.user_data import OVERRIDE
 from tests.tiny_models import save_tiny_llama
 

@@ -19,7 +19,8 @@ import statistics
 import tempfile
 import time
 
-from core import decoder, models, sampling, smollm2
+from core import decoder, models, sampling
+from core.models import smollm2
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 

@@ -15,7 +15,7 @@ from app.panels.inside_decoder.which_heads import RankPage
 from app.panels.model_add import SmolLM2Adder
 from app.panels.step import Live
 from app.widgets.controls import note
-from core import smollm2
+from core.models import smollm2
 
 
 class InsideDecoderPanel(Panel):

@@ -11,27 +11,14 @@ runs in the worker and raises ValueError with a message for bad input. Layers an
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from core import decoder as dec
 from core import models
-from core.ablation import (
-    MEAN_REFERENCE,
-    Head,
-    ablated,
-    head_means,
-    next_token_probs,
-    recording,
-    run,
-    shape_of,
-    stacked,
-)
+from core.ablation import Head, ablated, next_token_probs
 from core.ablation_ranking import (
     AblationRanking,
     AnswerToken,
@@ -40,9 +27,9 @@ from core.ablation_ranking import (
     rank_by_ablation,
     rank_by_attention,
 )
-from core.attention import softmax
 from core.attention_sinks import FirstTokenDropped, sink_scores, without_first_token
-from core.decoder_induction import InductionTest, induction_test, random_induction_test
+from core.decoder.analysis import CleanRun, analysis_of
+from core.decoder_induction import InductionTest, induction_test
 from core.head_analysis import HeadRanking
 from core.loaded_models import shared as loaded_models
 from core.logit_lens import LogitLens, read_streams, with_target
@@ -54,60 +41,16 @@ TOP = 8  # next-token candidates listed
 MAX_RANDOM = 200  # random tokens in one copy of the induction sequence
 Progress = Callable[[int, int], None]
 
-_lock = threading.Lock()  # steps compute in parallel and share what follows
-_models: dict[str, models.LoadedModel] = {}  # source -> the decoder the kept numbers below are of
-_means: dict[str, np.ndarray] = {}  # source -> each head's mean output over MEAN_REFERENCE
-_clean: OrderedDict[tuple, CleanRun] = OrderedDict()  # (source, ids) -> the intact model's run
-_clean_lock = threading.Lock()  # one intact run per prompt: a second step asking for it waits
-_induction: dict[tuple, InductionTest] = {}  # (source, n, seed) -> the intact model's test
-_lenses: OrderedDict[tuple, tuple] = OrderedDict()  # (source, ids) -> (lens, its top tokens' text)
-KEPT_RUNS = 8  # prompts whose intact run and lens are kept
-
 
 def decoder(source: str, progress: Progress | None = None) -> models.LoadedModel:
-    """The decoder ``source`` names ("smollm2" or a folder), loaded on first use; ValueError for
-    an encoder or a folder that holds no model."""
-    model = loaded_models.get(source, progress, expect=models.DECODER)  # one load, shared
-    with _lock:
-        if _models.get(source) is not model:  # another decoder: what was kept is not its numbers
-            shape_of(model.module)  # refuse, with a reason, a decoder not laid out like Llama
-            for kept in (_models, _means, _clean, _induction, _lenses):
-                kept.clear()
-            _models[source] = model
-    return model
-
-
-def means_of(source: str) -> np.ndarray:
-    """(layers, heads, head_dim): each head's mean output over the reference text."""
-    model = decoder(source)
-    with _lock:
-        if source not in _means:
-            _means[source] = head_means(model.module, model.tokenizer(MEAN_REFERENCE)["input_ids"])
-        return _means[source]
-
-
-@dataclass(frozen=True)
-class CleanRun:
-    """One forward pass of the intact model over a prompt, shared by every step that reads it."""
-
-    probs: np.ndarray  # (vocab,) next-token probabilities
-    attentions: np.ndarray  # (layers, heads, T, T) weights
-    streams: Any  # (layers, T, hidden) torch: the residual stream after each layer
+    """The decoder ``source`` names ("smollm2", a folder or a cache id), loaded on first use;
+    ValueError for an encoder, an unsupported family or a folder that holds no model."""
+    return loaded_models.get(source, progress, expect=models.DECODER)  # one load, shared
 
 
 def clean_run(source: str, ids: tuple[int, ...]) -> CleanRun:
-    """The intact model's run over ``ids``, computed once per prompt: a step that asks for a
-    prompt another step is running waits for that run instead of starting a second one."""
-    key = (source, ids)
-    with _clean_lock:
-        if key not in _clean:
-            module = decoder(source).module
-            with recording(module.model.layers) as seen:
-                logits, attentions = run(module, ids, attentions=True)
-            _clean[key] = CleanRun(softmax(logits[-1].astype(np.float64)), attentions, stacked(seen))
-            while len(_clean) > KEPT_RUNS:
-                _clean.popitem(last=False)
-        return _clean[key]
+    """The intact model's run over ``ids``, computed once and shared by every step."""
+    return analysis_of(decoder(source)).clean_run(ids)
 
 
 @dataclass(frozen=True)
@@ -141,7 +84,7 @@ def _answer(model: models.LoadedModel, text: str, prompt: str, what: str) -> Ans
 
 def _means_for(source: str, mode: str) -> np.ndarray | None:
     """The heads' mean outputs when ``mode`` is "mean" (None for zero-ablation)."""
-    return means_of(source) if mode == "mean" else None
+    return analysis_of(decoder(source)).means() if mode == "mean" else None
 
 
 # --- 1 and 2. Knock out heads; which heads matter ---------------------------------------------------
@@ -240,19 +183,15 @@ def compute_lens(s: LensState, progress: Progress | None = None) -> LensResult:
     target = _answer(model, s.target, s.prompt, "Target")
     target_id = None if target is None else target.id
     streams = clean_run(s.source, prompt.ids).streams  # the forward pass the other steps share
-    key = (s.source, prompt.ids)
-    with _lock:
-        kept = _lenses.get(key)
-    if kept is not None:
-        lens, pieces = kept
-        return LensResult(model, prompt, with_target(model.module, streams, lens, target_id), pieces, target)
-    lens = read_streams(model.module, streams, target_id)
-    texts = {int(i): model.tokenizer.decode([int(i)]) for i in np.unique(lens.top_ids)}
-    pieces = np.vectorize(texts.__getitem__, otypes=[object])(lens.top_ids)
-    with _lock:
-        _lenses[key] = (lens, pieces)
-        while len(_lenses) > KEPT_RUNS:
-            _lenses.popitem(last=False)
+
+    def whole_lens():
+        lens = read_streams(model.module, streams, target_id)
+        texts = {int(i): model.tokenizer.decode([int(i)]) for i in np.unique(lens.top_ids)}
+        return lens, np.vectorize(texts.__getitem__, otypes=[object])(lens.top_ids)
+
+    lens, pieces = analysis_of(model).lens(prompt.ids, whole_lens)
+    if lens.target_id != target_id:
+        lens = with_target(model.module, streams, lens, target_id)
     return LensResult(model, prompt, lens, pieces, target)
 
 
@@ -300,11 +239,7 @@ def compute_induction(s: InductionState, progress: Progress | None = None) -> In
     if not 2 <= s.n <= MAX_RANDOM:
         raise ValueError(f"Choose between 2 and {MAX_RANDOM} random tokens per copy.")
     model = decoder(s.source, progress)
-    key = (s.source, s.n, s.seed)
-    if key not in _induction:
-        _induction.clear()
-        _induction[key] = random_induction_test(model.module, model.tokenizer, s.n, s.seed)
-    clean = _induction[key]
+    clean = analysis_of(model).induction(s.n, s.seed)
     ids = clean.ids
     knocked = None
     if s.heads:

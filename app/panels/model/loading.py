@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QProgressBar, QPus
 from app import worker
 from app.settings import settings
 from app.widgets.controls import ReflowGrid, note
-from core import smollm2
 from core.loaded_models import shared
+from core.models import smollm2
 
 BUNDLED = "minilm"
 BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"

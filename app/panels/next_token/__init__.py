@@ -42,8 +42,8 @@ from app.panels.next_token.temperature import TemperaturePage
 from app.panels.step import Live
 from app.settings import settings
 from app.widgets.controls import ReflowGrid, bind, note
-from core import smollm2
 from core.decoder import context_limit
+from core.models import smollm2
 from core.sampling import Draws
 
 SMOLLM2 = smollm2.KEY

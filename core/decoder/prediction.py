@@ -19,12 +19,16 @@ import statistics
 import time
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.models import DECODER, LoadedModel, check_kind, libraries
+from core.models.kinds import DECODER, check_kind
+from core.models.libraries import libraries
 from core.sampling import Draws, reshape
+
+if TYPE_CHECKING:
+    from core.models.loading import LoadedModel
 
 # Every head's weights are kept for each run: at n tokens that is layers · heads · n² floats
 # (283 MB for SmolLM2 at 512), so prompts are cut to this many tokens even where the model's own
@@ -288,7 +292,7 @@ def time_decode(model: LoadedModel, ids, tokens: int, repeats: int = 5) -> Decod
     return DecodeTiming(tokens, statistics.median(cached), statistics.median(uncached))
 
 
-__all__ = [
+__all__ = [  # re-exported by core.decoder
     "MAX_CONTEXT", "CacheSize", "Chosen", "DecodeTiming", "Generation", "Prediction", "cache_size",
     "context_limit", "encode",
     "generate", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "time_decode", "visible",

@@ -165,7 +165,7 @@ def sha256(path: Path) -> str:
 
 def _check_converter() -> None:
     """Raise, naming the extra to install, when torch, transformers or gguf are missing."""
-    from core.models import libraries
+    from core.models.libraries import libraries
 
     # The GGUF reader's own progress bar would write to stderr; tqdm reads this when it is first
     # imported, which importing transformers does, so it is set before that.
@@ -230,7 +230,7 @@ def _convert(gguf: Path, alive: Callable[[], None]):
     transformers will not save a model loaded from GGUF, so its weights are copied into a fresh
     model built from the same config without the quantisation entry.
     """
-    from core.models import libraries
+    from core.models.libraries import libraries
 
     torch, transformers = libraries()
     try:

@@ -1,0 +1,175 @@
+"""One decoder's parts under the same names for every family (see ``core.decoder.families``).
+
+    adapter = adapter_of(module)        # module: a transformers …ForCausalLM
+    adapter.shape                       # layers, heads, kv_heads, head_dim, hidden, vocab
+    adapter.blocks[l]                   # block l; its input is the residual stream before it
+    adapter.attention(l), adapter.mlp(l), adapter.out_weight(l)   # (hidden, heads · head_dim)
+    adapter.readout(hidden)             # (…, hidden) -> (…, vocab): final norm, unembedding, cap
+
+The first ``adapter_of`` switches the model's attention to ``hooks.attention_lab``, the family's
+own eager attention with taps around it, so every view can read each head's queries, keys,
+values, weights and output. ``readout_error`` checks the adapter against transformers' logits.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from core.decoder import hooks
+from core.decoder.families import Family, family_of
+
+LIMIT = 1e-3  # the largest logit difference from transformers a model may have and still load
+CHECK_TEXT = "The quick brown fox jumps over the lazy dog."
+_adapters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class DecoderShape:
+    """What the views and hooks need to know about a decoder's size."""
+
+    layers: int
+    heads: int  # query heads per layer
+    kv_heads: int  # key/value heads per layer (fewer than ``heads``: grouped-query attention)
+    head_dim: int
+    hidden: int = 0
+    vocab: int = 0
+
+
+def _part(root: Any, path: str) -> Any:
+    for name in path.split("."):
+        root = getattr(root, name)
+    return root
+
+
+class Adapter:
+    """Where ``module`` (a causal language model of a supported family) keeps each part."""
+
+    def __init__(self, module: Any):
+        config = module.config
+        self.family: Family = family_of(getattr(config, "model_type", None))
+        self.module = module
+        try:
+            self.blocks = list(_part(module, self.family.blocks))
+            self.final_norm = _part(module, self.family.final_norm)
+            self.unembed = module.get_output_embeddings()
+            self.unembed.weight  # noqa: B018  (None or a module without weights: no language-model head)
+            attention = _part(self.blocks[0], self.family.attention)
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise ValueError(
+                f"This needs a {self.family.name} decoder with a language-model head; "
+                f"{type(module).__name__} is not one (load it as a causal language model)."
+            ) from exc
+        if not hasattr(sys.modules[type(attention).__module__], "eager_attention_forward"):
+            raise ValueError(
+                f"{type(attention).__name__} computes attention in a way that cannot return its "
+                "weights here (no eager attention in this version of transformers)."
+            )
+        self.body = module.base_model
+        heads = config.num_attention_heads
+        self.shape = DecoderShape(
+            layers=len(self.blocks),
+            heads=heads,
+            kv_heads=getattr(config, "num_key_value_heads", None) or heads,
+            head_dim=getattr(config, "head_dim", None) or config.hidden_size // heads,
+            hidden=config.hidden_size,
+            vocab=self.unembed.out_features,
+        )
+        self.softcap = getattr(config, "final_logit_softcapping", None)
+
+    def attention(self, layer: int) -> Any:
+        return _part(self.blocks[layer], self.family.attention)
+
+    def mlp(self, layer: int) -> Any:
+        return _part(self.blocks[layer], self.family.mlp)
+
+    def out_proj(self, layer: int) -> Any:
+        return _part(self.blocks[layer], self.family.out_proj)
+
+    def out_weight(self, layer: int) -> Any:
+        """(hidden, heads · head_dim) torch: head h writes z_h @ W[:, h·d:(h+1)·d]ᵀ."""
+        weight = self.out_proj(layer).weight
+        return weight.T if self.family.out_proj_transposed else weight
+
+    def readout(self, hidden: Any) -> Any:
+        """(…, hidden) residual stream -> (…, vocab) logits: the final norm, the unembedding and,
+        where the model caps its logits, the cap."""
+        return self.capped(self.unembed(self.final_norm(hidden)))
+
+    def capped(self, logits: Any) -> Any:
+        """``logits`` with the model's final soft cap applied (unchanged when it has none)."""
+        import torch
+
+        if not self.softcap:
+            return logits
+        return torch.tanh(logits / self.softcap) * self.softcap
+
+    def token_logits(self, normed: Any, ids: list[int]) -> Any:
+        """(…, len(ids)): the logits of only the tokens ``ids`` from final-normed hidden states."""
+        weight = self.unembed.weight[ids].float()
+        logits = normed.float() @ weight.T
+        bias = getattr(self.unembed, "bias", None)
+        return self.capped(logits if bias is None else logits + bias[ids].float())
+
+
+def adapter_of(module: Any) -> Adapter:
+    """The adapter of ``module``, made once; from then on its attention runs through the taps.
+    ValueError, naming the supported families, for a model the adapters do not read."""
+    with _lock:
+        adapter = _adapters.get(module)
+        if adapter is None:
+            adapter = Adapter(module)
+            _register()
+            _use_attention(module, hooks.NAME)
+            _adapters[module] = adapter
+    return adapter
+
+
+def _register() -> None:
+    """Make ``hooks.attention_lab`` an attention implementation transformers accepts by name."""
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(hooks.NAME, hooks.attention_lab)
+    try:
+        from transformers.masking_utils import AttentionMaskInterface, eager_mask
+    except ImportError:  # older transformers build the eager mask for any implementation
+        return
+    AttentionMaskInterface.register(hooks.NAME, eager_mask)
+
+
+def _use_attention(module: Any, name: str) -> None:
+    if hasattr(module, "set_attn_implementation"):
+        module.set_attn_implementation(name)
+    else:
+        module.config._attn_implementation = name
+
+
+@contextmanager
+def transformers_own(module: Any):
+    """Inside the block, ``module`` runs transformers' own eager attention, with no taps."""
+    _use_attention(module, "eager")
+    try:
+        yield
+    finally:
+        _use_attention(module, hooks.NAME)
+
+
+def readout_error(module: Any, ids: list[int]) -> float:
+    """The largest difference between transformers' logits for ``ids`` and the adapter's: the
+    residual stream after the last block, as the hooks read it, through ``readout``."""
+    import torch
+
+    adapter = adapter_of(module)
+    tokens = torch.tensor([ids])
+    with torch.inference_mode():
+        with transformers_own(module):
+            expected = module(input_ids=tokens, use_cache=False).logits[0].float()
+        with hooks.recording(adapter.blocks[-1:]) as seen:
+            adapter.body(input_ids=tokens, use_cache=False)
+        mine = adapter.readout(seen[0]).float()
+    return float((mine - expected).abs().max())

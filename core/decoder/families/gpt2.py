@@ -1,0 +1,15 @@
+"""GPT-2: learned positions, LayerNorm with biases, and Conv1D layers that store (in, out)."""
+
+from core.decoder.families import Family
+
+FAMILY = Family(
+    name="GPT-2",
+    model_types=("gpt2",),
+    blocks="transformer.h",
+    attention="attn",
+    mlp="mlp",
+    out_proj="attn.c_proj",
+    final_norm="transformer.ln_f",
+    positions="learned",
+    out_proj_transposed=True,
+)
