@@ -7,10 +7,11 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QProgressBar, QPushButton, QWidget
 
 from app import worker
+from app.panels.model_choices import fill_model_box
 from app.settings import settings
 from app.widgets.controls import ReflowGrid, note
 from core.loaded_models import shared
@@ -148,15 +149,6 @@ class ModelRow(QWidget):
         return [value] if isinstance(value, str) else list(value or [])
 
     def _fill_combo(self) -> None:
-        combo = self.combo
-        combo.blockSignals(True)
-        combo.clear()
-        combo.addItem(BUNDLED_NAME, BUNDLED)
-        if smollm2.installed_folder() is not None:  # the decoder added for the Next token panel
-            combo.addItem(smollm2.NAME, smollm2.KEY)
-        for folder in self._recent():
-            combo.addItem(Path(folder).name, folder)
-            combo.setItemData(combo.count() - 1, folder, Qt.ItemDataRole.ToolTipRole)
-        current = combo.findData(self.model.source if self.model else BUNDLED)
-        combo.setCurrentIndex(max(current, 0))
-        combo.blockSignals(False)
+        fill_model_box(self.combo, None, self._recent(), self.model.source if self.model else BUNDLED)
+        if self.combo.findData(BUNDLED) < 0:  # a lite install: choosing it says what to install
+            self.combo.insertItem(0, BUNDLED_NAME, BUNDLED)

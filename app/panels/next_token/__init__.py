@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app import worker
 from app.panels.base import Panel
 from app.panels.model_add import SmolLM2Adder
+from app.panels.model_choices import fill_model_box
 from app.panels.next_token.generate import GeneratePage
 from app.panels.next_token.gqa import GroupsPage
 from app.panels.next_token.kv_cache import CachePage
@@ -43,7 +44,7 @@ from app.panels.step import Live
 from app.settings import settings
 from app.widgets.controls import ReflowGrid, bind, note
 from core.decoder import context_limit
-from core.models import smollm2
+from core.models import DECODER, smollm2
 from core.sampling import Draws
 
 SMOLLM2 = smollm2.KEY
@@ -321,14 +322,9 @@ class NextTokenPanel(Panel):
         return [value] if isinstance(value, str) else list(value or [])
 
     def _fill_model_combo(self, current: str = SMOLLM2) -> None:
-        combo = self.model_combo
-        combo.blockSignals(True)
-        combo.clear()
-        combo.addItem(smollm2.NAME, SMOLLM2)
-        for folder in self._recent():
-            combo.addItem(Path(folder).name, folder)
-        combo.setCurrentIndex(max(combo.findData(current), 0))
-        combo.blockSignals(False)
+        fill_model_box(self.model_combo, DECODER, self._recent(), current)
+        if self.model_combo.findData(SMOLLM2) < 0:  # not added yet: choosing it offers the Add button
+            self.model_combo.insertItem(0, smollm2.NAME, SMOLLM2)
 
     # --- sampling and generation ------------------------------------------------------------
     def _snapshot(self):

@@ -102,8 +102,13 @@ class CachePage(Step):
         self.sizes.setText(
             f"Per token: 2 (keys and values) × {m.n_layers} layers × {m.n_kv_heads} key/value heads × "
             f"{m.head_dim} values × 4 bytes = {human_bytes(size.per_token)}. At {n} tokens the cache holds "
-            f"{human_bytes(size.total)}; with a key/value head per query head ({m.n_heads}) it would hold "
-            f"{human_bytes(size.total_full)}, {size.saving:g}× as much."
+            f"{human_bytes(size.total)}; "
+            + (
+                f"with a key/value head per query head ({m.n_heads}) it would hold "
+                f"{human_bytes(size.total_full)}, {size.saving:g}× as much."
+                if size.saving > 1
+                else "every query head has its own key/value head here, so nothing is shared: a saving of 1×."
+            )
         )
         return context_notice(g)
 
