@@ -99,6 +99,52 @@ def run_task(
     return task
 
 
+class Newest:
+    """One slot for background tasks of which only the newest lands: starting a task, or
+    ``cancel()``, cancels the one before, and whatever that one still reports (result, error,
+    progress, end) is dropped.
+
+        loads = Newest()
+        loads.start(load, source, on_result=show)   # a second start() supersedes the first
+    """
+
+    def __init__(self):
+        self.task: Task | None = None
+        self._ticket = 0
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None
+
+    def start(self, fn: Callable, *args, on_finished: Callable[[], None] | None = None, **kwargs) -> Task:
+        """``run_task`` in this slot; the callbacks in ``kwargs`` (``on_result``, ``on_error``,
+        ``on_progress``) and ``on_finished`` run only while this task is the newest."""
+        self.cancel()
+        ticket = self._ticket
+
+        def fresh(callback):
+            return None if callback is None else (lambda *a: callback(*a) if ticket == self._ticket else None)
+
+        def ended() -> None:
+            if ticket == self._ticket:
+                self.task = None
+                if on_finished is not None:
+                    on_finished()
+
+        callbacks = {k: fresh(v) for k, v in kwargs.items() if k.startswith("on_")}
+        rest = {k: v for k, v in kwargs.items() if not k.startswith("on_")}
+        self.task = run_task(fn, *args, on_finished=ended, **callbacks, **rest)
+        return self.task
+
+    def cancel(self) -> bool:
+        """Cancel the running task (True when there was one); nothing it reports lands."""
+        self._ticket += 1
+        task, self.task = self.task, None
+        if task is not None:
+            task.cancel()
+        return task is not None
+
+
 def busy() -> bool:
     """True while any task is still running or its results are still to be delivered."""
     return bool(_active)

@@ -31,12 +31,12 @@ class SmolLM2Adder(QObject):
         super().__init__(parent)
         self.button = WrappingButton(text)
         self.button.hide()
-        self.task: worker.Task | None = None
+        self.slot = worker.Newest()  # the add; cancelling it drops whatever it still reports
         self.button.clicked.connect(self.start)
 
     @property
     def busy(self) -> bool:
-        return self.task is not None
+        return self.slot.running
 
     def offer(self, reason: str | None = None) -> tuple[str, str]:
         """Show the button where this installation can add SmolLM2; the message to show:
@@ -60,41 +60,27 @@ class SmolLM2Adder(QObject):
 
     def start(self) -> None:
         """Download and convert SmolLM2 in the worker (nothing when an add is already running)."""
-        if self.task is not None:
+        if self.slot.running:
             return
         self.button.hide()
-        task = None
-
-        def landed(_) -> None:
-            if task is self.task:
-                self.added.emit()
 
         def refused(message: str) -> None:
-            if task is self.task:
-                self.button.show()
-                self.failed.emit(message)
+            self.button.show()
+            self.failed.emit(message)
 
-        def ended() -> None:
-            if task is self.task:
-                self.task = None
-                self.running.emit(False)
-
-        task = worker.run_task(
+        self.slot.start(
             smollm2.install,
-            on_result=landed,
+            on_result=lambda _: self.added.emit(),
             on_error=refused,
             on_progress=self.progressed.emit,
-            on_finished=ended,
+            on_finished=lambda: self.running.emit(False),
         )
-        self.task = task
         self.running.emit(True)
 
     def cancel(self) -> bool:
         """Stop a running add (True when there was one); the button is offered again."""
-        if self.task is None:
+        if not self.slot.cancel():
             return False
-        self.task.cancel()
-        self.task = None  # what it still reports is dropped
         self.button.show()
         self.running.emit(False)
         return True

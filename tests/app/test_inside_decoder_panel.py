@@ -65,7 +65,7 @@ def test_the_lite_standalone_build_says_the_full_build_includes_smollm2(qtbot, m
     p.show()
     worker.wait_idle()
     assert "full build" in p.message.text() and "models add" not in p.message.text()
-    assert not p.add_button.isVisibleTo(p)
+    assert not p.row.add_button.isVisibleTo(p)
 
 
 def test_without_smollm2_the_panel_offers_to_add_it(qtbot, tmp_path, monkeypatch):
@@ -78,14 +78,14 @@ def test_without_smollm2_the_panel_offers_to_add_it(qtbot, tmp_path, monkeypatch
     p.show()
     worker.wait_idle()
     said = p.message.text()
-    assert p.add_button.isVisibleTo(p) and "93 MB" in p.add_button.text()
+    assert p.row.add_button.isVisibleTo(p) and "93 MB" in p.row.add_button.text()
     assert p.message.level == "info" and "Press Add" in said and "models add" not in said
-    assert "No decoder loaded" in p.model_info.text()
-    assert type(p.adder) is type(NextTokenPanel().adder)  # one implementation of the offer, shared
-    settle(p.add_button.click)  # offline in tests: says what to do, offers the button again
+    assert "No decoder loaded" in p.row.info.text()
+    assert type(p.row) is type(NextTokenPanel().row)  # one model row, shared
+    settle(p.row.add_button.click)  # offline in tests: says what to do, offers the button again
     assert "internet connection" in p.message.text() and p.message.level == "error"
-    assert p.add_button.isVisibleTo(p) and p.knock.result is None
-    assert not p.add_progress.isVisibleTo(p) and not p.cancel_button.isVisibleTo(p)
+    assert p.row.add_button.isVisibleTo(p) and p.knock.result is None
+    assert not p.row.progress.isVisibleTo(p) and not p.row.cancel_button.isVisibleTo(p)
     assert list(smollm2.data_folder().iterdir()) == []
 
 
@@ -96,7 +96,7 @@ def test_a_successful_add_runs_every_step_on_smollm2(qtbot, tmp_path, monkeypatc
     p.show()
     worker.wait_idle()
     stages = []
-    p.adder.progressed.connect(lambda done, total: stages.append(p.model_info.text()))
+    p.row.adder.progressed.connect(lambda done, total: stages.append(p.row.info.text()))
 
     def install(progress=None):
         for done in range(len(smollm2.STEPS)):
@@ -105,10 +105,10 @@ def test_a_successful_add_runs_every_step_on_smollm2(qtbot, tmp_path, monkeypatc
 
     used = []
     monkeypatch.setattr(smollm2, "install", install)
-    monkeypatch.setattr(p, "use_model", used.append)
-    settle(p.add_button.click)
+    monkeypatch.setattr(p.row, "load", used.append)
+    settle(p.row.add_button.click)
     assert used == [smollm2.KEY] and stages[0] == smollm2.STEPS[0] + "…"
-    assert not p.add_button.isVisibleTo(p) and not p.cancel_button.isVisibleTo(p)
+    assert not p.row.add_button.isVisibleTo(p) and not p.row.cancel_button.isVisibleTo(p)
 
 
 def test_an_encoder_is_refused_and_the_last_result_stays(panel):
@@ -116,7 +116,7 @@ def test_an_encoder_is_refused_and_the_last_result_stays(panel):
     settle(panel.use_model, "minilm")
     assert "is an encoder" in panel.message.text()
     assert panel.knock.result is before and panel.knock.state.source != "minilm"
-    assert not panel.add_button.isVisibleTo(panel)
+    assert not panel.row.add_button.isVisibleTo(panel)
 
 
 def test_knocking_out_heads_equals_core(panel, llama_folder):

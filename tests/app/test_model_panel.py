@@ -43,12 +43,12 @@ def test_first_show_loads_in_the_background_with_progress(qtbot):
     shared.clear()
     p = ModelPanel()
     qtbot.addWidget(p)
-    assert p.model is None and p.loader.task is None  # nothing is loaded before the panel is shown
+    assert p.model is None and not p.loader.busy  # nothing is loaded before the panel is shown
     steps = []
     p.show()
     loader = p.loader
-    assert loader.task is not None and loader.progress.isVisibleTo(p) and loader.cancel_button.isVisibleTo(p)
-    p.loader.task.progressed.connect(lambda done, total: steps.append((done, total)))
+    assert loader.busy and loader.progress.isVisibleTo(p) and loader.cancel_button.isVisibleTo(p)
+    p.loader.loads.task.progressed.connect(lambda done, total: steps.append((done, total)))
     worker.wait_idle()
     assert p.model.name == "all-MiniLM-L6-v2" and not p.loader.progress.isVisibleTo(p)
     assert steps and steps[-1] == (5, 5)

@@ -10,6 +10,7 @@ from app import log_file, worker
 from app.panels.next_token import NextTokenPanel
 from app.panels.next_token.temperature import DRAW_HINT
 from core import decoder, models, sampling
+from core.loaded_models import shared
 from core.models import smollm2
 from tests.tiny_models import save_tiny_llama
 
@@ -49,11 +50,11 @@ def test_without_smollm2_the_panel_offers_to_add_it(qtbot):
     qtbot.addWidget(p)
     p.show()
     worker.wait_idle()
-    assert p.add_button.isVisibleTo(p) and "93 MB" in p.add_button.text()
+    assert p.row.add_button.isVisibleTo(p) and "93 MB" in p.row.add_button.text()
     assert p.message.level == "info" and "Add" in p.message.text()
-    settle(p.add_button.click)  # offline in tests: says what to do, offers the button again
+    settle(p.row.add_button.click)  # offline in tests: says what to do, offers the button again
     assert "internet connection" in p.message.text() and "full installer" in p.message.text()
-    assert p.add_button.isVisibleTo(p) and p.model is None
+    assert p.row.add_button.isVisibleTo(p) and p.model is None
     # nothing half-added is left (windows opened by other tests may have started the app's log)
     left = [f.name for f in smollm2.data_folder().iterdir() if not f.name.startswith(log_file.NAME)]
     assert left == []
@@ -68,9 +69,9 @@ def test_the_lite_standalone_build_says_the_full_build_includes_smollm2(qtbot, m
     worker.wait_idle()
     said = p.message.text()
     assert "full build" in said and smollm2.NAME in said and "pip" not in said
-    assert not p.add_button.isVisibleTo(p) and "full build" in p.no_model.text()
+    assert not p.row.add_button.isVisibleTo(p) and "full build" in p.no_model.text()
     settle(p.load, smollm2.KEY)  # choosing SmolLM2 in the list says the same, with no Add button
-    assert p.message.text() == said and not p.add_button.isVisibleTo(p) and p.model is None
+    assert p.message.text() == said and not p.row.add_button.isVisibleTo(p) and p.model is None
 
 
 def test_predictions_equal_core(panel):
@@ -81,7 +82,7 @@ def test_predictions_equal_core(panel):
     widths = panel.predictions.bars.bars.opts["width"]
     np.testing.assert_allclose(widths, [*(c.prob for c in choices), rest], atol=1e-6)
     assert "␣the" in panel.predictions.tokens.text() and "Entropy" in panel.predictions.summary.text()
-    assert "2 layers × 4 heads sharing 2 key/value heads" in panel.model_info.text()
+    assert "2 layers × 4 heads sharing 2 key/value heads" in panel.row.info.text()
 
 
 def test_settings_reshape_without_running_the_model(panel):
@@ -91,7 +92,7 @@ def test_settings_reshape_without_running_the_model(panel):
     t = panel.temperature
     t.temperature.setValue(0.5)
     t.top_k.setValue(3)
-    assert panel.task is None and panel.run.task is None  # no model run for a settings change
+    assert not panel.busy and panel.run.task is None  # no model run for a settings change
     assert panel.generation is generation and panel.sampling.state.top_k == 3
     d = panel._snapshot().dist
     np.testing.assert_allclose(d.probs, sampling.tempered(logits, t.temperature.value()))
@@ -200,8 +201,9 @@ def test_bad_input_keeps_the_previous_result(panel):
 
 def test_cancel_a_load_keeps_the_model(panel, llama_folder):
     model = panel.model
+    shared.forget(str(llama_folder))  # loaded afresh, in the worker, so there is a load to cancel
     panel.load(str(llama_folder))
-    panel.cancel_button.click()
+    panel.row.cancel_button.click()
     worker.wait_idle()
     assert panel.model is model and "cancelled" in panel.message.text()
     assert panel.model.kind == models.DECODER

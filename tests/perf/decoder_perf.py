@@ -85,7 +85,7 @@ def panel_measures(prompt16: str) -> None:
     panel.resize(1300, 800)
 
     def idle() -> bool:
-        return panel.task is None and panel.run.task is None and not worker.busy()
+        return not panel.busy and panel.run.task is None and not worker.busy()
 
     load_stall = max_stall_during(panel.show, lambda: panel.generation is not None and idle())
     drawn = []

@@ -72,14 +72,14 @@ class RankPage(Step):
         )
         self.ranking: AblationRanking | None = None
         self.ranked_for: KnockState | None = None
-        self.task: worker.Task | None = None
+        self.ranking_task = worker.Newest()
         self.rank_button.clicked.connect(self.rank)
         self.cancel_button.clicked.connect(self.cancel)
         for view in (self.effect_map, self.weight_map):
             toggle_on_click(view, self)
 
     def rank(self) -> None:
-        if self.task is not None:
+        if self.ranking_task.running:
             return
         wanted = ranking_key(self.state)
         self.progress.setValue(0)
@@ -96,27 +96,26 @@ class RankPage(Step):
                 "info",
             )
 
-        def ended() -> None:
-            self.task = None
-            self.rank_button.setEnabled(True)
-            self.cancel_button.setEnabled(False)
-
-        self.task = worker.run_task(
+        self.ranking_task.start(
             compute_ranking,
             wanted,
             on_result=landed,
             on_error=self.tell,
             on_progress=self._progressed,
-            on_finished=ended,
+            on_finished=self._ended,
         )
+
+    def _ended(self) -> None:
+        self.rank_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
 
     def _progressed(self, done: int, total: int) -> None:
         self.progress.setMaximum(total)
         self.progress.setValue(done)
 
     def cancel(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
+        if self.ranking_task.cancel():
+            self._ended()
             self.tell("Ranking cancelled; the model is intact.", "info")
 
     def draw(self, r: KnockResult) -> Notice:

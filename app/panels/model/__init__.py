@@ -17,12 +17,13 @@ from PySide6.QtWidgets import QFormLayout, QLineEdit, QWidget
 
 from app import worker
 from app.panels.base import Panel
-from app.panels.model.loading import ModelRow
 from app.panels.model.state import DEFAULT_TEXT, RunState, ViewState, compute_run, compute_view
 from app.panels.model.views import AttentionPage
+from app.panels.model_row import ModelRow
 from app.panels.step import Live
 from app.widgets.controls import bind
 from core.head_analysis import PAIR_PARTS, PATTERNS
+from core.models import BUNDLED
 
 
 class ModelPanel(Panel):
@@ -34,7 +35,7 @@ class ModelPanel(Panel):
         super().__init__(parent)
         self.run = Live(RunState(), compute_run, background=True)
         self.view = Live(ViewState(), compute_view, background=True)
-        self.loader = ModelRow()
+        self.loader = ModelRow(None, "model", default=BUNDLED, fallback=BUNDLED)
         self.text_edit = bind(QLineEdit(DEFAULT_TEXT), self.run, "text")
         self.text_b_edit = bind(QLineEdit(), self.run, "text_b")
         self.text_b_edit.setPlaceholderText("optional: a second sentence, read as a pair with [SEP]")
@@ -73,7 +74,7 @@ class ModelPanel(Panel):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        if self.model is None and self.loader.task is None:
+        if self.model is None and not self.loader.busy:
             self.loader.load_last()
 
     def load(self, source: str) -> None:
