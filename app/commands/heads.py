@@ -41,8 +41,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--model",
         default="minilm",
-        metavar="minilm|smollm2|PATH",
-        help="'minilm' (bundled), 'smollm2' (once added) or a local model folder",
+        metavar="minilm|smollm2|PATH|ID",
+        help="'minilm' (bundled), 'smollm2' (once added), a local model folder, or a model id in the "
+        "local Hugging Face cache (attention-lab models list shows them)",
     )
     parser.add_argument(
         "--layer",

@@ -41,8 +41,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--model",
         default="smollm2",
-        metavar="smollm2|PATH",
-        help="'smollm2' (once added) or a decoder folder",
+        metavar="smollm2|PATH|ID",
+        help="'smollm2' (once added), a decoder folder, or a model id in the local Hugging Face cache "
+        "(gpt2, EleutherAI/pythia-70m; attention-lab models list shows them)",
     )
     parser.add_argument(
         "--top", type=count("--top", MAX_LISTED), default=10, metavar="K", help="how many candidates to list"
