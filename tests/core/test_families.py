@@ -129,3 +129,31 @@ def test_a_decoder_of_another_family_is_refused_naming_the_supported_ones(tmp_pa
     OPTForCausalLM(config).save_pretrained(tmp_path, safe_serialization=True)
     with pytest.raises(ValueError, match=r"opt is not a decoder family .* GPT-2 \(gpt2\)"):
         models.load_model(tmp_path)
+
+
+def test_the_ranking_equals_knocking_each_head_out_alone(tiny):
+    from core.ablation_ranking import AnswerToken, rank_by_ablation
+
+    model, _, _ = tiny
+    ids = model.tokenizer(TEXT)["input_ids"]
+    logits = run(model.module, ids)[0][-1]
+    target, foil = (AnswerToken(int(i), "") for i in np.argsort(-logits)[:2])
+    ranking = rank_by_ablation(model.module, ids, target, foil)
+    assert ranking.clean == pytest.approx(float(logits[target.id] - logits[foil.id]), abs=1e-4)
+    shape = adapter_of(model.module).shape
+    for layer, head in [(0, 0), (shape.layers - 1, shape.heads - 1)]:
+        with ablated(model.module, [(layer, head)]):
+            knocked = run(model.module, ids)[0][-1]
+        assert ranking.ablated[layer, head] == pytest.approx(
+            float(knocked[target.id] - knocked[foil.id]), abs=1e-4
+        )
+
+
+def test_the_induction_test_reads_every_head(tiny):
+    from core.decoder_induction import random_induction_test
+
+    model, _, _ = tiny
+    test = random_induction_test(model.module, model.tokenizer, n=8, seed=1)
+    shape = adapter_of(model.module).shape
+    assert test.induction.shape == test.previous.shape == (shape.layers, shape.heads)
+    assert np.isfinite(test.loss_first) and np.isfinite(test.loss_second)
