@@ -113,3 +113,20 @@ def test_every_example_prints_what_the_document_shows(monkeypatch, tmp_path):
         )
         checked += 1
     assert checked >= 20
+
+
+def test_the_document_uses_only_public_names():
+    """Every ``module.name`` of core the examples use is in that module's ``__all__``."""
+    import importlib
+
+    code = "\n".join(block.code for block in blocks(DOC.read_text(encoding="utf-8")))
+    modules = {"hooks": "core.decoder.hooks"}
+    for names in re.findall(r"^from core import ([\w, ]+)$", code, re.MULTILINE):
+        modules |= {name.strip(): f"core.{name.strip()}" for name in names.split(",")}
+    private = [
+        f"{path}.{name}"
+        for alias, path in modules.items()
+        for name in set(re.findall(rf"\b{alias}\.(\w+)", code))
+        if name not in importlib.import_module(path).__all__
+    ]
+    assert len(modules) >= 15 and private == []
