@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core.user_data import OVERRIDE
@@ -94,10 +95,16 @@ def test_the_same_checks():
 
 @pytest.mark.models
 def test_every_example_prints_what_the_document_shows(monkeypatch, tmp_path):
-    pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the tiny model's folder
-    namespace = {"__name__": "notebook"}
-    smollm2 = smollm2_added()
+    # The document sets numpy's print options and torch's seed; other tests keep their own.
+    with np.printoptions(), torch.random.fork_rng():
+        checked = run_blocks(monkeypatch, {"__name__": "notebook"}, smollm2_added())
+    assert checked >= 20
+
+
+def run_blocks(monkeypatch, namespace: dict, smollm2: bool) -> int:
+    """Run the document's blocks in ``namespace``, checking each one's output; how many ran."""
     checked = 0
     for block in blocks(DOC.read_text(encoding="utf-8")):
         if block.optional and not smollm2:
@@ -112,7 +119,7 @@ def test_every_example_prints_what_the_document_shows(monkeypatch, tmp_path):
             f"The example at line {block.line} printed\n{printed.getvalue()}\ninstead of\n{expected}"
         )
         checked += 1
-    assert checked >= 20
+    return checked
 
 
 def test_the_document_uses_only_public_names():
