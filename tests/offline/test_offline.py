@@ -11,7 +11,9 @@ connection, and so that the environment can be hostile: Hugging Face's offline s
 to "0", and the app must turn them on itself.
 
 Models: the bundled MiniLM for ``heads`` and a tiny random Llama folder for the decoder
-commands. ``models add`` is the one command that reaches the network, and is not run.
+commands. For the smoke, a tiny random Llama stands in for SmolLM2 in the data folder, so the
+decoder panels load and run a model too. ``models add`` is the one command that reaches the
+network, and is not run.
 """
 
 import json
@@ -23,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.tiny_models import save_tiny_decoder
+from core.models import smollm2
+from tests.tiny_models import save_tiny_decoder, save_tiny_llama
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -40,11 +43,15 @@ def offline(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
     shutil.copy(GUARD, site / "sitecustomize.py")
     log = site / "network.log"
+    data = tmp_path_factory.mktemp("data")
+    stand_in = save_tiny_llama(data / smollm2.NAME)
+    (stand_in / smollm2.RECEIPT).write_text(json.dumps({"weights_sha256": "a tiny random stand-in"}))
     env = dict(
         os.environ,
         QT_QPA_PLATFORM="offscreen",
         PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]),
         ATTENTION_LAB_NETWORK_LOG=str(log),
+        ATTENTION_LAB_DATA=str(data),
         HF_HUB_OFFLINE="0",  # hostile: the app must switch these on itself
         TRANSFORMERS_OFFLINE="0",
         HF_HUB_DISABLE_TELEMETRY="0",
