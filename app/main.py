@@ -10,6 +10,7 @@ import logging
 import sys
 
 import core
+from core.offline import switch_off_hub
 
 # Every way out of the window, as --exit-after-paint names them (see leave_after_first_paint).
 EXIT_PATHS = ("quit", "close", "shortcut", "menu", "sigint", "sigterm")
@@ -61,6 +62,7 @@ def quiet_libraries() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    switch_off_hub()  # before anything can import transformers: no command but `models add` goes online
     quiet_libraries()
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 import app.shutdown  # noqa: F401  (registers the exit hook that deletes windows in order)
 from app import log_file, worker
-from app.about import versions
+from app.about import about_html
 from app.classroom import Classroom
 from app.panels import PANELS, PanelEntry
 from app.panels.base import Panel
@@ -295,13 +295,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Unexpected error ({kind.__name__}): {value}. {log_file.where()}")
 
     def about(self) -> None:
-        rows = "".join(f"<tr><td>{k}</td><td><b>{v}</b></td></tr>" for k, v in versions().items())
-        QMessageBox.about(
-            self,
-            "About Attention Lab",
-            "<p>Attention Lab teaches how transformer attention works, one live step "
-            f"at a time.</p><table cellspacing='6'>{rows}</table>",
-        )
+        QMessageBox.about(self, "About Attention Lab", about_html())
 
     def _build_menus(self) -> None:
         def action(menu, text, slot, *keys, checkable=False):

@@ -35,6 +35,11 @@ from core.attention import softmax
 from core.decoder.adapter import DecoderShape, adapter_of
 from core.decoder.hooks import Tap, recording, stacked, tapped
 
+__all__ = [
+    "MEAN_REFERENCE", "MODES", "Head", "ablated", "ablated_rows", "as_ids", "check_heads", "head_means",
+    "head_outputs", "next_token_probs", "recorded", "run", "shape_of"
+]  # fmt: skip
+
 MODES = ("zero", "mean")
 # Plain text over which mean-ablation averages each head's output: varied words and punctuation.
 MEAN_REFERENCE = (

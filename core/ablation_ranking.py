@@ -28,6 +28,11 @@ from core.decoder.adapter import adapter_of
 from core.decoder.hooks import this_thread_only
 from core.head_analysis import HeadRanking
 
+__all__ = [
+    "AblationRanking", "AnswerToken", "Progress", "answer_token", "check_pair", "rank_by_ablation",
+    "rank_by_attention"
+]  # fmt: skip
+
 Progress = Callable[[int, int], None]
 
 

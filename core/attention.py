@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["AttentionTrace", "attend", "check_matrix", "softmax"]
+
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Numerically safe softmax along ``axis``; −inf entries get weight 0.

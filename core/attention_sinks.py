@@ -16,6 +16,8 @@ import numpy as np
 
 from core.ablation import next_token_probs
 
+__all__ = ["FirstTokenDropped", "sink_scores", "without_first_token"]
+
 
 def sink_scores(attentions: np.ndarray) -> np.ndarray:
     """(layers, heads) mean weight on position 0 over the query rows 1…T−1.

@@ -19,6 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = [
+    "DTYPE_BYTES", "GIB", "MEMORY_SIZES", "MIB", "AttentionCost", "MemoryHeld", "attention_cost",
+    "first_length_exceeding", "handshake_pairs", "handshakes", "loglog_slope", "pattern_cells",
+    "tiled_memory", "window_cells"
+]  # fmt: skip
+
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp8": 1}
 
 GIB = 2**30

@@ -25,6 +25,8 @@ import numpy as np
 from core.ablation import Head, ablated, run
 from core.decoder.adapter import adapter_of
 
+__all__ = ["InductionTest", "induction_test", "random_induction_test", "repeated_random_tokens"]
+
 
 def repeated_random_tokens(
     vocab_size: int, n: int, rng: np.random.Generator, exclude: Iterable[int] = ()

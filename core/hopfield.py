@@ -21,6 +21,15 @@ import numpy as np
 
 from core.attention import AttentionTrace, attend, check_matrix, softmax
 
+__all__ = [
+    "ARTICLE_STORED", "BETA_RANGE", "CAPACITY_RATIO", "MAX_STEPS", "TOLERANCE", "CapacitySweep",
+    "ClassicalHopfield", "ClassicalRetrieval", "Comparison", "ModernHopfield", "ModernRetrieval",
+    "Outcome", "Progress", "Verdict", "add_noise", "article_experiment", "beta_for_temperature",
+    "capacity_sweep", "check_beta", "check_patterns", "compare", "corrupt_and_compare", "default_loads",
+    "flip_bits", "glyph_patterns", "hebbian_weights", "judge", "pick_patterns", "random_bipolar",
+    "recovered", "sign_step", "temperature_for_beta", "weights_over_beta"
+]  # fmt: skip
+
 CAPACITY_RATIO = 0.14  # classical capacity ≈ 0.14·N random patterns
 BETA_RANGE = (1e-6, 1e6)  # β outside this range is rejected before it can overflow
 TOLERANCE = 0.3  # a retrieval counts as recovered when every entry is within this of the target

@@ -19,6 +19,8 @@ import numpy as np
 from core.ablation import recorded
 from core.decoder.adapter import adapter_of
 
+__all__ = ["LogitLens", "logit_lens", "read_streams", "with_target"]
+
 CHUNK_ROWS = 512  # (layer, position) rows unembedded at once: 512 × vocab floats
 
 

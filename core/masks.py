@@ -11,6 +11,12 @@ import numpy as np
 
 from core.attention import check_matrix, softmax
 
+__all__ = [
+    "KINDS", "AdditiveOutcome", "MaskCost", "MaskSpec", "additive", "additive_outcome", "build",
+    "causal", "combine", "cost", "empty_rows", "full", "global_local", "leaked_weight",
+    "next_token_weight", "padding", "resized_grid", "sliding_window"
+]  # fmt: skip
+
 
 def _check_n(n: int) -> int:
     if int(n) != n or n < 1:

@@ -23,6 +23,12 @@ from core.attention import AttentionTrace, attend, check_matrix
 from core.qkv import vocabulary
 from core.stats import agreement, entropy, peak
 
+__all__ = [
+    "HeadTable", "MultiHeadTrace", "RandomWeights", "SplitCost", "attend_heads", "check_heads",
+    "fitting_heads", "head_divisors", "head_table", "head_width", "multi_head", "parse_heads",
+    "project_heads", "random_weights", "split_cost", "uniform_weights"
+]  # fmt: skip
+
 
 @dataclass(frozen=True)
 class MultiHeadTrace:

@@ -13,6 +13,14 @@ import numpy as np
 
 from core.attention import AttentionTrace, attend
 
+__all__ = [
+    "ENCODINGS", "EXTENSION_METHODS", "ROPE_BASE", "YARN_ALPHA", "YARN_BETA", "LearnedTable",
+    "PermutationTrace", "PositionOutOfRange", "extended_frequencies", "frequencies",
+    "interpolate_positions", "learned_table", "ntk_base", "overshoot", "permutation_attention", "rope",
+    "rope_angles", "rope_score", "sample_positions", "sinusoidal", "sinusoidal_at",
+    "sinusoidal_offset_dot", "stretch", "unseen_pairs", "yarn_attention_factor", "yarn_ramp"
+]  # fmt: skip
+
 ROPE_BASE = 10000.0
 YARN_ALPHA = 1.0  # pairs turning fewer than this many times in training are interpolated fully
 YARN_BETA = 32.0  # pairs turning more than this many times in training are left alone

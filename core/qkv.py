@@ -12,6 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = [
+    "MAX_TOKENS", "Example", "cross_attention", "random_example", "retokenize", "tokenize", "vocabulary"
+]  # fmt: skip
+
 MAX_TOKENS = 64
 
 

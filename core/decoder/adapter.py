@@ -23,6 +23,8 @@ from typing import Any
 from core.decoder import hooks
 from core.decoder.families import Family, family_of
 
+__all__ = ["LIMIT", "Adapter", "DecoderShape", "adapter_of", "readout_error", "transformers_own"]
+
 LIMIT = 1e-3  # the largest logit difference from transformers a model may have and still load
 CHECK_TEXT = "The quick brown fox jumps over the lazy dog."
 _adapters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+__all__ = ["Tap", "recording", "stacked", "tapped"]
+
 NAME = "attention_lab"  # the attention implementation's name in transformers' registry
 _local = threading.local()
 

@@ -5,10 +5,9 @@ torch, transformers = libraries()   # ModelsExtraMissing says what to install wh
 
 from __future__ import annotations
 
-import os
-
 from core.heavy_load import quiet_import
 from core.install_advice import models_advice
+from core.offline import switch_off_hub
 
 
 class ModelsExtraMissing(ImportError):
@@ -17,10 +16,7 @@ class ModelsExtraMissing(ImportError):
 
 def libraries():
     """Import torch and transformers with the hub switched off; say which extra to install."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    switch_off_hub()
     try:
         torch = quiet_import("torch")
         transformers = quiet_import("transformers")

@@ -217,3 +217,20 @@ def test_panels_file_actions_reach_the_file_menu(window, monkeypatch):
     entry = next(a for a in file_menu.actions() if a.text() == "Open &model folder…")
     entry.trigger()
     assert window.current().key == "model" and calls == [window.current()]
+
+
+def test_about_says_what_is_read_and_written_and_that_it_is_offline():
+    from app import log_file
+    from app.about import about_html, files
+    from app.settings import settings
+    from core.user_data import data_folder
+
+    where = files()
+    assert list(where.values()) == [
+        settings().fileName(),
+        str(data_folder()),
+        str(data_folder() / log_file.NAME),
+    ]
+    text = about_html()
+    assert all(path in text for path in where.values())
+    assert "works offline" in text and "models add smollm2" in text
