@@ -116,13 +116,18 @@ def test_every_command_never_opens_a_connection(offline, decoder_folder):
     assert list(sections) == list(COMMANDS) and all(text.strip() for text in sections.values())
 
 
-def test_smoke_of_every_panel_never_opens_a_connection(offline):
-    code, out, err, log = offline("smoke")
+def test_smoke_of_every_panel_never_opens_a_connection(offline, tmp_path):
+    """Also the suite's one smoke of every panel: a PNG each, nothing printed on stderr."""
+    code, out, err, log = offline("smoke", "--screenshots", str(tmp_path))
     assert log == "", f"the smoke tried the network:\n{log}"
-    assert code == 0, err
+    assert (code, err) == (0, "")
     from app.panels import PANELS
 
     assert out.count("ok ") == len(PANELS), out
+    pngs = sorted(tmp_path.glob("*.png"))
+    assert len(pngs) == len(PANELS)
+    for path in pngs:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
 
 
 def test_the_app_switches_hugging_face_offline_itself(monkeypatch):
