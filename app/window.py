@@ -37,9 +37,9 @@ from app.reveal import Reveal
 from app.settings import settings
 from app.theme import THEMES, apply_theme, style_plots
 from app.tour import article_tour as tour_file
-from app.widgets.controls import ComboSizes
 from app.widgets.export import attach_exports
 from app.widgets.page_stack import PageStack, PanelScroll
+from app.widgets.sizing import ComboSizes
 from resources import lesson_text
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ A subclass sets the class attributes and gives one Step page per lecture step (d
         def result_views(self, i): ... # the views "predict, then reveal" covers at step i
 
 Bad input goes to the message bar and the previous valid state stays on screen. Control columns
-built with ``app.widgets.controls.side_column`` are hidden while the window is presenting.
+built with ``app.widgets.side_column`` are hidden while the window is presenting.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from PySide6.QtWidgets import QBoxLayout, QSplitter, QTabBar, QVBoxLayout, QWidg
 
 import app.shutdown  # noqa: F401  (deletes panels in order at exit, see there)
 from app.panels.step import Notice, Step
-from app.widgets.controls import SIDE_COLUMN
 from app.widgets.message_bar import MessageBar
 from app.widgets.page_stack import PageStack
+from app.widgets.side_column import SIDE_COLUMN
 
 
 class StepBar(QTabBar):

@@ -28,7 +28,10 @@ from PySide6.QtWidgets import (
 )
 
 from app import worker
-from app.widgets.controls import WholeText, bind, note, scrolling, side_column
+from app.panels.binding import bind
+from app.widgets.side_column import side_column
+from app.widgets.sizing import WholeText
+from app.widgets.text import note, scrolling
 
 Notice = tuple[str, str] | None  # (text, level) for the panel's message bar; None clears it
 

@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.widgets.colors import colormap, default_levels
-from app.widgets.controls import OwnHeight, note
+from app.widgets.sizing import OwnHeight
+from app.widgets.text import note
 from core import inputs
 from core.explain import num
 

@@ -16,8 +16,9 @@ import numpy as np
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-from app.widgets.controls import OwnHeight, note
 from app.widgets.matrix_view import FIT_SHARE, MAX_ZOOM, MIN_ZOOM, MatrixView, least_table_size
+from app.widgets.sizing import OwnHeight
+from app.widgets.text import note
 
 OPERATOR_SCALE = 1.6  # the operators' size relative to the numbers
 GAP = 8  # pixels between the pieces of the equation

@@ -32,8 +32,11 @@ from app.panels.base import Panel
 from app.panels.bench.state import COLUMNS, PLOTS, SweepState, probe, row_texts, summarise
 from app.panels.bench.sweep_plot import SweepPlotPage
 from app.panels.step import Live
-from app.widgets.controls import WholeItems, note, side_column, spin
+from app.widgets.side_column import side_column
+from app.widgets.sizing import WholeItems
+from app.widgets.spin_boxes import spin
 from app.widgets.tables import text_table
+from app.widgets.text import note
 from core import inputs
 from core.bench import DTYPES, BenchConfig, BenchReport, BenchResult, run_benchmark
 from core.bench_device import describe_device

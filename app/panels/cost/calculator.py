@@ -29,9 +29,11 @@ from app.panels.cost.state import (
 )
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note, scrolling, side_column, spin
 from app.widgets.plots import loglog_plot
+from app.widgets.side_column import side_column
+from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note, scrolling
 from core.complexity import DTYPE_BYTES, MEMORY_SIZES, AttentionCost
 
 

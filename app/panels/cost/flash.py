@@ -10,7 +10,10 @@ from app.panels.cost.state import FlashResult, FlashState, compute_flash
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, MatrixView
 from app.widgets.colors import default_levels
-from app.widgets.controls import ReflowGrid, note, side_column, spin
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.side_column import side_column
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from core.flash import FlashTrace
 
 

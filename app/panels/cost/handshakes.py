@@ -10,8 +10,8 @@ from app.panels.cost.plots import COLORS
 from app.panels.cost.state import HandshakeResult, HandshakeState, compute_handshakes
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note
 from app.widgets.plots import plot
+from app.widgets.text import note
 from core.complexity import handshakes
 
 

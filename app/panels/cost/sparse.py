@@ -19,8 +19,10 @@ from app.panels.cost.state import (
 )
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
-from app.widgets.controls import note, side_column, spin
 from app.widgets.plots import loglog_plot
+from app.widgets.side_column import side_column
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 
 
 class SparsePage(Step):

@@ -9,8 +9,9 @@ from app.panels.induction.state import KnockoutResult, KnockoutState, compute_kn
 from app.panels.induction.trainer import Phase, Trainer
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import TextBox, note, spin
+from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import TextBox, note
 
 UNTRAINED = "Nothing to measure yet: train the model in step 2 first (or pause it there)."
 

@@ -10,8 +10,9 @@ from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
 
 from app.panels.induction.state import TaskResult, TaskState, compute_task
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note, spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 
 NEW, REPEAT = "#1f77b4", "#ff7f0e"
 

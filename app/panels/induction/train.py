@@ -12,9 +12,10 @@ from app.panels.induction.trainer import Phase, Trainer
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets import Heatmap
-from app.widgets.controls import float_spin, note, spin
 from app.widgets.head_grid import HeadGrid
 from app.widgets.plots import legend_below, legend_lines, plot
+from app.widgets.spin_boxes import float_spin, spin
+from app.widgets.text import note
 from core.head_tiles import head_tiles
 
 FIRST, REPEAT, FORMED_COLOR = "#7f7f7f", "#ff7f0e", "#2ca02c"

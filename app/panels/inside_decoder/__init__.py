@@ -14,7 +14,7 @@ from app.panels.inside_decoder.state import KnockState, compute_knock
 from app.panels.inside_decoder.which_heads import RankPage
 from app.panels.model_add import SmolLM2Adder
 from app.panels.step import Live
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import smollm2
 
 

@@ -9,8 +9,8 @@ from app.panels.masks.pages import lay_out
 from app.panels.masks.state import FILL_NAMES, MasksResult, as_grid, key_labels, leak_text, unpadded
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note, scrolling
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note, scrolling
 from core import explain
 
 

@@ -11,8 +11,8 @@ from app.panels.masks.pages import lay_out
 from app.panels.masks.state import MasksResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
 from app.widgets.plots import plot, tick_label, title_across
+from app.widgets.text import note
 from core import explain, masks
 
 

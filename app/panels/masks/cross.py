@@ -8,7 +8,7 @@ from app.panels.masks.pages import lay_out
 from app.panels.masks.state import D_K, MasksResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import explain
 
 CROSS_NOTE = (

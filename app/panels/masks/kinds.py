@@ -11,8 +11,8 @@ from app.panels.masks.state import MasksResult, as_grid, key_labels, leak_text, 
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.colors import default_levels
-from app.widgets.controls import note, scrolling
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note, scrolling
 from core import explain
 
 

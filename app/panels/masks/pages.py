@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLayout, QVBoxLayout, QWidget
 
-from app.widgets.controls import note
+from app.widgets.text import note
 
 
 def lay_out(page: QWidget, text: str, content: QWidget | QLayout) -> None:

@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 from app.panels.memory.retrieve import pattern_level
 from app.panels.memory.state import BETAS, MemoryResult, N
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
 from app.widgets.pattern_grid import PatternGrid
 from app.widgets.plots import plot
+from app.widgets.text import note
 from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR, WeightBars
 from core.explain import num
 from core.hopfield import temperature_for_beta

@@ -11,8 +11,10 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QVBoxLayout
 from app import worker
 from app.panels.memory.state import MemoryResult, N
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import ReflowGrid, note, spin
 from app.widgets.plots import plot
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR
 from core.explain import num
 from core.hopfield import CAPACITY_RATIO, CapacitySweep, capacity_sweep

@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.memory.state import MemoryResult, N
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
 from app.widgets.pattern_grid import PatternGrid
+from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
 from core.explain import num
 from core.hopfield import MAX_STEPS, Comparison, Outcome

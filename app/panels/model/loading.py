@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QProgressBar, QPus
 
 from app import worker
 from app.settings import settings
-from app.widgets.controls import ReflowGrid, note
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.text import note
 from core import smollm2
 from core.loaded_models import shared
 

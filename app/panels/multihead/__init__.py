@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.panels.base import Panel
+from app.panels.binding import bind, set_quietly
 from app.panels.multihead.join import JoinPage
 from app.panels.multihead.learned import LearnedPage
 from app.panels.multihead.side_by_side import HeadsPage
@@ -34,7 +35,9 @@ from app.panels.multihead.state import (
 from app.panels.multihead.table import TablePage
 from app.panels.step import Live
 from app.widgets import LabelledSlider
-from app.widgets.controls import WrappingButton, bind, note, scrolling, set_quietly, side_column, spin
+from app.widgets.side_column import side_column
+from app.widgets.spin_boxes import spin
+from app.widgets.text import WrappingButton, note, scrolling
 from core.multihead import fitting_heads, head_divisors, parse_heads
 
 REAL_MODEL_PANEL = "model"

@@ -10,7 +10,7 @@ from app.panels.multihead.side_by_side import head_color
 from app.panels.multihead.state import MultiHeadResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note, scrolling
+from app.widgets.text import note, scrolling
 from core import explain
 
 

@@ -11,7 +11,7 @@ from app.panels.multihead.state import MultiHeadResult
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import explain
 
 GRID_COLUMNS = 8

@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QVBoxLayout
 from app.panels.multihead.side_by_side import head_color
 from app.panels.multihead.state import MultiHeadResult
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note
 
 COLUMNS = (  # a word or two a line, so the table fits beside the controls on a projector, large text too
     "head",

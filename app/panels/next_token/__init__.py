@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from app import worker
 from app.panels.base import Panel
+from app.panels.binding import bind
 from app.panels.model_add import SmolLM2Adder
 from app.panels.next_token.generate import GeneratePage
 from app.panels.next_token.gqa import GroupsPage
@@ -41,7 +42,8 @@ from app.panels.next_token.state import (
 from app.panels.next_token.temperature import TemperaturePage
 from app.panels.step import Live
 from app.settings import settings
-from app.widgets.controls import ReflowGrid, bind, note
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.text import note
 from core import smollm2
 from core.decoder import context_limit
 from core.sampling import Draws

@@ -7,6 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
 
+from app.panels.binding import set_quietly
 from app.panels.position.state import (
     METHODS,
     ExtensionResult,
@@ -15,8 +16,9 @@ from app.panels.position.state import (
     extension_formula,
 )
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import float_spin, note, set_quietly, spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import float_spin, spin
+from app.widgets.text import note
 from core.explain import num
 
 

@@ -16,8 +16,8 @@ from app.panels.position.state import (
 )
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import spin
 from core import positional as pos
 
 

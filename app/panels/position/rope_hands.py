@@ -11,8 +11,9 @@ from app.panels.position.state import RopeResult, RopeState, compute_rope
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.clock_hands import ClockHands
-from app.widgets.controls import float_spin, note, spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import float_spin, spin
+from app.widgets.text import note
 from core import positional as pos
 from core.explain import num
 

@@ -9,8 +9,9 @@ from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout, QWidget
 from app.panels.position.state import SinusoidalResult, SinusoidalState, compute_sinusoidal
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import float_spin, note, spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import float_spin, spin
+from app.widgets.text import note
 from core.explain import num
 
 CURVE_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd")

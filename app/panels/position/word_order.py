@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit, QW
 from app.panels.position.state import ENCODINGS, OrderState, compute_order
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
 from app.widgets.plots import keep_plots_whole, tick_label
+from app.widgets.text import note
 from core import positional as pos
 
 

@@ -6,8 +6,8 @@ from app.panels.qkv.pages import lay_out
 from app.panels.qkv.state import QKVResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import MatrixView
-from app.widgets.controls import note
 from app.widgets.product_view import ProductView
+from app.widgets.text import note
 from core import explain
 
 

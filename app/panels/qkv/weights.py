@@ -6,7 +6,7 @@ from app.panels.qkv.pages import lay_out
 from app.panels.qkv.state import QKVResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import explain
 
 

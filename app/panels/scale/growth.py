@@ -6,11 +6,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar
 
+from app.panels.binding import set_quietly
 from app.panels.scale.state import GrowthView, Measured, MeasureState, check_growth_view, measure_growth
 from app.panels.scale.views import GUIDE, add_plot, lay_out, log_x, marker
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note, set_quietly, spin
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from core import explain, scaling
 
 

@@ -10,7 +10,8 @@ from app.panels.scale.state import HEAD_TOKENS, HEAD_WIDTHS, MAX_SEED, HeadsResu
 from app.panels.scale.views import CEILING_ROOM, SECOND, add_plot, lay_out, log_x, marker, uniform_line
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
-from app.widgets.controls import note, spin
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from core import explain, scaling
 
 

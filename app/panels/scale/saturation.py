@@ -10,7 +10,7 @@ from app.panels.scale.state import MULTIPLIER_GRID, SaturationResult, Saturation
 from app.panels.scale.views import add_plot, lay_out, marker
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import explain
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QVBoxLayout
 
+from app.panels.binding import set_quietly
 from app.panels.scale.state import (
     ARTICLE_TEMPERATURES,
     MAX_SEED,
@@ -16,8 +17,10 @@ from app.panels.scale.state import (
 from app.panels.scale.views import CEILING_ROOM, add_plot, lay_out, log_x, marker, uniform_line
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
-from app.widgets.controls import note, set_quietly, side_column, spin
+from app.widgets.side_column import side_column
+from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note
 from core import explain, scaling
 
 

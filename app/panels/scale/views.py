@@ -7,8 +7,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLayout, QVBoxLayout, QWidget
 
-from app.widgets.controls import note
 from app.widgets.plots import keep_plots_whole
+from app.widgets.text import note
 
 ACCENT, SECOND, GUIDE = "#ff8c00", "#d62728", "#888888"
 
