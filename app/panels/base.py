@@ -2,9 +2,7 @@
 
 A subclass sets the class attributes and gives one Step page per lecture step (docs/architecture.md):
 
-    class MyPanel(Panel):
-        key = "mine"                 # as in its PANELS entry
-        title = "My panel"           # as in its PANELS entry
+    class MyPanel(Panel):            # PanelEntry("mine", "My panel", "app.panels.mine:MyPanel")
         steps = ("First", "Second")  # lecture steps, in order (lesson sections follow them)
 
         def __init__(self, parent=None):
@@ -29,6 +27,7 @@ from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QBoxLayout, QSplitter, QTabBar, QVBoxLayout, QWidget
 
 import app.shutdown  # noqa: F401  (deletes panels in order at exit, see there)
+from app.panels import entry_of
 from app.panels.step import Notice, Step
 from app.widgets.message_bar import MessageBar
 from app.widgets.page_stack import PageStack
@@ -78,8 +77,6 @@ class StepBar(QTabBar):
 
 
 class Panel(QWidget):
-    key: ClassVar[str]
-    title: ClassVar[str]
     steps: ClassVar[tuple[str, ...]] = ("Overview",)
 
     stepChanged = Signal(int)
@@ -122,9 +119,15 @@ class Panel(QWidget):
         else:
             (self.body if into is None else into).addWidget(self.pages, 1)
 
-    @classmethod
-    def lesson_file(cls) -> str:
-        return f"{cls.key}.md"
+    @property
+    def key(self) -> str:
+        """As written on this panel's PANELS entry."""
+        return entry_of(type(self)).key
+
+    @property
+    def title(self) -> str:
+        """As written on this panel's PANELS entry."""
+        return entry_of(type(self)).title
 
     def set_step(self, i: int) -> None:
         """Go to lecture step ``i`` (clamped to the panel's steps)."""

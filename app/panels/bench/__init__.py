@@ -48,8 +48,6 @@ DEFAULT_IMPLS = ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash", "sdpa-
 
 
 class BenchPanel(Panel):
-    key = "bench"
-    title = "Benchmark"
     steps = ("What runs", "Time", "Throughput", "Memory")
 
     resultArrived = Signal(object)  # a BenchResult, emitted from the worker thread

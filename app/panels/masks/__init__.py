@@ -47,8 +47,6 @@ PADDING_NOTE = "Padding hides the filler keys of a batch from every query, in en
 
 
 class MasksPanel(Panel):
-    key = "masks"
-    title = "Masks and variants"
     steps = ("Kinds of mask", "Additive masks", "Cross-attention", "Copying the answer")
 
     def __init__(self, parent=None):

@@ -29,8 +29,6 @@ from core.hopfield import BETA_RANGE
 
 
 class MemoryPanel(Panel):
-    key = "memory"
-    title = "Memory (Hopfield)"
     steps = (
         "Store and corrupt",
         "Classical: sign updates",

@@ -44,8 +44,6 @@ REAL_MODEL_PANEL = "model"
 
 
 class MultiHeadPanel(Panel):
-    key = "multihead"
-    title = "Multi-head"
     steps = ("Heads side by side", "Per-head table", "Joining the heads", "What heads learn")
 
     def __init__(self, parent=None):

@@ -28,8 +28,6 @@ DIAGRAM_BOX = (None, "inputs", "matmul", "scale", "softmax", "output")
 
 
 class QKVPanel(Panel):
-    key = "qkv"
-    title = "Q, K, V step by step"
     steps = (
         "Tokens and embeddings",
         "Projections Q, K, V",
