@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QFormLayout, QGridLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QGridLayout
 
 from app.panels.induction.state import KnockoutResult, KnockoutState, compute_knockout
 from app.panels.induction.trainer import Phase, Trainer
@@ -39,15 +39,13 @@ class KnockoutPage(Step):
         views.addWidget(self.weights, 1, 0)
         views.setColumnStretch(0, 3)
         views.setColumnStretch(1, 2)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "Remove one head from the model trained in step 2 (its output set to zero) and see what "
             "the repeat costs. Type token numbers with a repeat in them (a block of 16 to 32, as in "
             "training): the induction head looks one place after the earlier copy, and the model "
             "predicts the token it finds there.",
             controls,
-            holder,
+            views,
             (self.summary,),
             wide=(("Your sequence", self.text_edit),),
         )

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout
 
 from app.panels.induction.state import TaskResult, TaskState, compute_task
 from app.panels.step import Live, Notice, Step
@@ -40,15 +40,13 @@ class TaskPage(Step):
         views = QVBoxLayout()
         views.addWidget(self.sequence)
         views.addWidget(self.best, 1)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "The model reads token numbers and must predict the next one at every position. A block "
             "of random tokens is shown, then shown again. Nothing in the first copy can be predicted; "
             "in the second, every token already appeared one place after the current token's first "
             "appearance.",
             controls,
-            holder,
+            views,
         )
 
     def draw(self, r: TaskResult) -> Notice:

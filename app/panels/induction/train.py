@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton, QWidget
+from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton
 
 from app.panels.induction.trainer import Phase, Trainer
 from app.panels.step import Live, Notice, Step
@@ -130,13 +130,11 @@ class TrainPage(Step):
         views.setColumnStretch(1, 1)
         views.setRowStretch(0, 3)
         views.setRowStretch(2, 2)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "Press Start. The repeat's loss drifts down slowly for a few hundred steps, then falls "
             "off a cliff as one layer-2 head learns to look just after the current token's earlier copy.",
             controls,
-            holder,
+            views,
             (self.status,),
         )
         self.start_button.clicked.connect(self.start)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout
 
 from app.panels.binding import set_quietly
 from app.panels.position.state import (
@@ -78,14 +78,12 @@ class ExtensionPage(Step):
         views = QVBoxLayout()
         views.addWidget(self.over_plot, 1)
         views.addWidget(self.angle_plot, 1)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "A model trained on L positions has met only the angles those positions produce. Pairs "
             "in the grey band made a full turn in training, so every angle is familiar; any other "
             "pair above 1 points where training never went (circled for the chosen method).",
             controls,
-            holder,
+            views,
             (self.formula, self.summary),
         )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout
 
 from app.panels.position.state import SinusoidalResult, SinusoidalState, compute_sinusoidal
 from app.panels.step import Live, Notice, Step
@@ -43,13 +43,11 @@ class SinusoidalPage(Step):
         views = QHBoxLayout()
         views.addWidget(self.heatmap, 1)
         views.addLayout(plots, 1)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "Pair i of dimensions holds sin(p·ωᵢ) and cos(p·ωᵢ) with ωᵢ = base^(−2i/d): the first "
             "pairs change fast, the last very slowly. Any position can be computed, even 1,000,000.",
             controls,
-            holder,
+            views,
         )
 
     def draw(self, r: SinusoidalResult) -> Notice:
