@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QLayout,
     QLineEdit,
     QStackedWidget,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -225,24 +224,19 @@ class Step(QWidget):
             for label in notes:
                 page.addWidget(label)
             return
-        column = QVBoxLayout()
-        add(column, controls, int(stretches(controls)))
+        if stretches(controls):  # it shares out the column's height itself
+            column = controls
+        else:
+            column = QVBoxLayout()
+            add(column, controls)
+            if not notes:
+                column.addStretch(1)
         if notes:
             column.addWidget(scrolling(*notes), 1)
-        elif not stretches(controls):
-            column.addStretch(1)
         row = QHBoxLayout()
         row.addWidget(side_column(column))
-        if isinstance(view, QLayout):  # inset as the column's controls are: the two start level
-            metric, style = QStyle.PixelMetric, self.style()
-            view.setContentsMargins(
-                *(style.pixelMetric(getattr(metric, f"PM_Layout{side}Margin")) for side in SIDES)
-            )
         add(row, view, 1)
         page.addLayout(row, 1)
-
-
-SIDES = ("Left", "Top", "Right", "Bottom")
 
 
 def add(layout: QBoxLayout, item: QLayout | QWidget, stretch: int = 0) -> None:
@@ -254,5 +248,5 @@ def add(layout: QBoxLayout, item: QLayout | QWidget, stretch: int = 0) -> None:
 
 
 def stretches(item: QLayout | QWidget) -> bool:
-    """Whether ``item`` is a box layout that shares out extra height itself (it has a stretch)."""
-    return isinstance(item, QBoxLayout) and any(item.stretch(k) for k in range(item.count()))
+    """Whether ``item`` is a column of controls that shares out extra height itself (it has a stretch)."""
+    return isinstance(item, QVBoxLayout) and any(item.stretch(k) for k in range(item.count()))

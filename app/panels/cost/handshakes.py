@@ -36,10 +36,10 @@ class HandshakePage(Step):
         views = QHBoxLayout()
         views.addWidget(self.room, 1)
         views.addWidget(self.growth, 1)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.people)
-        layout.addWidget(self.note)
-        layout.addLayout(views, 1)
+        controls = QVBoxLayout()
+        controls.addWidget(self.people)
+        controls.addWidget(self.note)
+        self.layout_with(None, controls, views, on_top=True)
 
     @property
     def n(self) -> int:

@@ -67,9 +67,7 @@ class BetaPage(Step):
         side.addWidget(self.beta_pictures, 1)
         side.addWidget(self.beta_bars, 2)
         row.addLayout(side, 2)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.formula_note)
-        layout.addLayout(row, 1)
+        self.layout_with(self.formula_note, None, row)
 
     def draw(self, r: MemoryResult) -> Notice:
         c, t = r.comparison, r.comparison.target

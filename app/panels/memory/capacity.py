@@ -73,10 +73,10 @@ class CapacityPage(Step):
             "pattern). β and flips come from the left.",
             rich=True,
         )
-        layout = QVBoxLayout(self)
-        layout.addLayout(controls)
-        layout.addWidget(self.capacity_note)
-        layout.addWidget(self.capacity_plot, 1)
+        run = QVBoxLayout()  # the sweep's controls and what they do
+        run.addLayout(controls)
+        run.addWidget(self.capacity_note)
+        self.layout_with(None, run, self.capacity_plot, on_top=True)
         self.run_button.clicked.connect(self.run_sweep)
         self.cancel_button.clicked.connect(self.cancel_sweep)
 

@@ -143,9 +143,7 @@ class RetrievePage(Step):
     def __init__(self, live: Live):
         super().__init__(live)
         self.view = RetrieveView()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view)
+        self.layout_with(None, None, self.view, flush=True)
 
     def draw(self, r: MemoryResult) -> Notice:
         self.view.show_result(r)

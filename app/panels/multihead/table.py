@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QVBoxLayout
 
 from app.panels.multihead.side_by_side import head_color
 from app.panels.multihead.state import MultiHeadResult
@@ -29,11 +28,7 @@ class TablePage(Step):
         )
         self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
         self.table_note = note()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.table_note)
+        self.layout_with(self.caption, None, self.table, (self.table_note,), flush=True)
 
     def draw(self, r: MultiHeadResult) -> Notice:
         t, h = r.table, len(r.trace.heads)
