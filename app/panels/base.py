@@ -88,7 +88,7 @@ class Panel(QWidget):
         self.message = MessageBar()
         self.step_bar = StepBar(self.steps)
         self.step_bar.setVisible(len(self.steps) > 1)
-        self.step_bar.currentChanged.connect(self.set_step)
+        self.step_bar.currentChanged.connect(lambda i: i != self.step and self.set_step(i))
         root = QVBoxLayout(self)
         root.addWidget(self.step_bar)
         root.addWidget(self.message)
@@ -132,10 +132,8 @@ class Panel(QWidget):
     def set_step(self, i: int) -> None:
         """Go to lecture step ``i`` (clamped to the panel's steps)."""
         i = max(0, min(int(i), len(self.steps) - 1))
-        self.step = i
-        self.step_bar.blockSignals(True)
+        self.step = i  # first: the tab bar's own change signal then finds this step already set
         self.step_bar.setCurrentIndex(i)
-        self.step_bar.blockSignals(False)
         self.step_bar.fit()  # the current step's tab keeps its full name
         self.show_step(i)
         self.stepChanged.emit(i)

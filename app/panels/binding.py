@@ -7,7 +7,7 @@ the control with its signals blocked (``set_quietly``: no recompute).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -38,13 +38,19 @@ def value_of(control: QWidget):
     raise TypeError(f"{type(control).__name__} is not a control that holds a value")
 
 
-def set_quietly(control: QWidget, value) -> None:
+def set_quietly(control: QWidget, value, choices: Sequence[str] | None = None) -> None:
     """Show ``value`` in ``control`` without emitting its change signal (no recompute); a
-    control that already shows it is left alone (a text box keeps its cursor)."""
-    if value_of(control) == value:
+    control that already shows it is left alone (a text box keeps its cursor). ``choices``: the
+    items a combo box offers, put in its list first where they differ. The one place in the
+    panels that blocks a control's signals."""
+    offered = choices is not None and [control.itemText(k) for k in range(control.count())] != list(choices)
+    if not offered and value_of(control) == value:
         return
     control.blockSignals(True)
     try:
+        if offered:
+            control.clear()
+            control.addItems(list(choices))
         if isinstance(control, (QLineEdit, TextBox)):
             control.setText(value)
         elif isinstance(control, QComboBox):

@@ -138,12 +138,7 @@ class MultiHeadPanel(Panel):
         """Offer the divisors of d_model and show the current count (quietly)."""
         s = self.live.state
         divisors = [str(h) for h in head_divisors(s.d_model, MAX_HEADS)]
-        self.heads_box.blockSignals(True)
-        if [self.heads_box.itemText(k) for k in range(self.heads_box.count())] != divisors:
-            self.heads_box.clear()
-            self.heads_box.addItems(divisors)
-        self.heads_box.setCurrentIndex(divisors.index(str(s.heads)))
-        self.heads_box.blockSignals(False)
+        set_quietly(self.heads_box, str(s.heads), choices=divisors)
         self.d_k_label.setText(f"d_k = d_model / h = {s.d_model // s.heads}")
 
     def choose_heads(self, heads: int) -> None:
