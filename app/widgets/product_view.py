@@ -4,7 +4,9 @@ The row of A and the column of B that make C[i, j] are highlighted, and ``explai
 written-out dot product from core.explain) appears underneath.
 
 The three matrices share one cell size, as large as the room allows: on one line when it is wide,
-wrapped before "=" (or before "·" too) when the room is tall, whichever gives bigger cells.
+wrapped before "=" (or before "·" too) when the room is tall, whichever gives bigger cells. It
+asks for its narrowest arrangement's width and, at its width, its flattest arrangement's height,
+so the window gives the equation room before the lesson pane.
 """
 
 from __future__ import annotations
