@@ -38,8 +38,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.widgets.controls import TextBox
 from app.widgets.sliders import LabelledSlider
+from app.widgets.text import TextBox
 
 FORMAT = "attention-lab lesson"
 VERSION = 1

@@ -91,6 +91,7 @@ def open_window(panel: str | None = None, exit_after_paint: str | None = None) -
 
     from app import log_file
     from app.panels import PANELS
+    from app.qt_messages import keep_platform_noise_off_stderr, restore_qt_messages
     from app.shutdown import finish, quit_on_signals
     from app.window import MainWindow
 
@@ -166,28 +167,6 @@ def skip_feature_scan() -> None:
             known[name] = 0 if uses else -1  # PySide6's own marks: 0 uses it, -1 does not
 
     feature.feature_imported = imported
-
-
-# The offscreen platform (tests, CI) prints this whenever a window is shown; it is not the app's.
-PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
-
-
-def keep_platform_noise_off_stderr() -> None:
-    """Pass Qt's messages to stderr as Qt does, leaving out the offscreen platform's noise."""
-    from PySide6.QtCore import qFormatLogMessage, qInstallMessageHandler
-
-    def on_message(kind, context, message: str) -> None:
-        if message not in PLATFORM_NOISE:
-            print(qFormatLogMessage(kind, context, message), file=sys.stderr)
-
-    qInstallMessageHandler(on_message)
-
-
-def restore_qt_messages() -> None:
-    """Qt's own message handler again, for what Qt says after the app has ended."""
-    from PySide6.QtCore import qInstallMessageHandler
-
-    qInstallMessageHandler(None)
 
 
 def leave_after_first_paint(window, how: str) -> None:

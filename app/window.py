@@ -37,9 +37,9 @@ from app.reveal import Reveal
 from app.settings import settings
 from app.theme import THEMES, apply_theme, style_plots
 from app.tour import article_tour as tour_file
-from app.widgets.controls import ComboSizes
 from app.widgets.export import attach_exports
 from app.widgets.page_stack import PageStack, PanelScroll
+from app.widgets.sizing import ComboSizes
 from resources import lesson_text
 
 log = logging.getLogger(__name__)
@@ -129,16 +129,17 @@ class MainWindow(QMainWindow):
     def _on_row(self, row: int) -> None:
         if row < 0:
             return
-        panel = self.panel(self.classes[row].key)
-        if panel.key in self.unstyled:  # restyled as it comes into view, before it paints
-            self.unstyled.discard(panel.key)
+        entry = self.classes[row]
+        panel = self.panel(entry.key)
+        if entry.key in self.unstyled:  # restyled as it comes into view, before it paints
+            self.unstyled.discard(entry.key)
             style_plots(panel)
         self.stack.setCurrentWidget(panel)
-        attach_exports(panel, panel.export(), prefix=f"{panel.key}-")
+        attach_exports(panel, panel.export(), prefix=f"{entry.key}-")
         try:
-            self.lesson.setMarkdown(lesson_text(panel.lesson_file()))
+            self.lesson.setMarkdown(lesson_text(entry.lesson_file()))
         except FileNotFoundError:
-            self.lesson.setMarkdown(f"*The lesson file {panel.lesson_file()} is missing from this install.*")
+            self.lesson.setMarkdown(f"*The lesson file {entry.lesson_file()} is missing from this install.*")
         self._on_step(panel.step)
 
     def _on_step(self, step: int) -> None:

@@ -28,8 +28,8 @@ def run(args) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app import settings, worker
-    from app.main import PLATFORM_NOISE
     from app.panels import PANELS
+    from app.qt_messages import PLATFORM_NOISE
     from app.window import MainWindow
 
     keys = [cls.key for cls in PANELS]

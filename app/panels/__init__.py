@@ -8,12 +8,15 @@ class where a class is expected (``entry.steps``, ``entry()`` builds the panel).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from importlib import import_module
 
 
 @dataclass(frozen=True)
 class PanelEntry:
+    """A panel's key and title, written here only: the Panel answers them from its entry."""
+
     key: str  # id: lesson file resources/lessons/<key>.md, settings, screenshots
     title: str  # the navigation list's text
     target: str  # "module:Class" of the Panel subclass
@@ -25,6 +28,11 @@ class PanelEntry:
         """The panel's class (imports its module the first time)."""
         module, name = self.target.split(":")
         return getattr(import_module(module), name)
+
+    def names(self, panel_class: type) -> bool:
+        """Whether this entry's target is ``panel_class`` (imports nothing)."""
+        module, name = self.target.split(":")
+        return getattr(sys.modules.get(module), name, None) is panel_class
 
     @property
     def steps(self) -> tuple[str, ...]:
@@ -63,3 +71,11 @@ PANELS = [
     PanelEntry("memory", "Memory (Hopfield)", "app.panels.memory:MemoryPanel"),
     PanelEntry("induction", "Grow an induction head", "app.panels.induction:InductionPanel"),
 ]
+
+
+def entry_of(panel_class: type) -> PanelEntry:
+    """The entry of PANELS whose target is ``panel_class``."""
+    found = next((entry for entry in PANELS if entry.names(panel_class)), None)
+    if found is None:
+        raise LookupError(f"{panel_class.__name__} has no entry in PANELS")
+    return found

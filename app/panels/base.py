@@ -2,9 +2,7 @@
 
 A subclass sets the class attributes and gives one Step page per lecture step (docs/architecture.md):
 
-    class MyPanel(Panel):
-        key = "mine"                 # as in its PANELS entry
-        title = "My panel"           # as in its PANELS entry
+    class MyPanel(Panel):            # PanelEntry("mine", "My panel", "app.panels.mine:MyPanel")
         steps = ("First", "Second")  # lecture steps, in order (lesson sections follow them)
 
         def __init__(self, parent=None):
@@ -18,7 +16,7 @@ A subclass sets the class attributes and gives one Step page per lecture step (d
         def result_views(self, i): ... # the views "predict, then reveal" covers at step i
 
 Bad input goes to the message bar and the previous valid state stays on screen. Control columns
-built with ``app.widgets.controls.side_column`` are hidden while the window is presenting.
+built with ``app.widgets.side_column`` are hidden while the window is presenting.
 """
 
 from __future__ import annotations
@@ -29,10 +27,11 @@ from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QBoxLayout, QSplitter, QTabBar, QVBoxLayout, QWidget
 
 import app.shutdown  # noqa: F401  (deletes panels in order at exit, see there)
+from app.panels import entry_of
 from app.panels.step import Notice, Step
-from app.widgets.controls import SIDE_COLUMN
 from app.widgets.message_bar import MessageBar
 from app.widgets.page_stack import PageStack
+from app.widgets.side_column import SIDE_COLUMN
 
 
 class StepBar(QTabBar):
@@ -78,8 +77,6 @@ class StepBar(QTabBar):
 
 
 class Panel(QWidget):
-    key: ClassVar[str]
-    title: ClassVar[str]
     steps: ClassVar[tuple[str, ...]] = ("Overview",)
 
     stepChanged = Signal(int)
@@ -91,7 +88,7 @@ class Panel(QWidget):
         self.message = MessageBar()
         self.step_bar = StepBar(self.steps)
         self.step_bar.setVisible(len(self.steps) > 1)
-        self.step_bar.currentChanged.connect(self.set_step)
+        self.step_bar.currentChanged.connect(lambda i: i != self.step and self.set_step(i))
         root = QVBoxLayout(self)
         root.addWidget(self.step_bar)
         root.addWidget(self.message)
@@ -122,17 +119,21 @@ class Panel(QWidget):
         else:
             (self.body if into is None else into).addWidget(self.pages, 1)
 
-    @classmethod
-    def lesson_file(cls) -> str:
-        return f"{cls.key}.md"
+    @property
+    def key(self) -> str:
+        """As written on this panel's PANELS entry."""
+        return entry_of(type(self)).key
+
+    @property
+    def title(self) -> str:
+        """As written on this panel's PANELS entry."""
+        return entry_of(type(self)).title
 
     def set_step(self, i: int) -> None:
         """Go to lecture step ``i`` (clamped to the panel's steps)."""
         i = max(0, min(int(i), len(self.steps) - 1))
-        self.step = i
-        self.step_bar.blockSignals(True)
+        self.step = i  # first: the tab bar's own change signal then finds this step already set
         self.step_bar.setCurrentIndex(i)
-        self.step_bar.blockSignals(False)
         self.step_bar.fit()  # the current step's tab keeps its full name
         self.show_step(i)
         self.stepChanged.emit(i)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from app import worker
-from app.widgets.controls import WrappingButton
+from app.widgets.text import WrappingButton
 from core.models import smollm2
 
 ADD_TEXT = "Add SmolLM2-135M (93 MB download, about a minute)"

@@ -23,7 +23,8 @@ from app import worker
 from app.panels.model_add import SmolLM2Adder
 from app.panels.model_choices import fill_model_box
 from app.settings import settings
-from app.widgets.controls import ReflowGrid, note
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.text import note
 from core.loaded_models import shared
 from core.models import BUNDLED, DECODER, smollm2
 from core.models.registry import BUNDLED_NAME

@@ -18,9 +18,11 @@ from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QStackedWidget,
     QVBoxLayout,
@@ -28,7 +30,10 @@ from PySide6.QtWidgets import (
 )
 
 from app import worker
-from app.widgets.controls import WholeText, bind, note, scrolling, side_column
+from app.panels.binding import bind
+from app.widgets.side_column import side_column
+from app.widgets.sizing import WholeText
+from app.widgets.text import note, scrolling
 
 Notice = tuple[str, str] | None  # (text, level) for the panel's message bar; None clears it
 
@@ -180,26 +185,31 @@ class Step(QWidget):
 
     def layout_with(
         self,
-        intro: str,
-        controls: QFormLayout,
-        view: QWidget,
-        notes: tuple[QLabel, ...] = (),
+        intro: str | QLabel | None,
+        controls: QLayout | QWidget | None,
+        view: QLayout | QWidget,
+        notes: tuple[QWidget, ...] = (),
         wide: tuple[tuple[str, QWidget], ...] = (),
+        *,
+        on_top: bool = False,
+        flush: bool = False,
     ) -> None:
-        """Intro text on top, then ``wide`` (label, field) rows across the page (long typed text,
-        shown whole up to FIELD_COLUMN_CHARS characters); the controls, then ``notes`` (scrolling
-        when they need more height than there is), on the left; the views on the right."""
-        column = QVBoxLayout()
-        column.addLayout(controls)
-        if notes:
-            column.addWidget(scrolling(*notes), 1)
-        else:
-            column.addStretch(1)
-        row = QHBoxLayout()
-        row.addWidget(side_column(column))
-        row.addWidget(view, 1)
+        """Lay out this page, the one way every step does. From the top: ``intro`` (text, or a label
+        the step rewrites), then ``wide`` (label, field) rows across the page (typed text shown whole
+        up to FIELD_COLUMN_CHARS characters), then either
+
+        - the controls in a column at the left, hidden while presenting, with ``notes`` under them
+          (scrolling when they need more height than there is), the view beside them; controls that
+          stretch themselves (a table under a form) take the column's whole height; or
+        - with ``on_top`` (or no controls): the controls, the view, then the notes, one under another.
+
+        The view, a widget or a layout, takes the rest of the room. ``flush``: no margin round the
+        page (a page beside its panel's own control column)."""
         page = QVBoxLayout(self)
-        page.addWidget(note(intro))
+        if flush:
+            page.setContentsMargins(0, 0, 0, 0)
+        if intro is not None:
+            page.addWidget(intro if isinstance(intro, QLabel) else note(intro))
         if wide:
             fields = QFormLayout()
             for label, field in wide:
@@ -207,4 +217,36 @@ class Step(QWidget):
                 if isinstance(field, QLineEdit):  # a TextBox wraps its text instead
                     WholeText(field)
             page.addLayout(fields)
+        if on_top or controls is None:
+            if controls is not None:
+                add(page, controls)
+            add(page, view, 1)
+            for label in notes:
+                page.addWidget(label)
+            return
+        if stretches(controls):  # it shares out the column's height itself
+            column = controls
+        else:
+            column = QVBoxLayout()
+            add(column, controls)
+            if not notes:
+                column.addStretch(1)
+        if notes:
+            column.addWidget(scrolling(*notes), 1)
+        row = QHBoxLayout()
+        row.addWidget(side_column(column))
+        add(row, view, 1)
         page.addLayout(row, 1)
+
+
+def add(layout: QBoxLayout, item: QLayout | QWidget, stretch: int = 0) -> None:
+    """Add a widget or a layout to ``layout``."""
+    if isinstance(item, QLayout):
+        layout.addLayout(item, stretch)
+    else:
+        layout.addWidget(item, stretch)
+
+
+def stretches(item: QLayout | QWidget) -> bool:
+    """Whether ``item`` is a column of controls that shares out extra height itself (it has a stretch)."""
+    return isinstance(item, QVBoxLayout) and any(item.stretch(k) for k in range(item.count()))

@@ -15,9 +15,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from app.widgets.controls import ReflowGrid
 from app.widgets.message_bar import follow_app_font
 from app.widgets.plots import tick_label
+from app.widgets.reflow_grid import ReflowGrid
 
 LEVELS = 8  # opacity steps; all the lines of one head and one step share one plot item
 MIN_WEIGHT = 0.02  # lighter lines would be invisible; they are not drawn

@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
 from app.widgets.colors import colormap
-from app.widgets.controls import note
+from app.widgets.text import note
 from core.head_tiles import HeadTiles
 
 OUTLINE = QColor("#ff8c00")

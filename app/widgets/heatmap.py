@@ -20,8 +20,9 @@ from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QVBoxLayout, QWid
 
 from app.theme import style_plots
 from app.widgets.colors import colormap, default_levels
-from app.widgets.controls import OwnHeight, note
 from app.widgets.plots import keep_plots_whole, tick_label, title_across
+from app.widgets.sizing import OwnHeight
+from app.widgets.text import note
 from core.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells

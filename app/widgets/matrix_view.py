@@ -2,7 +2,8 @@
 
 The cells grow with the room the view is given and with the text size: the numbers are drawn at
 the application's font times a zoom factor, the largest (up to MAX_ZOOM) at which the whole matrix
-fits; short of room they shrink to MIN_ZOOM before the matrix scrolls.
+fits; short of room they shrink to MIN_ZOOM before the matrix scrolls. The view asks for the room
+of its whole matrix at MIN_ZOOM, measured rather than scaled (fonts do not scale exactly).
 
 Clicking or hovering a cell emits its (row, column); highlighted rows, columns and cells are
 outlined so a panel can show which numbers make another one. Edits are parsed here: anything that
@@ -31,7 +32,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.widgets.colors import colormap, default_levels
-from app.widgets.controls import OwnHeight, note
+from app.widgets.sizing import OwnHeight
+from app.widgets.text import note
 from core import inputs
 from core.explain import num
 

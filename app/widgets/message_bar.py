@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
-from app.widgets.controls import OwnHeight
+from app.widgets.sizing import OwnHeight
 
 STYLES = {
     "error": "background:#fde2e1; color:#7a1010; border:1px solid #e0a0a0;",

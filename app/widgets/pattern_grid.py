@@ -17,8 +17,9 @@ from PySide6.QtCore import QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsSimpleTextItem, QVBoxLayout, QWidget
 
-from app.widgets.controls import OwnHeight, note
 from app.widgets.plots import place_captions
+from app.widgets.sizing import OwnHeight
+from app.widgets.text import note
 
 GAP = 1  # empty pixels between pictures in a row
 CAPTION_ROWS = 3  # picture-pixels of room under each picture for its caption

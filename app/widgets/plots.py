@@ -1,7 +1,11 @@
 """Plot factories every panel shares: a titled plot with axis labels, and a log-log plot against n;
 PlotRoom, which makes a plot view ask Qt's layouts for the room its plots need and keeps its tick
 labels apart (spaced_ticks); WrappedTitle, which lets a plot's title take more lines instead of
-widening the plot; and LegendBelow, a legend under the axes that never covers the curves."""
+widening the plot; and LegendBelow, a legend under the axes that never covers the curves.
+
+Token tick labels are cut at 24 characters (tick_label; hover readouts name tokens whole), and
+captions drawn in data units share one size that fits their room and never exceeds the text size
+(place_captions)."""
 
 from __future__ import annotations
 

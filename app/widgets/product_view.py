@@ -4,7 +4,9 @@ The row of A and the column of B that make C[i, j] are highlighted, and ``explai
 written-out dot product from core.explain) appears underneath.
 
 The three matrices share one cell size, as large as the room allows: on one line when it is wide,
-wrapped before "=" (or before "·" too) when the room is tall, whichever gives bigger cells.
+wrapped before "=" (or before "·" too) when the room is tall, whichever gives bigger cells. It
+asks for its narrowest arrangement's width and, at its width, its flattest arrangement's height,
+so the window gives the equation room before the lesson pane.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import numpy as np
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-from app.widgets.controls import OwnHeight, note
 from app.widgets.matrix_view import FIT_SHARE, MAX_ZOOM, MIN_ZOOM, MatrixView, least_table_size
+from app.widgets.sizing import OwnHeight
+from app.widgets.text import note
 
 OPERATOR_SCALE = 1.6  # the operators' size relative to the numbers
 GAP = 8  # pixels between the pieces of the equation

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from app.main import EXIT_PATHS, PLATFORM_NOISE
+from app.main import EXIT_PATHS
 from app.panels import PANELS
+from app.qt_messages import PLATFORM_NOISE
 from tests.exit_runs import Exit, leave, run
 
 pytestmark = pytest.mark.skipif(

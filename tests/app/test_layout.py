@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from app import settings, worker
 from app.panels import PANELS
-from app.widgets.controls import TextBox
+from app.widgets.text import TextBox
 
 PROJECTOR = (1280, 720)
 TEXT_MARGIN = 4  # pixels a line edit keeps free beside its text, besides its frame
@@ -370,7 +370,7 @@ def test_every_step_fits_a_projector_at_larger_text(large_text, key, step):
 def test_a_reflowing_grid_adds_rows_when_narrow(qtbot):
     from PySide6.QtWidgets import QPushButton
 
-    from app.widgets.controls import ReflowGrid
+    from app.widgets.reflow_grid import ReflowGrid
 
     host = QWidget()
     qtbot.addWidget(host)

@@ -63,8 +63,8 @@ from PySide6.QtWidgets import (
 )
 
 from app import worker
-from app.main import PLATFORM_NOISE
 from app.panels import PANELS
+from app.qt_messages import PLATFORM_NOISE
 from app.widgets.head_grid import HeadGrid
 from app.widgets.heatmap import Heatmap
 from app.widgets.matrix_view import MatrixView

@@ -199,16 +199,17 @@ def test_exercise_ends_on_finite_values(panel):
 
 
 class ModelStandIn(Panel):
-    key, title = "model", "Real model"
+    pass
 
 
-def test_real_model_button_opens_that_panel_in_the_window(qtbot):
+def test_real_model_button_opens_that_panel_in_the_window(qtbot, monkeypatch):
     from app.window import MainWindow
 
     panels = [
         next(entry for entry in PANELS if entry.key == "multihead"),
         PanelEntry("model", "Real model", f"{__name__}:ModelStandIn"),
     ]
+    monkeypatch.setattr("app.panels.PANELS", panels)  # where the stand-in finds its key and title
     window = MainWindow(panels=panels)
     qtbot.addWidget(window)
     window.show_panel("multihead").model_button.click()

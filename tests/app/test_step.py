@@ -7,9 +7,9 @@ import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox, QStackedWidget
 
 from app import worker
+from app.panels.binding import bind, set_quietly
 from app.panels.step import Live, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import bind, set_quietly
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ def test_a_cleared_heatmap_shows_nothing_and_takes_data_again(qtbot):
 
 
 def test_a_note_breaks_a_pasted_word_of_thousands_of_characters(qtbot):
-    from app.widgets.controls import note
+    from app.widgets.text import note
 
     label = note(rich=True)
     qtbot.addWidget(label)
@@ -312,7 +312,7 @@ def test_a_whole_text_field_asks_for_its_text_up_to_a_cap(qtbot):
     from PySide6.QtGui import QFont
     from PySide6.QtWidgets import QLineEdit
 
-    from app.widgets.controls import FIELD_COLUMN_CHARS, FIELD_MARGIN, WholeText
+    from app.widgets.sizing import FIELD_COLUMN_CHARS, FIELD_MARGIN, WholeText
 
     field = QLineEdit("When Mary and John went to the store")
     qtbot.addWidget(field)
@@ -333,7 +333,7 @@ def test_a_whole_text_field_asks_for_its_text_up_to_a_cap(qtbot):
 def test_a_text_box_wraps_its_text_and_grows_a_line_at_a_time(qtbot):
     from PySide6.QtGui import QKeyEvent
 
-    from app.widgets.controls import TextBox
+    from app.widgets.text import TextBox
 
     box = TextBox(" ".join(str(k) for k in range(40)))
     qtbot.addWidget(box)
@@ -360,7 +360,8 @@ def test_a_text_box_wraps_its_text_and_grows_a_line_at_a_time(qtbot):
 
 
 def test_a_text_box_binds_like_a_line_edit(qtbot):
-    from app.widgets.controls import TextBox, changed_signal, set_quietly, value_of
+    from app.panels.binding import changed_signal, set_quietly, value_of
+    from app.widgets.text import TextBox
 
     box = TextBox("3 9 14")
     qtbot.addWidget(box)
@@ -417,7 +418,7 @@ def test_a_list_of_tick_boxes_shows_every_item_whole_at_any_text_size(qtbot):
     from PySide6.QtGui import QFont
     from PySide6.QtWidgets import QListWidget
 
-    from app.widgets.controls import WholeItems
+    from app.widgets.sizing import WholeItems
 
     items = QListWidget()
     qtbot.addWidget(items)

@@ -25,8 +25,8 @@ from PySide6.QtCore import QThreadPool, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QAbstractSlider, QAbstractSpinBox, QApplication
 
 from app import settings, worker
-from app.main import PLATFORM_NOISE
 from app.panels import PANELS
+from app.qt_messages import PLATFORM_NOISE
 
 GROWTH_LIMIT_MB = 50
 TEXT = "The trophy didn't fit in the suitcase because it was too big."

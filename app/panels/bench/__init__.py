@@ -31,9 +31,13 @@ from app import worker
 from app.panels.base import Panel
 from app.panels.bench.state import COLUMNS, PLOTS, SweepState, probe, row_texts, summarise
 from app.panels.bench.sweep_plot import SweepPlotPage
+from app.panels.binding import set_quietly
 from app.panels.step import Live
-from app.widgets.controls import WholeItems, note, side_column, spin
+from app.widgets.side_column import side_column
+from app.widgets.sizing import WholeItems
+from app.widgets.spin_boxes import spin
 from app.widgets.tables import text_table
+from app.widgets.text import note
 from core import inputs
 from core.bench import DTYPES, BenchConfig, BenchReport, BenchResult, run_benchmark
 from core.bench_device import describe_device
@@ -45,8 +49,6 @@ DEFAULT_IMPLS = ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash", "sdpa-
 
 
 class BenchPanel(Panel):
-    key = "bench"
-    title = "Benchmark"
     steps = ("What runs", "Time", "Throughput", "Memory")
 
     resultArrived = Signal(object)  # a BenchResult, emitted from the worker thread
@@ -160,10 +162,7 @@ class BenchPanel(Panel):
 
     def _on_probe(self, found) -> None:
         self.choices, self.device_names = found
-        self.device_combo.blockSignals(True)
-        self.device_combo.clear()
-        self.device_combo.addItems(list(self.choices))
-        self.device_combo.blockSignals(False)
+        set_quietly(self.device_combo, next(iter(self.choices)), choices=list(self.choices))
         self._on_device(self.device_combo.currentText())
         self.run_button.setEnabled(True)
         without_torch = self.choices["cpu"]["torch-naive"]

@@ -4,7 +4,6 @@ implementation, slopes in the legend where they mean something (three lengths or
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout
 
 from app.panels.bench.state import SweepSummary, legend_text
 from app.panels.step import Live, Notice, Step
@@ -31,9 +30,7 @@ class SweepPlotPage(Step):
             self.curves[key] = self.plot.plot(
                 [], [], pen=pg.mkPen(color, width=2), symbol=SYMBOLS[i], symbolBrush=color, symbolSize=7
             )
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        self.layout_with(None, None, self.plot, flush=True)
 
     def draw(self, s: SweepSummary) -> Notice:
         if s.impls != self.legend_impls:  # a new sweep: its implementations in the legend

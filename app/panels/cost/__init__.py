@@ -17,8 +17,6 @@ from app.panels.cost.sparse import SparsePage
 
 
 class CostPanel(Panel):
-    key = "cost"
-    title = "Cost and FlashAttention"
     steps = ("Cost calculator", "Handshakes", "FlashAttention tile by tile", "Sliding window and sparse")
 
     def __init__(self, parent=None):

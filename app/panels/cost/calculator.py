@@ -29,9 +29,10 @@ from app.panels.cost.state import (
 )
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note, scrolling, side_column, spin
 from app.widgets.plots import loglog_plot
+from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note
 from core.complexity import DTYPE_BYTES, MEMORY_SIZES, AttentionCost
 
 
@@ -63,10 +64,6 @@ class CalculatorPage(Step):
         form.addRow(self.causal_box)
         form.addRow(self.article_button)
         self.readout = note()
-        controls = QVBoxLayout()
-        controls.addLayout(form)
-        controls.addWidget(scrolling(self.readout), 1)
-        controls_box = side_column(controls)
 
         self.flops_plot = loglog_plot("FLOPs of attention (whole model)", "FLOPs")
         self.flops_curves = {
@@ -113,9 +110,7 @@ class CalculatorPage(Step):
         right.addLayout(plots, 3)
         right.addWidget(self.table_title)
         right.addWidget(self.table)
-        row = QHBoxLayout(self)
-        row.addWidget(controls_box)
-        row.addLayout(right, 1)
+        self.layout_with(None, form, right, (self.readout,))
 
     @property
     def cost(self) -> AttentionCost:

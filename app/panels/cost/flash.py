@@ -10,7 +10,9 @@ from app.panels.cost.state import FlashResult, FlashState, compute_flash
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, MatrixView
 from app.widgets.colors import default_levels
-from app.widgets.controls import ReflowGrid, note, side_column, spin
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from core.flash import FlashTrace
 
 
@@ -49,14 +51,11 @@ class FlashPage(Step):
         controls.addWidget(self.memory_note)
         controls.addWidget(self.check_note)
         controls.addStretch(1)
-        controls_box = side_column(controls)
 
         self.scores = Heatmap("Scores computed so far", signed=True, colorbar=False, cell_text=False)
         self.scores.set_describer(self._describe_score)
         self.tile_view = MatrixView("This tile, per query row", signed=True)
         self.state_view = MatrixView("Running state of every query row", signed=True)
-        row = QHBoxLayout(self)
-        row.addWidget(controls_box)  # first: its controls' paths in saved lessons
         middle, tables = QWidget(), QWidget()
         middle_layout, tables_layout = QVBoxLayout(middle), QVBoxLayout(tables)
         middle_layout.addWidget(self.scores, 1)
@@ -69,7 +68,7 @@ class FlashPage(Step):
         views = ReflowGrid(
             ((middle, 0, 0, 1), (tables, 0, 1, 1)), ((middle, 0, 0, 1), (tables, 1, 0, 1)), (0, 0)
         )
-        row.addLayout(views, 1)
+        self.layout_with(None, controls, views)
         self.step_slider.valueChanged.connect(self.show_tile)
         self.prev_button.clicked.connect(lambda: self.step_slider.setValue(self.step_slider.value() - 1))
         self.next_button.clicked.connect(lambda: self.step_slider.setValue(self.step_slider.value() + 1))

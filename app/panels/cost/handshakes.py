@@ -10,8 +10,8 @@ from app.panels.cost.plots import COLORS
 from app.panels.cost.state import HandshakeResult, HandshakeState, compute_handshakes
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note
 from app.widgets.plots import plot
+from app.widgets.text import note
 from core.complexity import handshakes
 
 
@@ -36,10 +36,10 @@ class HandshakePage(Step):
         views = QHBoxLayout()
         views.addWidget(self.room, 1)
         views.addWidget(self.growth, 1)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.people)
-        layout.addWidget(self.note)
-        layout.addLayout(views, 1)
+        controls = QVBoxLayout()
+        controls.addWidget(self.people)
+        controls.addWidget(self.note)
+        self.layout_with(None, controls, views, on_top=True)
 
     @property
     def n(self) -> int:

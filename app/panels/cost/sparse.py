@@ -19,8 +19,9 @@ from app.panels.cost.state import (
 )
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
-from app.widgets.controls import note, side_column, spin
 from app.widgets.plots import loglog_plot
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 
 
 class SparsePage(Step):
@@ -46,7 +47,6 @@ class SparsePage(Step):
         left.addLayout(form)
         left.addWidget(self.note)
         left.addWidget(self.picture, 1)
-        left_box = side_column(left)
         self.cells_plot = loglog_plot("Cells computed", "cells", legend_at=(8, 8))
         self.fraction_plot = loglog_plot("Share of the n² cells", "fraction", legend_at=(8, -8))
         self.cell_curves = {
@@ -66,9 +66,7 @@ class SparsePage(Step):
         plots = QHBoxLayout()
         plots.addWidget(self.cells_plot)
         plots.addWidget(self.fraction_plot)
-        row = QHBoxLayout(self)
-        row.addWidget(left_box)
-        row.addLayout(plots, 1)
+        self.layout_with(None, left, plots)
 
     def draw(self, r: SparseResult) -> Notice:
         s = r.state

@@ -21,8 +21,6 @@ EXERCISE = {"steps": 300, "heads": 2, "length": 16}
 
 
 class InductionPanel(Panel):
-    key = "induction"
-    title = "Grow an induction head"
     steps = ("The task", "Train", "One layer is not enough", "Knock a head out")
 
     def __init__(self, parent=None):

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QFormLayout, QGridLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QGridLayout
 
 from app.panels.induction.state import KnockoutResult, KnockoutState, compute_knockout
 from app.panels.induction.trainer import Phase, Trainer
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import TextBox, note, spin
+from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import TextBox, note
 
 UNTRAINED = "Nothing to measure yet: train the model in step 2 first (or pause it there)."
 
@@ -38,15 +39,13 @@ class KnockoutPage(Step):
         views.addWidget(self.weights, 1, 0)
         views.setColumnStretch(0, 3)
         views.setColumnStretch(1, 2)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "Remove one head from the model trained in step 2 (its output set to zero) and see what "
             "the repeat costs. Type token numbers with a repeat in them (a block of 16 to 32, as in "
             "training): the induction head looks one place after the earlier copy, and the model "
             "predicts the token it finds there.",
             controls,
-            holder,
+            views,
             (self.summary,),
             wide=(("Your sequence", self.text_edit),),
         )

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton
 from app.panels.induction.train import REPEAT, guess_line
 from app.panels.induction.trainer import Phase, Trainer
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
 from app.widgets.plots import plot
+from app.widgets.text import note
 
 ONE_LAYER = "#1f77b4"
 

@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout
 
 from app.panels.induction.state import TaskResult, TaskState, compute_task
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note, spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 
 NEW, REPEAT = "#1f77b4", "#ff7f0e"
 
@@ -39,15 +40,13 @@ class TaskPage(Step):
         views = QVBoxLayout()
         views.addWidget(self.sequence)
         views.addWidget(self.best, 1)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "The model reads token numbers and must predict the next one at every position. A block "
             "of random tokens is shown, then shown again. Nothing in the first copy can be predicted; "
             "in the second, every token already appeared one place after the current token's first "
             "appearance.",
             controls,
-            holder,
+            views,
         )
 
     def draw(self, r: TaskResult) -> Notice:

@@ -6,15 +6,16 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton, QWidget
+from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton
 
 from app.panels.induction.trainer import Phase, Trainer
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets import Heatmap
-from app.widgets.controls import float_spin, note, spin
 from app.widgets.head_grid import HeadGrid
 from app.widgets.plots import legend_below, legend_lines, plot
+from app.widgets.spin_boxes import float_spin, spin
+from app.widgets.text import note
 from core.head_tiles import head_tiles
 
 FIRST, REPEAT, FORMED_COLOR = "#7f7f7f", "#ff7f0e", "#2ca02c"
@@ -129,13 +130,11 @@ class TrainPage(Step):
         views.setColumnStretch(1, 1)
         views.setRowStretch(0, 3)
         views.setRowStretch(2, 2)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "Press Start. The repeat's loss drifts down slowly for a few hundred steps, then falls "
             "off a cliff as one layer-2 head learns to look just after the current token's earlier copy.",
             controls,
-            holder,
+            views,
             (self.status,),
         )
         self.start_button.clicked.connect(self.start)

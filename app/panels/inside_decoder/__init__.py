@@ -18,8 +18,6 @@ from core.models import DECODER, smollm2
 
 
 class InsideDecoderPanel(Panel):
-    key = "inside_decoder"
-    title = "Inside a decoder"
     steps = ("Knock out heads", "Which heads matter", "Logit lens", "Attention sinks", "Induction heads")
 
     def __init__(self, parent=None):

@@ -10,8 +10,9 @@ from app.panels.inside_decoder.knock_out import mode_box
 from app.panels.inside_decoder.state import MAX_RANDOM, InductionResult, InductionState, compute_induction
 from app.panels.inside_decoder.views import HeadMap, first_token_box, toggle_on_click
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note, spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 
 CLEAN, KNOCKED = "#3d7bd9", "#d62728"
 

@@ -21,7 +21,8 @@ from app.panels.inside_decoder.views import (
     visible,
 )
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note, spin
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
 from core.ablation import MODES
 

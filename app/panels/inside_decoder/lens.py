@@ -9,8 +9,8 @@ from app.panels.inside_decoder.state import LensResult, LensState, compute_lens
 from app.panels.inside_decoder.views import visible
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
 from app.widgets.plots import plot
+from app.widgets.text import note
 
 CELL_CHARS = 4  # characters of a top token written into its cell (hover shows all)
 RANK_WIDTH = 190  # pixels of the rank plot beside the grid

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.inside_decoder.state import top_tokens
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
 from core.decoder import visible
 

@@ -18,7 +18,7 @@ from app.panels.inside_decoder.views import (
     visible,
 )
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
+from app.widgets.text import note
 from core.ablation_ranking import AblationRanking
 from core.head_analysis import HeadRanking
 

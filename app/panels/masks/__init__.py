@@ -12,6 +12,7 @@ from dataclasses import asdict
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QPushButton, QWidget
 
 from app.panels.base import Panel
+from app.panels.binding import bind, set_quietly
 from app.panels.masks.additive import AdditivePage
 from app.panels.masks.copying import CopyPage
 from app.panels.masks.cross import CrossPage
@@ -19,7 +20,9 @@ from app.panels.masks.kinds import KindsPage
 from app.panels.masks.state import FILL_NAMES, MasksState, as_grid, compute_masks, unpadded
 from app.panels.step import Live
 from app.widgets import LabelledSlider
-from app.widgets.controls import ReflowGrid, bind, note, set_quietly, spin
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from core import masks
 from core.qkv import MAX_TOKENS
 
@@ -44,8 +47,6 @@ PADDING_NOTE = "Padding hides the filler keys of a batch from every query, in en
 
 
 class MasksPanel(Panel):
-    key = "masks"
-    title = "Masks and variants"
     steps = ("Kinds of mask", "Additive masks", "Cross-attention", "Copying the answer")
 
     def __init__(self, parent=None):

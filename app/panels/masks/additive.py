@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QGridLayout, QPushButton, QVBoxLayout
 
-from app.panels.masks.pages import lay_out
 from app.panels.masks.state import FILL_NAMES, MasksResult, as_grid, key_labels, leak_text, unpadded
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note, scrolling
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note, scrolling
 from core import explain
 
 
@@ -32,10 +31,10 @@ class AdditivePage(Step):
         side.addWidget(self.empty_button)
         side.addWidget(self.add_table, 1)
         grid.addLayout(side, 1, 1)
-        lay_out(
-            self,
+        self.layout_with(
             "The same mask added to the scores as a number: −∞, a large constant (−1e9) and a small "
             "one (−10). The table gives, per query, the weight that reaches hidden keys.",
+            None,
             grid,
         )
 

@@ -7,12 +7,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QGridLayout
 
-from app.panels.masks.pages import lay_out
 from app.panels.masks.state import MasksResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
 from app.widgets.plots import plot, tick_label, title_across
+from app.widgets.text import note
 from core import explain, masks
 
 
@@ -36,11 +35,11 @@ class CopyPage(Step):
         grid.addWidget(self.copy_map, 1, 0)
         grid.addWidget(self.copy_plot, 1, 1)
         grid.setRowStretch(1, 1)
-        lay_out(
-            self,
+        self.layout_with(
             "In training every real (not padding) position predicts the token after it, all at "
             "once. Unmasked, that token can be read directly: the bars give each position's "
             "weight on it, the cell just right of the diagonal (the largest is outlined).",
+            None,
             grid,
         )
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QLineEdit, QVBoxLayout
 
-from app.panels.masks.pages import lay_out
 from app.panels.masks.state import D_K, MasksResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import explain
 
 CROSS_NOTE = (
@@ -33,11 +32,11 @@ class CrossPage(Step):
         layout.addLayout(form)
         layout.addWidget(self.cross_note)
         layout.addWidget(self.cross_map, 1)
-        lay_out(
-            self,
+        self.layout_with(
             f"{CROSS_NOTE} One sequence asks (Q), the other answers (K and V), through the same "
             "projections. The weights are a rectangle: one row per query token, one column per key "
             "token. The weights are random, so the pattern carries no meaning here.",
+            None,
             layout,
         )
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QGridLayout, QVBoxLayout
 
-from app.panels.masks.pages import lay_out
 from app.panels.masks.state import MasksResult, as_grid, key_labels, leak_text, unpadded
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.colors import default_levels
-from app.widgets.controls import note, scrolling
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note, scrolling
 from core import explain
 
 
@@ -36,10 +35,10 @@ class KindsPage(Step):
         side.addWidget(scrolling(self.cost_note))  # large text on a small screen: it scrolls
         side.addWidget(self.row_table, 1)
         grid.addLayout(side, 1, 1)
-        lay_out(
-            self,
+        self.layout_with(
             "Choose a mask above, or click cells of the mask to switch them. Hidden cells get "
             "the score −∞, so their weight is exactly 0 and each row's weights still add up to 1.",
+            None,
             grid,
         )
 

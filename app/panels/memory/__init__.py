@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit, QP
 
 from app import worker
 from app.panels.base import Panel
+from app.panels.binding import bind, set_quietly
 from app.panels.memory.article import ArticlePage
 from app.panels.memory.beta import BetaPage
 from app.panels.memory.capacity import CapacityPage
@@ -19,15 +20,15 @@ from app.panels.memory.retrieve import RetrievePage
 from app.panels.memory.state import ARTICLE_NOTE, SOURCES, MemoryState, N, compute_memory, digit_glyphs
 from app.panels.step import Live
 from app.widgets import LabelledSlider
-from app.widgets.controls import WrappingButton, bind, set_quietly, side_column, spin
+from app.widgets.side_column import side_column
+from app.widgets.spin_boxes import spin
+from app.widgets.text import WrappingButton
 from core import inputs
 from core.explain import num
 from core.hopfield import BETA_RANGE
 
 
 class MemoryPanel(Panel):
-    key = "memory"
-    title = "Memory (Hopfield)"
     steps = (
         "Store and corrupt",
         "Classical: sign updates",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from PySide6.QtWidgets import QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QPushButton
 
 from app.panels.memory.retrieve import RetrieveView
 from app.panels.memory.state import ARTICLE, ARTICLE_NOTE, MemoryResult
@@ -19,10 +19,7 @@ class ArticlePage(Step):
         self.load_button.setToolTip(ARTICLE_NOTE)
         self.load_button.clicked.connect(self.load)
         self.view = RetrieveView()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.load_button)
-        layout.addWidget(self.view, 1)
+        self.layout_with(None, self.load_button, self.view, on_top=True, flush=True)
 
     def load(self) -> None:
         """Copy the second article's experiment (seed 0, β = 1, its draws) into the settings."""

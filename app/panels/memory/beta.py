@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 from app.panels.memory.retrieve import pattern_level
 from app.panels.memory.state import BETAS, MemoryResult, N
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
 from app.widgets.pattern_grid import PatternGrid
 from app.widgets.plots import plot
+from app.widgets.text import note
 from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR, WeightBars
 from core.explain import num
 from core.hopfield import temperature_for_beta
@@ -67,9 +67,7 @@ class BetaPage(Step):
         side.addWidget(self.beta_pictures, 1)
         side.addWidget(self.beta_bars, 2)
         row.addLayout(side, 2)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.formula_note)
-        layout.addLayout(row, 1)
+        self.layout_with(self.formula_note, None, row)
 
     def draw(self, r: MemoryResult) -> Notice:
         c, t = r.comparison, r.comparison.target

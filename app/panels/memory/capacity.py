@@ -11,8 +11,10 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QVBoxLayout
 from app import worker
 from app.panels.memory.state import MemoryResult, N
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import ReflowGrid, note, spin
 from app.widgets.plots import plot
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR
 from core.explain import num
 from core.hopfield import CAPACITY_RATIO, CapacitySweep, capacity_sweep
@@ -71,10 +73,10 @@ class CapacityPage(Step):
             "pattern). β and flips come from the left.",
             rich=True,
         )
-        layout = QVBoxLayout(self)
-        layout.addLayout(controls)
-        layout.addWidget(self.capacity_note)
-        layout.addWidget(self.capacity_plot, 1)
+        run = QVBoxLayout()  # the sweep's controls and what they do
+        run.addLayout(controls)
+        run.addWidget(self.capacity_note)
+        self.layout_with(None, run, self.capacity_plot, on_top=True)
         self.run_button.clicked.connect(self.run_sweep)
         self.cancel_button.clicked.connect(self.cancel_sweep)
 

@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.memory.state import MemoryResult, N
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
 from app.widgets.pattern_grid import PatternGrid
+from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
 from core.explain import num
 from core.hopfield import MAX_STEPS, Comparison, Outcome
@@ -143,9 +143,7 @@ class RetrievePage(Step):
     def __init__(self, live: Live):
         super().__init__(live)
         self.view = RetrieveView()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view)
+        self.layout_with(None, None, self.view, flush=True)
 
     def draw(self, r: MemoryResult) -> Notice:
         self.view.show_result(r)

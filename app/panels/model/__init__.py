@@ -17,18 +17,16 @@ from PySide6.QtWidgets import QFormLayout, QLineEdit, QWidget
 
 from app import worker
 from app.panels.base import Panel
+from app.panels.binding import bind
 from app.panels.model.state import DEFAULT_TEXT, RunState, ViewState, compute_run, compute_view
 from app.panels.model.views import AttentionPage
 from app.panels.model_row import ModelRow
 from app.panels.step import Live
-from app.widgets.controls import bind
 from core.head_analysis import PAIR_PARTS, PATTERNS
 from core.models import BUNDLED
 
 
 class ModelPanel(Panel):
-    key = "model"
-    title = "Real model"
     steps = ("Tokens", "Head view", "Model view", "Find a head", "Patterns")
 
     def __init__(self, parent=None):

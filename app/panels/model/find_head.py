@@ -9,7 +9,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QListWidget, QPushButton, QVBoxLayout
 
 from app.panels.model.state import ALL_PARTS, DEFAULT_FROM, DEFAULT_TO, numbered
-from app.widgets.controls import OwnHeight, note
+from app.widgets.sizing import OwnHeight
+from app.widgets.text import note
 from core.head_analysis import HeadRanking, ModelAttention, find_head
 
 RANKING_ROWS = 10

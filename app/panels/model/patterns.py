@@ -7,8 +7,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGroupBox, QPushButton, QVBoxLayout
 
-from app.widgets.controls import note
 from app.widgets.message_bar import follow_app_font
+from app.widgets.text import note
 from core.head_analysis import PATTERNS, HeadRanking
 
 HINT = "Click a pattern to show its head; the runners-up are listed here."

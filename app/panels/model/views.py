@@ -16,14 +16,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.panels.binding import set_quietly
 from app.panels.model.find_head import FindBox
 from app.panels.model.patterns import PatternBox
 from app.panels.model.state import ALL_PARTS, Shown, cut_notice, describe_cell
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.attention_lines import AttentionLines
-from app.widgets.controls import ReflowGrid, set_quietly, side_column
 from app.widgets.head_grid import HeadGrid
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.side_column import side_column
 from core.head_analysis import PAIR_PARTS
 
 

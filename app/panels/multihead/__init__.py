@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.panels.base import Panel
+from app.panels.binding import bind, set_quietly
 from app.panels.multihead.join import JoinPage
 from app.panels.multihead.learned import LearnedPage
 from app.panels.multihead.side_by_side import HeadsPage
@@ -34,15 +35,15 @@ from app.panels.multihead.state import (
 from app.panels.multihead.table import TablePage
 from app.panels.step import Live
 from app.widgets import LabelledSlider
-from app.widgets.controls import WrappingButton, bind, note, scrolling, set_quietly, side_column, spin
+from app.widgets.side_column import side_column
+from app.widgets.spin_boxes import spin
+from app.widgets.text import WrappingButton, note, scrolling
 from core.multihead import fitting_heads, head_divisors, parse_heads
 
 REAL_MODEL_PANEL = "model"
 
 
 class MultiHeadPanel(Panel):
-    key = "multihead"
-    title = "Multi-head"
     steps = ("Heads side by side", "Per-head table", "Joining the heads", "What heads learn")
 
     def __init__(self, parent=None):
@@ -137,12 +138,7 @@ class MultiHeadPanel(Panel):
         """Offer the divisors of d_model and show the current count (quietly)."""
         s = self.live.state
         divisors = [str(h) for h in head_divisors(s.d_model, MAX_HEADS)]
-        self.heads_box.blockSignals(True)
-        if [self.heads_box.itemText(k) for k in range(self.heads_box.count())] != divisors:
-            self.heads_box.clear()
-            self.heads_box.addItems(divisors)
-        self.heads_box.setCurrentIndex(divisors.index(str(s.heads)))
-        self.heads_box.blockSignals(False)
+        set_quietly(self.heads_box, str(s.heads), choices=divisors)
         self.d_k_label.setText(f"d_k = d_model / h = {s.d_model // s.heads}")
 
     def choose_heads(self, heads: int) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QGraphicsRectItem, QGridLayout, QVBoxLayout
+from PySide6.QtWidgets import QGraphicsRectItem, QGridLayout
 
 from app.panels.multihead.side_by_side import head_color
 from app.panels.multihead.state import MultiHeadResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note, scrolling
+from app.widgets.text import note, scrolling
 from core import explain
 
 
@@ -40,10 +40,7 @@ class JoinPage(Step):
         self.legend = note()
         self.cost_note = note()
         product.addWidget(scrolling(self.shapes_label, self.legend, self.cost_note), 0, 0)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.caption)
-        layout.addLayout(product, 1)
+        self.layout_with(self.caption, None, product, flush=True)
 
     @staticmethod
     def _block(heatmap: Heatmap, blocks: list[QGraphicsRectItem], i: int) -> QGraphicsRectItem:

@@ -11,7 +11,7 @@ from app.panels.multihead.state import MultiHeadResult
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import explain
 
 GRID_COLUMNS = 8
@@ -130,11 +130,8 @@ class HeadsPage(Step):
         detail_row.setContentsMargins(0, 0, 0, 0)
         detail_row.addWidget(self.detail_map, 2)
         detail_row.addLayout(qk, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.grid_box)
-        layout.addWidget(detail, 1)
+        # The row of heads on top chooses the head shown large below.
+        self.layout_with(self.caption, self.grid_box, detail, on_top=True, flush=True)
 
     @property
     def trace(self):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QVBoxLayout
 
 from app.panels.multihead.side_by_side import head_color
 from app.panels.multihead.state import MultiHeadResult
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note
 
 COLUMNS = (  # a word or two a line, so the table fits beside the controls on a projector, large text too
     "head",
@@ -29,11 +28,7 @@ class TablePage(Step):
         )
         self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
         self.table_note = note()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.table_note)
+        self.layout_with(self.caption, None, self.table, (self.table_note,), flush=True)
 
     def draw(self, r: MultiHeadResult) -> Notice:
         t, h = r.table, len(r.trace.heads)

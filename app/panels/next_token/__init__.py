@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit
 
 from app import worker
 from app.panels.base import Panel
+from app.panels.binding import bind
 from app.panels.model_row import ModelRow
 from app.panels.next_token.generate import GeneratePage
 from app.panels.next_token.gqa import GroupsPage
@@ -30,7 +31,7 @@ from app.panels.next_token.state import (
 )
 from app.panels.next_token.temperature import TemperaturePage
 from app.panels.step import Live
-from app.widgets.controls import bind, note
+from app.widgets.text import note
 from core.decoder import context_limit
 from core.models import DECODER, smollm2
 from core.sampling import Draws
@@ -40,8 +41,6 @@ AUTO_DELAY_MS = 250  # pause between automatic steps, so each one can be read
 
 
 class NextTokenPanel(Panel):
-    key = "next_token"
-    title = "Next token"
     steps = (
         "Predictions",
         "Temperature, top-k, top-p",

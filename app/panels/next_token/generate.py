@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QHBoxLayout, QListWidget, QPushButton, QVBoxLayout
 from app.panels.next_token.predictions import text_so_far
 from app.panels.next_token.state import context_notice, snapshot, visible
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
+from app.widgets.text import note
 
 
 class GeneratePage(Step):

@@ -7,8 +7,9 @@ from PySide6.QtWidgets import QFormLayout
 
 from app.panels.next_token.state import context_notice
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note, spin
 from app.widgets.head_grid import HeadGrid
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from core.decoder import query_groups
 from core.head_tiles import head_tiles
 

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 from app.panels.next_token.state import context_notice, visible
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note, scrolling
 from app.widgets.plots import legend_lines, plot
+from app.widgets.text import note, scrolling
 from core.decoder import CacheSize, DecodeTiming, cache_size
 
 PROMPT_CELL, GENERATED_CELL = 1.0, 0.55  # colours of cached tokens from the prompt and from decoding

@@ -5,10 +5,12 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QPushButton
 
+from app.panels.binding import bind
 from app.panels.next_token.state import context_notice, snapshot
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import bind, note, spin
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
 
 MAX_TOP_K = 1000

@@ -14,8 +14,6 @@ from app.panels.position.word_order import OrderPage
 
 
 class PositionPanel(Panel):
-    key = "position"
-    title = "Position"
     steps = (
         "Word order is invisible",
         "Sinusoidal encoding",

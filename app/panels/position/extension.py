@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout
 
+from app.panels.binding import set_quietly
 from app.panels.position.state import (
     METHODS,
     ExtensionResult,
@@ -15,8 +16,9 @@ from app.panels.position.state import (
     extension_formula,
 )
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import float_spin, note, set_quietly, spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import float_spin, spin
+from app.widgets.text import note
 from core.explain import num
 
 
@@ -76,14 +78,12 @@ class ExtensionPage(Step):
         views = QVBoxLayout()
         views.addWidget(self.over_plot, 1)
         views.addWidget(self.angle_plot, 1)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "A model trained on L positions has met only the angles those positions produce. Pairs "
             "in the grey band made a full turn in training, so every angle is familiar; any other "
             "pair above 1 points where training never went (circled for the chosen method).",
             controls,
-            holder,
+            views,
             (self.formula, self.summary),
         )
 

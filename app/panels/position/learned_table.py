@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout
 
 from app.panels.position.state import (
     HEATMAP_ROWS,
@@ -16,8 +16,8 @@ from app.panels.position.state import (
 )
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import spin
 from core import positional as pos
 
 
@@ -51,13 +51,11 @@ class TablePage(Step):
         views = QVBoxLayout()
         views.addWidget(self.heatmap, 3)
         views.addWidget(self.coverage, 1)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "A learned table stores one vector per position (GPT-2: 1,024 rows). The vectors here "
             "are random, as before training; what matters is that the table has an end.",
             controls,
-            holder,
+            views,
         )
 
     def draw(self, r: TableResult) -> Notice:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEasingCurve, QVariantAnimation
-from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout
 
 from app.panels.position.state import RopeResult, RopeState, compute_rope
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.clock_hands import ClockHands
-from app.widgets.controls import float_spin, note, spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import float_spin, spin
+from app.widgets.text import note
 from core import positional as pos
 from core.explain import num
 
@@ -50,14 +51,12 @@ class RopePage(Step):
         views = QVBoxLayout()
         views.addWidget(self.clocks, 3)
         views.addWidget(self.score_plot, 2)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "Each pair of dimensions is a clock hand, turned by position × its speed ωᵢ: early "
             "pairs are fast hands, late pairs slow ones. The score only sees the angle between "
             "the query's and the key's hands, so only the offset m − n matters.",
             controls,
-            holder,
+            views,
             (self.readout,),
         )
         self.shown = (float(s.m), float(s.n))  # positions the hands are drawn at

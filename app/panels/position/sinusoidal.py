@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout
 
 from app.panels.position.state import SinusoidalResult, SinusoidalState, compute_sinusoidal
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import float_spin, note, spin
 from app.widgets.plots import plot
+from app.widgets.spin_boxes import float_spin, spin
+from app.widgets.text import note
 from core.explain import num
 
 CURVE_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd")
@@ -42,13 +43,11 @@ class SinusoidalPage(Step):
         views = QHBoxLayout()
         views.addWidget(self.heatmap, 1)
         views.addLayout(plots, 1)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "Pair i of dimensions holds sin(p·ωᵢ) and cos(p·ωᵢ) with ωᵢ = base^(−2i/d): the first "
             "pairs change fast, the last very slowly. Any position can be computed, even 1,000,000.",
             controls,
-            holder,
+            views,
         )
 
     def draw(self, r: SinusoidalResult) -> Notice:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit
 
 from app.panels.position.state import ENCODINGS, OrderState, compute_order
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
 from app.widgets.plots import keep_plots_whole, tick_label
+from app.widgets.text import note
 from core import positional as pos
 
 
@@ -45,14 +45,12 @@ class OrderPage(Step):
             views.addWidget(view, stretch)
         for view in (self.map_a.view, self.links, self.map_b.view):
             keep_plots_whole(view)
-        holder = QWidget()
-        holder.setLayout(views)
         self.layout_with(
             "The same words in two orders, with the same embeddings and projections. Without "
             "position information each word keeps its weights on each partner; they are only "
             "listed in another order. Choose an encoding to break the tie.",
             controls,
-            holder,
+            views,
             (self.summary,),
             wide=(("Sentence A", self.edit_a), ("Sentence B", self.edit_b)),
         )

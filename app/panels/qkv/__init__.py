@@ -11,6 +11,7 @@ from dataclasses import asdict
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from app.panels.base import Panel
+from app.panels.binding import bind
 from app.panels.qkv.blend import BlendPage
 from app.panels.qkv.embeddings import EmbeddingsPage
 from app.panels.qkv.projections import ProjectionPage
@@ -19,15 +20,14 @@ from app.panels.qkv.scores import ScoresPage
 from app.panels.qkv.state import QKVState, compute_qkv
 from app.panels.qkv.weights import WeightsPage
 from app.panels.step import Live
-from app.widgets.controls import bind, side_column, spin
 from app.widgets.sdpa_diagram import SdpaDiagram
+from app.widgets.side_column import side_column
+from app.widgets.spin_boxes import spin
 
 DIAGRAM_BOX = (None, "inputs", "matmul", "scale", "softmax", "output")
 
 
 class QKVPanel(Panel):
-    key = "qkv"
-    title = "Q, K, V step by step"
     steps = (
         "Tokens and embeddings",
         "Projections Q, K, V",

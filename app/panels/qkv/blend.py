@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from app.panels.qkv.pages import lay_out
 from app.panels.qkv.state import QKVResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import MatrixView
-from app.widgets.controls import note
 from app.widgets.product_view import ProductView
+from app.widgets.text import note
 from core import explain
 
 
@@ -17,7 +16,7 @@ class BlendPage(Step):
         self.blend = ProductView(MatrixView("weights", signed=False), MatrixView("V"), MatrixView("output"))
         self.blend.set_explainer(lambda i, k: explain.blend(self.result.trace, self.result.V, i, k))
         self.output_note = note("")
-        lay_out(self, self.output_note, self.blend)
+        self.layout_with(self.output_note, None, self.blend)
 
     def draw(self, r: QKVResult) -> Notice:
         tokens, t = r.example.tokens, r.trace

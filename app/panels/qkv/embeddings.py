@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from app.panels.qkv.pages import lay_out
 from app.panels.qkv.state import QKVResult, edit_embedding
 from app.panels.step import Live, Notice, Step
 from app.widgets import MatrixView
@@ -17,11 +16,11 @@ class EmbeddingsPage(Step):
             lambda i, j, value: self.apply(example=edit_embedding(self.result.example, i, j, value))
         )
         self.x_view.invalidEdit.connect(self.tell)
-        lay_out(
-            self,
+        self.layout_with(
             "One table row per token, picked by the token alone: a word typed twice gets the same "
             "row twice, whatever surrounds it. Double-click a number to edit it; every copy of "
             "that token follows.",
+            None,
             self.x_view,
         )
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QButtonGroup, QFormLayout, QHBoxLayout, QRadioButton
 
-from app.panels.qkv.pages import lay_out
 from app.panels.qkv.state import QKVResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import MatrixView
@@ -31,14 +30,14 @@ class ProjectionPage(Step):
         choice.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         choice.addRow("Projection:", buttons)
         self.proj_buttons.buttonClicked.connect(lambda b: self.set_projection(b.property("projection")))
-        layout = lay_out(
-            self,
+        self.layout_with(
             "W_Q, W_K and W_V turn the same embedding into three vectors: a query to search with, "
             "a key to be compared with, a value to hand over. Every number of the result is one "
             "row-times-column sum: click it.",
+            choice,
             self.proj,
+            on_top=True,
         )
-        layout.insertLayout(1, choice)
 
     def set_projection(self, name: str) -> None:
         self.projection = name

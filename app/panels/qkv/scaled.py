@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.panels.qkv.pages import lay_out
 from app.panels.qkv.state import QKVResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import explain
 
 
@@ -18,7 +17,7 @@ class ScaledPage(Step):
         self.scaled_map = Heatmap("Scaled scores", signed=True)
         self.scaled_map.set_describer(lambda i, j: explain.scaled(self.result.trace, i, j))
         self.scale_note = note("")
-        lay_out(self, self.scale_note, self.scaled_map)
+        self.layout_with(self.scale_note, None, self.scaled_map)
 
     def draw(self, r: QKVResult) -> Notice:
         tokens, d_k = r.example.tokens, r.Q.shape[1]

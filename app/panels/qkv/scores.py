@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from app.panels.qkv.pages import lay_out
 from app.panels.qkv.state import QKVResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
@@ -14,10 +13,10 @@ class ScoresPage(Step):
         super().__init__(live)
         self.score_map = Heatmap("Scores Q·Kᵀ", signed=True)
         self.score_map.set_describer(lambda i, j: explain.score(self.result.Q, self.result.K, i, j))
-        lay_out(
-            self,
+        self.layout_with(
             "Step 3: cell (i, j) is query i dotted with key j; the closer the two point the same "
             "way, the larger it is. Hover a cell for its sum.",
+            None,
             self.score_map,
         )
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from app.panels.qkv.pages import lay_out
 from app.panels.qkv.state import QKVResult
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import explain
 
 
@@ -16,7 +15,7 @@ class WeightsPage(Step):
         self.weight_map = Heatmap("Weights softmax(scaled)", signed=False)
         self.weight_map.set_describer(lambda i, j: explain.weight(self.result.trace, i, j))
         self.sum_note = note("")
-        lay_out(self, self.sum_note, self.weight_map)
+        self.layout_with(self.sum_note, None, self.weight_map)
 
     def draw(self, r: QKVResult) -> Notice:
         tokens, t = r.example.tokens, r.trace

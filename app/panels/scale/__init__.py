@@ -16,8 +16,6 @@ from app.panels.scale.temperature import TemperaturePage
 
 
 class ScalePanel(Panel):
-    key = "scale"
-    title = "Scale and temperature"
     steps = ("Softmax saturation", "Dot products grow like √dₖ", "Temperature", "dₖ and the heads budget")
 
     def __init__(self, parent=None):

@@ -6,11 +6,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar
 
+from app.panels.binding import set_quietly
 from app.panels.scale.state import GrowthView, Measured, MeasureState, check_growth_view, measure_growth
-from app.panels.scale.views import GUIDE, add_plot, lay_out, log_x, marker
+from app.panels.scale.views import GUIDE, add_plot, log_x, marker
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note, set_quietly, spin
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from core import explain, scaling
 
 
@@ -56,13 +58,13 @@ class GrowthPage(Step):
         self.growth_plot.addItem(self.growth_marker)
         self.growth_plot.legend.addItem(self.reference_curve, "√dₖ")
         self.readout = note(f"Measuring the spread with {self.measure.state.samples:,} samples per width…")
-        lay_out(
-            self,
+        self.layout_with(
             "Random q and k with unit-variance entries: their dot product sums dₖ terms, so its spread "
             "grows like √dₖ. Dividing by √dₖ brings it back to about 1 for every width.",
             controls,
             self.view,
-            self.readout,
+            (self.readout,),
+            on_top=True,
         )
 
     @property

@@ -7,10 +7,11 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout
 
 from app.panels.scale.state import HEAD_TOKENS, HEAD_WIDTHS, MAX_SEED, HeadsResult, HeadsState, compute_heads
-from app.panels.scale.views import CEILING_ROOM, SECOND, add_plot, lay_out, log_x, marker, uniform_line
+from app.panels.scale.views import CEILING_ROOM, SECOND, add_plot, log_x, marker, uniform_line
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
-from app.widgets.controls import note, spin
+from app.widgets.spin_boxes import spin
+from app.widgets.text import note
 from core import explain, scaling
 
 
@@ -58,14 +59,14 @@ class HeadsPage(Step):
         views = QVBoxLayout()
         views.addLayout(maps, 1)
         views.addWidget(self.heads_view, 1)
-        lay_out(
-            self,
+        self.layout_with(
             f"The same {HEAD_TOKENS} tokens, projected to dₖ columns of W_Q and W_K "
             f"(d_model {scaling.D_MODEL}, so d_model / dₖ heads fit). Without the division the "
             "scores grow with dₖ and most rows of weights turn nearly one-hot.",
             controls,
             views,
-            self.readout,
+            (self.readout,),
+            on_top=True,
         )
 
     def draw(self, r: HeadsResult) -> Notice:

@@ -7,10 +7,10 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit
 
 from app.panels.scale.state import MULTIPLIER_GRID, SaturationResult, SaturationState, compute_saturation
-from app.panels.scale.views import add_plot, lay_out, marker
+from app.panels.scale.views import add_plot, marker
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
-from app.widgets.controls import note
+from app.widgets.text import note
 from core import explain
 
 
@@ -49,13 +49,13 @@ class SaturationPage(Step):
         self.gradient_marker = marker()
         self.gradient_plot.addItem(self.gradient_marker)
         self.readout = note("")
-        lay_out(
-            self,
+        self.layout_with(
             "Type a few scores and stretch them with the multiplier. Larger scores make the softmax "
             "more decisive; once one weight is near 1, every slope is near 0 and learning stalls.",
             controls,
             self.view,
-            self.readout,
+            (self.readout,),
+            on_top=True,
         )
 
     def draw(self, r: SaturationResult) -> Notice:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout
 
+from app.panels.binding import set_quietly
 from app.panels.scale.state import (
     ARTICLE_TEMPERATURES,
     MAX_SEED,
@@ -13,11 +14,12 @@ from app.panels.scale.state import (
     TemperatureState,
     compute_temperature,
 )
-from app.panels.scale.views import CEILING_ROOM, add_plot, lay_out, log_x, marker, uniform_line
+from app.panels.scale.views import CEILING_ROOM, add_plot, log_x, marker, uniform_line
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
-from app.widgets.controls import note, set_quietly, side_column, spin
+from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note
 from core import explain, scaling
 
 
@@ -56,7 +58,6 @@ class TemperaturePage(Step):
         self.sweep_label = note("")
         left.addWidget(self.sweep_label)
         left.addWidget(self.sweep_table, 2)
-        left_box = side_column(left)
 
         self.temperature_map = Heatmap("Weights at temperature T", colorbar=False)
         self.temperature_map.set_describer(lambda i, j: explain.weight(self.result.reading.trace, i, j))
@@ -75,15 +76,11 @@ class TemperaturePage(Step):
         right.addWidget(self.summary)
         right.addWidget(self.temperature_map, 3)
         right.addWidget(self.entropy_view, 2)
-        row = QHBoxLayout()
-        row.addWidget(left_box)
-        row.addLayout(right, 1)
-        lay_out(
-            self,
+        self.layout_with(
             "The divisor becomes √dₖ·T. Small T: each query all but picks one key. Large T: the weights "
             "flatten towards 1/n and the entropy towards ln n.",
-            None,
-            row,
+            left,
+            right,
         )
 
     def _on_preset(self, index: int) -> None:

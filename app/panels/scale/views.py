@@ -1,30 +1,14 @@
-"""What the Scale panel's steps share: their page layout and the plot pieces they draw with."""
+"""The plot pieces the Scale panel's steps draw with."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QLayout, QVBoxLayout, QWidget
 
-from app.widgets.controls import note
 from app.widgets.plots import keep_plots_whole
 
 ACCENT, SECOND, GUIDE = "#ff8c00", "#d62728", "#888888"
-
-
-def lay_out(page: QWidget, text: str, controls: QLayout | None, view, readout: QLabel | None = None) -> None:
-    """A step's page: a short note, its controls, the view (stretching), a live readout."""
-    layout = QVBoxLayout(page)
-    layout.addWidget(note(text))
-    if controls is not None:
-        layout.addLayout(controls)
-    if isinstance(view, QWidget):
-        layout.addWidget(view, 1)
-    else:
-        layout.addLayout(view, 1)
-    if readout is not None:
-        layout.addWidget(readout)
 
 
 def add_plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str, row: int, col: int, **kw):
