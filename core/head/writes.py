@@ -30,10 +30,16 @@ class Writes:
 
     up: list[tuple[int, float]]  # the tokens it pushes up most: (token id, logit change)
     down: list[tuple[int, float]]  # pushed down most
-    key_token: int  # the token at the chosen key position
-    copy: float  # the key's value path (weight · v_j through the output slice) on that token's logit
-    whole: float  # the head's whole output on that token's logit
+    key: int  # the chosen key position
+    key_token: int  # the token there
+    paths: np.ndarray  # (T,) each key's value path (w_i· · v through the output slice) on that token's logit
+    whole: float  # the head's whole output on that token's logit: paths.sum()
     rank: int  # that token's rank among the head's pushes, 1 = pushed up most
+
+    @property
+    def copy(self) -> float:
+        """How much the head copies the key's own token: the key's value path on its logit."""
+        return float(self.paths[self.key])
 
 
 def _unembed(adapter: Any) -> Any:
@@ -47,18 +53,19 @@ def what_it_writes(rec: Recorded, layer: int, head: int, i: int, j: int, top: in
     d = adapter.shape.head_dim
     norm = frozen_norm(adapter.final_norm, rec.streams[-1, i])
     out_slice = adapter.out_weight(layer)[:, head * d : (head + 1) * d].detach().double()  # (hidden, d)
-    value = rec.weights[layer][head, i, j].double() * rec.v[layer][rec.kv_head(head), j].double()
+    values = rec.weights[layer][head, i, :, None].double() * rec.v[layer][rec.kv_head(head)].double()
     unembed = _unembed(adapter)
     logits = (norm(head_writes(adapter, rec, layer, i)[head]) @ unembed.T).numpy()
     order = np.argsort(-logits)
     token = rec.ids[j]
-    copy = float(norm(value @ out_slice.T) @ unembed[token])
+    paths = (norm(values @ out_slice.T) @ unembed[token]).numpy()
     rank = int(np.flatnonzero(order == token)[0]) + 1
     return Writes(
         up=[(int(t), float(logits[t])) for t in order[:top]],
         down=[(int(t), float(logits[t])) for t in order[::-1][:top]],
+        key=j,
         key_token=token,
-        copy=copy,
+        paths=paths,
         whole=float(logits[token]),
         rank=rank,
     )
