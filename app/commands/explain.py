@@ -48,7 +48,6 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from core import head, models
     from core.decoder import encode, pieces
-    from core.head.parts import check_split
 
     if not args.text.strip():
         raise ValueError("--text is empty; give a text for the model to read")
@@ -68,7 +67,7 @@ def run(args) -> int:
     step = head.head_step(rec, args.layer - 1, args.head - 1, i, j)
     split = writes = None
     try:
-        check_split(rec)
+        head.check_split(rec)
     except ValueError as exc:  # an encoder, or a family not split yet: step 1, and why not the rest
         note = str(exc)
     else:

@@ -10,12 +10,13 @@ Layers, heads and positions are 0-based in code. Steps 2–4 need a decoder of t
 family; step 1 works on any model the taps read, the MiniLM encoder included.
 """
 
+from core.head.parts import check_split
 from core.head.record import Recorded, record
 from core.head.step import HeadStep, head_step, token_position
 from core.head.why import ScoreSplit, why_here
 from core.head.writes import DirectShares, Writes, direct_shares, what_it_writes
 
 __all__ = [
-    "DirectShares", "HeadStep", "Recorded", "ScoreSplit", "Writes", "direct_shares", "head_step", "record",
-    "token_position", "what_it_writes", "why_here",
+    "DirectShares", "HeadStep", "Recorded", "ScoreSplit", "Writes", "check_split", "direct_shares",
+    "head_step", "record", "token_position", "what_it_writes", "why_here",
 ]  # fmt: skip

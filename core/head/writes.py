@@ -42,8 +42,9 @@ class Writes:
         return float(self.paths[self.key])
 
 
-def _unembed(adapter: Any) -> Any:
-    return adapter.unembed.weight.detach().double()
+def _unembed(adapter: Any, ids: list[int]) -> Any:
+    """(len(ids), hidden) float64: the unembedding rows of ``ids``."""
+    return adapter.unembed.weight[ids].detach().double()
 
 
 def what_it_writes(rec: Recorded, layer: int, head: int, i: int, j: int, top: int = TOP_TOKENS) -> Writes:
@@ -54,11 +55,12 @@ def what_it_writes(rec: Recorded, layer: int, head: int, i: int, j: int, top: in
     norm = frozen_norm(adapter.final_norm, rec.streams[-1, i])
     out_slice = adapter.out_weight(layer)[:, head * d : (head + 1) * d].detach().double()  # (hidden, d)
     values = rec.weights[layer][head, i, :, None].double() * rec.v[layer][rec.kv_head(head)].double()
-    unembed = _unembed(adapter)
-    logits = (norm(head_writes(adapter, rec, layer, i)[head]) @ unembed.T).numpy()
+    written = norm(head_writes(adapter, rec, layer, i)[head])  # (hidden,)
+    logits = (adapter.unembed.weight.detach().float() @ written.float()).double().numpy()  # (vocab,)
     order = np.argsort(-logits)
     token = rec.ids[j]
-    paths = (norm(values @ out_slice.T) @ unembed[token]).numpy()
+    row = _unembed(adapter, [token])[0]
+    paths = (norm(values @ out_slice.T) @ row).numpy()
     rank = int(np.flatnonzero(order == token)[0]) + 1
     return Writes(
         up=[(int(t), float(logits[t])) for t in order[:top]],
@@ -66,7 +68,7 @@ def what_it_writes(rec: Recorded, layer: int, head: int, i: int, j: int, top: in
         key=j,
         key_token=token,
         paths=paths,
-        whole=float(logits[token]),
+        whole=float(written @ row),
         rank=rank,
     )
 
@@ -90,8 +92,8 @@ def direct_shares(rec: Recorded, target: int, foil: int) -> DirectShares:
     last, layers = len(rec.ids) - 1, rec.layers
     parts = stream_parts(adapter, rec, layers, last)
     norm = frozen_norm(adapter.final_norm, rec.streams[-1, last])
-    unembed = _unembed(adapter)
-    direction = unembed[target] - unembed[foil]
+    pair = _unembed(adapter, [target, foil])
+    direction = pair[0] - pair[1]
     values = norm(parts.vectors) @ direction
     names = list(parts.names)
     embeddings = [n for n, name in enumerate(names) if name.endswith("embedding")]
