@@ -19,7 +19,7 @@ import numpy as np
 
 from core import head as inside
 from core import models
-from core.ablation_ranking import AnswerToken, answer_token, check_pair
+from core.ablation_ranking import AblationRanking, AnswerToken, answer_token, check_pair, rank_by_ablation
 from core.decoder import encode, pieces, visible
 from core.loaded_models import shared as loaded_models
 
@@ -139,3 +139,12 @@ def per_head(names: tuple[str, ...], values: np.ndarray, layers: int, heads: int
         if layer.startswith("L") and layer[1:].isdigit() and int(layer[1:]) <= layers:
             grid[int(layer[1:]) - 1, heads if what == "MLP" else int(what[1:]) - 1] = value
     return grid
+
+
+def compute_knockout(s: HeadState, progress: Progress | None = None) -> AblationRanking:
+    """Every head knocked out alone: the drop in logit(target) − logit(foil) (its total effect)."""
+    model = loaded_models.get(s.source, expect=models.DECODER)
+    target, foil = _answers(model, s)
+    if target is None or foil is None:
+        raise ValueError("Name a target and a foil token first, e.g. Mary and John.")
+    return rank_by_ablation(model.module, read(model, s.prompt), target, foil, progress=progress)

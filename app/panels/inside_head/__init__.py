@@ -1,0 +1,122 @@
+"""Panel "Inside a head": one real head's q, k, score and weight; why the query matches the key
+(the score split into the parts of the residual stream); what the head writes; and every
+component's direct share of the answer. One state for every step, computed in the worker."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.panels.base import Panel
+from app.panels.inside_head.direct import DirectPage
+from app.panels.inside_head.real_head import RealHeadPage
+from app.panels.inside_head.state import HeadState, compute_head
+from app.panels.inside_head.why_here import WhyHerePage
+from app.panels.inside_head.writes import WritesPage
+from app.panels.step import Live
+from app.widgets.controls import TextBox, bind, note, side_column, spin
+
+SOURCES = (("SmolLM2 (decoder)", "smollm2"), ("MiniLM (encoder, step 1)", "minilm"))
+MOST = 10_000  # layers, heads or tokens: the model refuses what it does not have, with a message
+
+
+class InsideHeadPanel(Panel):
+    key = "inside_head"
+    title = "Inside a head"
+    steps = ("A real head, step by step", "Why here", "What it writes", "Direct share of the answer")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.live = Live(HeadState(), compute_head, background=True)
+        row = QHBoxLayout()
+        row.addWidget(self._controls())
+        self.body.addLayout(row)
+        self.real = RealHeadPage(self.live)
+        self.why = WhyHerePage(self.live)
+        self.writes = WritesPage(self.live)
+        self.direct = DirectPage(self.live)
+        self.add_steps(self.real, self.why, self.writes, self.direct, into=row)
+        self.live.changed.connect(self._describe)
+        self.live.busy.connect(lambda running: self.info.setText("Running…" if running else self._described))
+        self._described = "Loading the model…"
+        self.set_step(0)
+
+    def _controls(self) -> QWidget:
+        live, s = self.live, self.live.state
+        self.source = QComboBox()
+        for text, key in SOURCES:
+            self.source.addItem(text, key)
+        bind(self.source, live, "source")
+        self.open_button = QPushButton("Open folder…")
+        self.open_button.clicked.connect(self.choose_folder)
+        self.prompt = bind(TextBox(s.prompt), live, "prompt")
+        self.layer = bind(spin(s.layer, 1, MOST), live, "layer")
+        self.head = bind(spin(s.head, 1, MOST), live, "head")
+        self.query = bind(spin(s.query, 0, MOST), live, "query")
+        self.query.setSpecialValueText("last")
+        self.key_spin = bind(spin(s.key, 1, MOST), live, "key")
+        self.info = note("Loading the model…")
+        form = QFormLayout()
+        form.addRow("Model", self.source)
+        form.addRow(self.open_button)
+        form.addRow("Prompt", self.prompt)
+        form.addRow("Layer", self.layer)
+        form.addRow("Head", self.head)
+        form.addRow("Query", self.query)
+        form.addRow("Key", self.key_spin)
+        column = QVBoxLayout()
+        column.addLayout(form)
+        column.addWidget(self.info)
+        column.addStretch(1)
+        return side_column(column)
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a model folder")
+        if folder:
+            self.use_model(folder)
+
+    def use_model(self, source: str) -> None:
+        """Read every step from the model ``source`` ("smollm2", "minilm" or a folder)."""
+        if self.source.findData(source) < 0:
+            self.source.addItem(source, source)
+        self.live.apply(source=source)
+
+    def _describe(self) -> None:
+        m = self.live.result.model
+        self._described = f"{m.name}: {m.n_layers} layers × {m.n_heads} heads"
+        self.info.setText(self._described)
+
+    def exercise(self) -> None:
+        from app import worker
+
+        for change in (
+            {"layer": 99},
+            {"layer": 1},
+            {"key": 99},
+            {"key": 1},
+            {"query": 2, "key": 5},
+            {"query": 0},
+        ):
+            self.live.apply(**change)
+            worker.wait_idle()
+        self.direct.foil.setText(self.direct.target.text())
+        self.direct.foil.setText("John")
+        super().exercise()
+        worker.wait_idle()
+
+    def export(self) -> dict[str, QWidget]:
+        return {
+            "weights": self.real.weight_map,
+            "query_side": self.why.query_map,
+            "key_side": self.why.key_map,
+            "value_paths": self.writes.paths,
+            "direct": self.direct.direct_map,
+            "knockout": self.direct.total_map,
+        }

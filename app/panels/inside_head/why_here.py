@@ -1,0 +1,80 @@
+"""Step 2: why here. The score split into query part × key part terms: the residual stream at the
+query and at the key as sums of parts (embeddings, each earlier head, each earlier MLP, biases),
+the norm's scale frozen. Click a head in the key-side map to open it."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+
+from app.panels.inside_head.state import HeadResult, per_head
+from app.panels.step import Live, Notice, Step
+from app.widgets import Heatmap
+from app.widgets.controls import note
+from core.explain import num
+
+LISTED = 8
+
+
+def head_map(title: str) -> Heatmap:
+    return Heatmap(title, signed=True, cell_text=False, rows="layer", cols="head")
+
+
+def listed(names, values, n: int = LISTED) -> str:
+    order = np.argsort(-np.abs(values))[:n]
+    return ", ".join(f"{names[k]} {num(values[k], 3)}" for k in order)
+
+
+class WhyHerePage(Step):
+    def __init__(self, live: Live):
+        super().__init__(live)
+        self.query_map = head_map("Query side: each part's share")
+        self.key_map = head_map("Key side: each part's share")
+        self.key_map.clicked.connect(self._open)
+        self.summary = note(rich=True)
+        maps = QHBoxLayout()
+        maps.addWidget(self.query_map)
+        maps.addWidget(self.key_map)
+        page = QVBoxLayout(self)
+        page.addWidget(
+            note(
+                "With the norm's scale frozen at this run's value, q and k are linear in the parts "
+                "of the residual stream, so the score is an exact sum of query-part × key-part "
+                "terms. Each map shows a part's total share (columns: the heads, then the MLP). "
+                "Click a head in the key-side map to open it."
+            )
+        )
+        views = QWidget()
+        views.setLayout(maps)
+        page.addWidget(views, 1)
+        page.addWidget(self.summary)
+
+    def _open(self, layer: int, column: int) -> None:
+        if column < self.result.model.n_heads:
+            self.apply(layer=layer + 1, head=column + 1)
+
+    def draw(self, r: HeadResult) -> Notice:
+        if r.split is None:
+            for view in (self.query_map, self.key_map):
+                view.clear()
+            self.summary.setText(r.why_not)
+            return (r.why_not, "warning")
+        split, layer = r.split, r.step.layer
+        heads = r.model.n_heads
+        columns = [str(h + 1) for h in range(heads)] + ["MLP"]
+        for view, names, totals in (
+            (self.query_map, split.query_parts, split.query_totals),
+            (self.key_map, split.key_parts, split.key_totals),
+        ):
+            grid = per_head(names, totals, max(layer, 1), heads)
+            reach = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
+            view.set_data(grid, [str(k + 1) for k in range(max(layer, 1))], columns, (-reach, reach))
+        pairs = "<br>".join(f"{a} × {b}: {num(v, 3)}" for a, b, v in split.largest(LISTED))
+        self.summary.setText(
+            f"Score {num(split.score, 4)} = the query parts' sum {num(split.query_totals.sum(), 4)} = "
+            f"the key parts' sum {num(split.key_totals.sum(), 4)}.<br>"
+            f"<b>Query side</b>: {listed(split.query_parts, split.query_totals)}<br>"
+            f"<b>Key side</b>: {listed(split.key_parts, split.key_totals)}<br>"
+            f"<b>Largest terms</b>:<br>{pairs}"
+        )
+        return None
