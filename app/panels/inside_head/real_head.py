@@ -7,6 +7,7 @@ import numpy as np
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.inside_head.state import HeadResult
+from app.panels.inside_head.views import counted_from_one
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note
@@ -65,6 +66,7 @@ class RealHeadPage(Step):
         self.weight_map.set_title(f"Weights of layer {s.layer + 1}, head {s.head + 1}")
         self.weight_map.mark(s.i, s.j)
         self.row_bars.set_weights(s.row, s.j)
+        counted_from_one(self.row_bars)
         query, key = r.labels[s.i], r.labels[s.j]
         finite = s.scores[np.isfinite(s.scores)]
         softmax = (

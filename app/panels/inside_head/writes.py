@@ -7,6 +7,7 @@ import numpy as np
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.inside_head.state import HeadResult
+from app.panels.inside_head.views import counted_from_one
 from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note
 from app.widgets.tables import fill_table, text_table
@@ -52,6 +53,7 @@ class WritesPage(Step):
         for table, side in ((self.up, w.up), (self.down, w.down)):
             fill_table(table, [[visible(piece([t])), num(v, 3)] for t, v in side])
         self.paths.set_weights(w.paths, w.key)
+        counted_from_one(self.paths)
         reach = float(np.abs(w.paths).max()) or 1.0
         self.paths.plot.setYRange(-reach * 1.05, reach * 1.05, padding=0)
         token = visible(piece([w.key_token]))
