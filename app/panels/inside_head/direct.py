@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout
 
 from app import worker
 from app.panels.inside_head.state import HeadResult, HeadState, compute_knockout
+from app.panels.inside_head.views import side_by_side
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.controls import ReflowGrid, WholeText, note
 from core.ablation_ranking import AblationRanking
 from core.decoder import visible
 from core.explain import num
@@ -28,32 +29,32 @@ class DirectPage(Step):
         super().__init__(live)
         self.target = self.bind(QLineEdit(self.state.target), "target")
         self.foil = self.bind(QLineEdit(self.state.foil), "foil")
+        for field in (self.target, self.foil):
+            WholeText(field)
         self.rank_button = QPushButton("Knock out each head")
         self.progress = QProgressBar()
         self.summary = note(rich=True)
-        controls = QFormLayout()
-        controls.addRow("Target", self.target)
-        controls.addRow("Foil", self.foil)
-        controls.addRow(self.rank_button)
-        controls.addRow(self.progress)
+        labels = QLabel("Target"), QLabel("Foil")
+        wide = [(labels[0], 0, 0, 1), (self.target, 0, 1, 1), (labels[1], 0, 2, 1), (self.foil, 0, 3, 1)]
+        wide += [(self.rank_button, 0, 4, 1), (self.progress, 0, 5, 1)]
+        narrow = [(labels[0], 0, 0, 1), (self.target, 0, 1, 1), (labels[1], 1, 0, 1), (self.foil, 1, 1, 1)]
+        narrow += [(self.rank_button, 2, 0, 2), (self.progress, 3, 0, 2)]
         self.direct_map = Heatmap("Direct share", signed=True, cell_text=False, rows="layer", cols="head")
         self.total_map = Heatmap(
             "Drop when knocked out", signed=True, cell_text=False, rows="layer", cols="head"
         )
-        row = QHBoxLayout()
-        row.addWidget(self.direct_map)
-        row.addWidget(self.total_map)
-        views = QWidget()
-        views.setLayout(row)
-        self.layout_with(
-            "What each head and MLP adds straight to logit(target) − logit(foil) at the last token, "
-            "read through the final norm with its scale frozen: the shares add up to the real "
-            "difference. Beside it, knocking each head out measures its total effect, through "
-            "the later heads too.",
-            controls,
-            views,
-            (self.summary,),
+        page = QVBoxLayout(self)
+        page.addWidget(
+            note(
+                "What each head and MLP adds straight to logit(target) − logit(foil) at the last "
+                "token, read through the final norm with its scale frozen: the shares add up to the "
+                "real difference. Beside it, knocking each head out measures its total effect, "
+                "through the later heads too."
+            )
         )
+        page.addLayout(ReflowGrid(wide, narrow, stretch=(5, 1)))
+        page.addWidget(side_by_side(self.direct_map, self.total_map), 1)
+        page.addWidget(self.summary)
         self.ranking: tuple[HeadState, AblationRanking] | None = None
         self.task: worker.Task | None = None
         self.rank_button.clicked.connect(self.rank)
@@ -102,8 +103,8 @@ class DirectPage(Step):
         if self.ranking is not None and self.ranking[0] == wanted:
             drop = np.column_stack([self.ranking[1].drop, np.full(layers, np.nan)])
             self.total_map.set_data(drop, rows, columns, _symmetric(drop))
-        else:
-            self.total_map.clear()
+        else:  # the right shape, empty, until the button is pressed
+            self.total_map.set_data(np.full(grid.shape, np.nan), rows, columns, (-1.0, 1.0))
         rest = [(n, v) for n, v in zip(d.names, d.values, strict=True) if not n.startswith("L")]
         best = np.unravel_index(np.nanargmax(np.abs(grid)), grid.shape)
         where = "MLP" if best[1] == heads else f"head {best[1] + 1}"
@@ -112,5 +113,6 @@ class DirectPage(Step):
             f"<b>{num(d.logit_difference, 3)}</b>; the shares add to {num(d.values.sum(), 3)}.<br>"
             + ", ".join(f"{n} {num(v, 3)}" for n, v in rest)
             + f"<br>Largest: layer {best[0] + 1} {where}, {num(grid[best], 3)}."
+            + ("" if self.ranking else "<br>Press the button to knock each head out (one run per layer).")
         )
         return (" ".join(r.notices), "warning") if r.notices else None

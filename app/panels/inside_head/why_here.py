@@ -5,9 +5,10 @@ the norm's scale frozen. Click a head in the key-side map to open it."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout
 
 from app.panels.inside_head.state import HeadResult, per_head
+from app.panels.inside_head.views import side_by_side
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.controls import note
@@ -32,9 +33,6 @@ class WhyHerePage(Step):
         self.key_map = head_map("Key side: each part's share")
         self.key_map.clicked.connect(self._open)
         self.summary = note(rich=True)
-        maps = QHBoxLayout()
-        maps.addWidget(self.query_map)
-        maps.addWidget(self.key_map)
         page = QVBoxLayout(self)
         page.addWidget(
             note(
@@ -44,9 +42,7 @@ class WhyHerePage(Step):
                 "Click a head in the key-side map to open it."
             )
         )
-        views = QWidget()
-        views.setLayout(maps)
-        page.addWidget(views, 1)
+        page.addWidget(side_by_side(self.query_map, self.key_map), 1)
         page.addWidget(self.summary)
 
     def _open(self, layer: int, column: int) -> None:

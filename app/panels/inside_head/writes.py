@@ -7,7 +7,7 @@ import numpy as np
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.inside_head.state import HeadResult
-from app.panels.inside_head.views import counted_from_one
+from app.panels.inside_head.views import counted_from_one, side_by_side
 from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note
 from app.widgets.tables import fill_table, text_table
@@ -24,10 +24,11 @@ class WritesPage(Step):
         self.paths = WeightBars("Each key's value path on the key token", x_label="key position")
         self.paths.plot.setLabel("left", "logit change")
         self.summary = note(rich=True)
-        row = QHBoxLayout()
-        row.addWidget(self.up)
-        row.addWidget(self.down)
-        row.addWidget(self.paths, 2)
+        tables = QHBoxLayout()
+        tables.addWidget(self.up)
+        tables.addWidget(self.down)
+        lists = QWidget()
+        lists.setLayout(tables)
         page = QVBoxLayout(self)
         page.addWidget(
             note(
@@ -37,9 +38,7 @@ class WritesPage(Step):
                 "chosen key's token by the key each value came from."
             )
         )
-        views = QWidget()
-        views.setLayout(row)
-        page.addWidget(views, 1)
+        page.addWidget(side_by_side(lists, self.paths), 1)
         page.addWidget(self.summary)
 
     def draw(self, r: HeadResult) -> Notice:
