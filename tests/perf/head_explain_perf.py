@@ -1,0 +1,117 @@
+"""Speed of the Inside a head steps on SmolLM2-135M (opt-in; run it directly, prints medians).
+
+    python -m tests.perf.head_explain_perf [--model smollm2|FOLDER] [--threads N] [--panel]
+
+With the model loaded once and a 14-token prompt's run kept in memory:
+  1. step 1 for another query/key cell (target ≤ 30 ms);
+  2. step 2's split for a head in the last layer, about 270 parts a side (target ≤ 300 ms);
+  3. step 3, what a head writes, read over the whole vocabulary;
+  4. step 4, every component's direct share of a logit difference (target ≤ 300 ms);
+  5. the panel's compute for another cell (steps 1–4 from the kept run) and for a new prompt
+     (the forward pass, then every step; target ≤ 1 s); with ``--panel`` also a new prompt typed
+     into the panel until every view is drawn.
+On a machine shared with other work, ``--threads 1`` keeps torch's threads from waiting on each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import time
+
+PROMPT = "When Mary and John went to the store, John gave a drink to"
+REPEATS = 9
+
+
+def median_ms(action, repeats: int = REPEATS) -> float:
+    """Median wall time of ``action()`` in ms over ``repeats`` calls, after one warm-up."""
+    action()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2", help="'smollm2' (once added) or a decoder folder")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--panel", action="store_true", help="also time a new prompt typed into the panel")
+    args = parser.parse_args()
+    import torch
+
+    from app.panels.inside_head.state import HeadState, compute_head
+    from core import head
+    from core.decoder import encode
+    from core.loaded_models import shared
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model = shared.get(args.model)
+    ids = encode(model, PROMPT)[0]
+    rec = head.record(model, ids)
+    last, n = rec.layers - 1, len(ids)
+    cells = itertools.cycle([(n - 1, 1), (n - 1, 3), (9, 1), (12, 4)])
+    target, foil = ids[1], ids[3]  # " Mary", " John"
+    print(
+        f"{model.name}, {n} tokens, {rec.layers} layers × {rec.heads} heads, "
+        f"torch threads {torch.get_num_threads()}"
+    )
+    rows = [
+        ("step 1, another cell", lambda: head.head_step(rec, last, 4, *next(cells))),
+        ("step 2, a last-layer head", lambda: head.why_here(rec, last, 4, n - 1, 1)),
+        ("step 3, what it writes", lambda: head.what_it_writes(rec, last, 4, n - 1, 1)),
+        ("step 4, direct shares", lambda: head.direct_shares(rec, target, foil)),
+        ("forward pass with the taps", lambda: head.record(model, ids)),
+    ]
+    state = HeadState(source=args.model, prompt=PROMPT, layer=rec.layers, head=5, query=0, key=2)
+    queries = itertools.cycle(range(1, n + 1))
+    rows.append(
+        (
+            "panel compute, another cell",
+            lambda: compute_head(HeadState(**{**vars(state), "query": next(queries)})),
+        )
+    )
+    words = itertools.count()
+    rows.append(
+        (
+            "panel compute, a new prompt",
+            lambda: compute_head(HeadState(**{**vars(state), "prompt": f"{PROMPT} {next(words)}"})),
+        )
+    )
+    for name, action in rows:
+        print(f"  {name:<32} {median_ms(action):8.2f} ms")
+    if args.panel:
+        print(f"  {'panel, a new prompt drawn':<32} {panel_ms(args.model):8.1f} ms")
+
+
+def panel_ms(source: str) -> float:
+    """Median time from typing a new prompt into the panel to every step drawn."""
+    from PySide6.QtWidgets import QApplication
+
+    from app import worker
+    from app.panels.inside_head import InsideHeadPanel
+
+    app = QApplication.instance() or QApplication([])
+    panel = InsideHeadPanel()
+    panel.resize(1280, 720)
+    panel.show()
+    panel.use_model(source)
+    worker.wait_idle(300)
+    words = itertools.count()
+
+    def typed() -> None:
+        panel.prompt.setText(f"{PROMPT} {next(words)}")
+        worker.wait_idle(60)
+        for step in range(len(panel.steps)):
+            panel.set_step(step)
+            app.processEvents()
+
+    return median_ms(typed, repeats=5)
+
+
+if __name__ == "__main__":
+    main()
