@@ -35,7 +35,8 @@ def panel(qtbot, llama_folder):
     worker.wait_idle()
     settle(p.use_model, llama_folder)
     settle(p.prompt.setText, PROMPT)
-    settle(p.live.apply, layer=2, head=3, query=0, key=3, target=" because", foil=" the")
+    settle(p.live.apply, layer=2, head=3, query=0, key=3)
+    settle(p.parts.apply, target=" because", foil=" the")
     return p
 
 
@@ -58,15 +59,19 @@ def test_step_one_shows_the_models_own_weight_and_a_click_follows_a_cell(panel, 
     assert "score" in panel.real.working.text() and "softmax" in panel.real.working.text()
     assert "q·k = " in panel.real.weight_map.describe(13, 2)
     settle(panel.real.weight_map.clicked.emit, 5, 1)
-    assert (panel.live.state.query, panel.live.state.key) == (6, 2)
+    assert (
+        (panel.live.state.query, panel.live.state.key)
+        == (6, 2)
+        == (panel.parts.state.query, panel.parts.state.key)
+    )
     assert panel.live.result.step.weight == pytest.approx(float(out.attentions[1][0, 2, 5, 1]), abs=1e-6)
 
 
 def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_folder):
     model, ids, out = model_weights(llama_folder, PROMPT)
-    r = panel.live.result
-    assert r.split.query_totals.sum() == pytest.approx(r.step.score, rel=1e-5)
-    assert r.split.key_totals.sum() == pytest.approx(r.step.score, rel=1e-5)
+    r, score = panel.parts.result, panel.live.result.step.score
+    assert r.split.query_totals.sum() == pytest.approx(score, rel=1e-5)
+    assert r.split.key_totals.sum() == pytest.approx(score, rel=1e-5)
     panel.set_step(1)
     shown = panel.why.query_map.values
     assert shown.shape == (1, 5) and np.isfinite(shown).all() and "Score" in panel.why.summary.text()
@@ -87,7 +92,7 @@ def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_
 
 def test_what_it_writes_lists_tokens_and_splits_the_copy_by_key(panel):
     panel.set_step(2)
-    w = panel.live.result.writes
+    w = panel.parts.result.writes
     assert panel.writes.up.rowCount() == 10 and w.paths.sum() == pytest.approx(w.whole)
     assert "rank" in panel.writes.summary.text()
 
@@ -106,7 +111,8 @@ def test_an_encoder_gets_step_one_and_steps_two_to_four_say_why_not(panel):
     settle(panel.use_model, "minilm")
     settle(panel.prompt.setText, "The trophy did not fit in the suitcase.")
     settle(panel.live.apply, layer=4, head=2, query=5, key=3)
-    r = panel.live.result
-    assert r.step.weight > 0 and r.split is None and "encoder" in r.why_not
+    assert panel.live.result.step.weight > 0
+    r = panel.parts.result
+    assert r.split is None and "encoder" in r.why_not
     panel.set_step(1)
     assert "encoder" in panel.message.text()

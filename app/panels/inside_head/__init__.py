@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 from app.panels.base import Panel
 from app.panels.inside_head.direct import DirectPage
 from app.panels.inside_head.real_head import RealHeadPage
-from app.panels.inside_head.state import HeadState, compute_head
+from app.panels.inside_head.state import CELL, HeadState, compute_head, compute_parts
 from app.panels.inside_head.why_here import WhyHerePage
 from app.panels.inside_head.writes import WritesPage
 from app.panels.step import Live
@@ -34,17 +34,20 @@ class InsideHeadPanel(Panel):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.live = Live(HeadState(), compute_head, background=True)
+        self.live = Live(HeadState(), compute_head, background=True)  # step 1: quick once a prompt ran
+        self.parts = Live(HeadState(), compute_parts, background=True)  # steps 2–4, following the cell
         row = QHBoxLayout()
         row.addWidget(self._controls())
         self.body.addLayout(row)
         self.real = RealHeadPage(self.live)
-        self.why = WhyHerePage(self.live)
-        self.writes = WritesPage(self.live)
-        self.direct = DirectPage(self.live)
+        self.why = WhyHerePage(self.parts, self.live)
+        self.writes = WritesPage(self.parts)
+        self.direct = DirectPage(self.parts)
         self.add_steps(self.real, self.why, self.writes, self.direct, into=row)
         self.live.changed.connect(self._describe)
-        self.live.busy.connect(lambda running: self.info.setText("Running…" if running else self._described))
+        self.live.changed.connect(self._follow)
+        for live in (self.live, self.parts):
+            live.busy.connect(self._busy)
         self._described = "Loading the model…"
         self.set_step(0)
 
@@ -87,6 +90,16 @@ class InsideHeadPanel(Panel):
         if self.source.findData(source) < 0:
             self.source.addItem(source, source)
         self.live.apply(source=source)
+
+    def _follow(self) -> None:
+        """Steps 2–4 read the cell step 1 settled on (their target and foil are their own)."""
+        s, wanted = self.live.state, self.parts.wanted
+        if any(getattr(s, f) != getattr(wanted, f) for f in CELL):
+            self.parts.apply(**{f: getattr(s, f) for f in CELL})
+
+    def _busy(self, running: bool) -> None:
+        running = running or any(live.task is not None for live in (self.live, self.parts))
+        self.info.setText("Running…" if running else self._described)
 
     def _describe(self) -> None:
         m = self.live.result.model

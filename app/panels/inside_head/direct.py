@@ -9,7 +9,7 @@ import numpy as np
 from PySide6.QtWidgets import QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout
 
 from app import worker
-from app.panels.inside_head.state import HeadResult, HeadState, compute_knockout
+from app.panels.inside_head.state import HeadState, PartsResult, compute_knockout
 from app.panels.inside_head.views import side_by_side
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
@@ -86,7 +86,7 @@ class DirectPage(Step):
         self.progress.setMaximum(total)
         self.progress.setValue(done)
 
-    def draw(self, r: HeadResult) -> Notice:
+    def draw(self, r: PartsResult) -> Notice:
         d = r.direct
         if d is None:
             self.direct_map.clear()

@@ -1,11 +1,13 @@
 """The Inside a head panel's state and computation, Qt-free.
 
 One state for every step: the model, the prompt, the head and the cell (counted from 1, as shown;
-query 0 = the last token), and the target and foil of step 4. ``compute_head`` runs in the worker;
-a prompt's run is kept (``KEPT_RUNS``), so another cell or head costs no forward pass.
+query 0 = the last token), and the target and foil of step 4. Two computes run in the worker on
+it: ``compute_head`` (step 1, a few milliseconds once the prompt has run) and ``compute_parts``
+(steps 2–4). A prompt's run is kept (``KEPT_RUNS``), so another cell or head costs no forward pass.
 
-    r = compute_head(HeadState(source=folder, layer=2, head=1, query=0, key=3))
-    r.step.weight, r.split.query_totals.sum(), r.direct.values.sum()
+    s = HeadState(source=folder, layer=2, head=1, query=0, key=3)
+    compute_head(s).step.weight
+    p = compute_parts(s); p.split.query_totals.sum(), p.direct.values.sum()
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from core import head as inside
 from core import models
 from core.ablation_ranking import AblationRanking, AnswerToken, answer_token, check_pair, rank_by_ablation
 from core.decoder import encode, pieces, visible
+from core.head.step import check_cell
 from core.loaded_models import shared as loaded_models
 
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
@@ -28,6 +31,8 @@ KEPT_RUNS = 4
 Progress = Callable[[int, int], None]
 _runs: OrderedDict = OrderedDict()
 _runs_lock = threading.Lock()
+_pending: dict[tuple, threading.Lock] = {}  # a run being made: a second caller waits for it
+CELL = ("source", "prompt", "layer", "head", "query", "key")  # what step 1 depends on
 
 
 @dataclass(frozen=True)
@@ -44,12 +49,22 @@ class HeadState:
 
 @dataclass(frozen=True)
 class HeadResult:
+    """Step 1."""
+
     model: models.LoadedModel
     labels: tuple[str, ...]  # (T,) each token as shown
-    step: inside.HeadStep  # step 1
+    step: inside.HeadStep
     queries: np.ndarray  # (T, d) this head's queries, for the hover of any cell
     keys: np.ndarray  # (T, d)
     weights: np.ndarray  # (T, T) this head's weights
+
+
+@dataclass(frozen=True)
+class PartsResult:
+    """Steps 2–4."""
+
+    model: models.LoadedModel
+    layer: int  # 0-based, the head's
     split: inside.ScoreSplit | None  # step 2 (None: see why_not)
     writes: inside.Writes | None  # step 3
     direct: inside.DirectShares | None  # step 4 (also None without a target and a foil)
@@ -66,11 +81,17 @@ def kept_run(model: models.LoadedModel, ids: tuple[int, ...]) -> inside.Recorded
         if key in _runs:
             _runs.move_to_end(key)
             return _runs[key]
-    run = inside.record(model, ids)
-    with _runs_lock:
-        _runs[key] = run
-        while len(_runs) > KEPT_RUNS:
-            _runs.popitem(last=False)
+        pending = _pending.setdefault(key, threading.Lock())
+    with pending:
+        with _runs_lock:
+            if key in _runs:
+                return _runs[key]
+        run = inside.record(model, ids)
+        with _runs_lock:
+            _runs[key] = run
+            while len(_runs) > KEPT_RUNS:
+                _runs.popitem(last=False)
+            _pending.pop(key, None)
     return run
 
 
@@ -94,14 +115,32 @@ def _answers(model, s: HeadState) -> tuple[AnswerToken | None, AnswerToken | Non
     return target, foil
 
 
-def compute_head(s: HeadState, progress: Progress | None = None) -> HeadResult:
-    """Every step's numbers for the cell of ``s``; ValueError saying what to change."""
+def _cell(s: HeadState, progress: Progress | None = None):
+    """(model, ids, run, layer, head, query, key) of ``s``, 0-based; ValueError for a bad cell."""
     model = loaded_models.get(s.source, progress)
     ids = read(model, s.prompt)
     rec = kept_run(model, ids)
-    layer, head = s.layer - 1, s.head - 1
-    query = (s.query or len(ids)) - 1
-    step = inside.head_step(rec, layer, head, query, s.key - 1)
+    cell = (s.layer - 1, s.head - 1, (s.query or len(ids)) - 1, s.key - 1)
+    check_cell(rec, *cell)
+    return model, ids, rec, *cell
+
+
+def compute_head(s: HeadState, progress: Progress | None = None) -> HeadResult:
+    """Step 1 for the cell of ``s``; ValueError saying what to change."""
+    model, ids, rec, layer, head, query, key = _cell(s, progress)
+    return HeadResult(
+        model=model,
+        labels=tuple(visible(p) for p in pieces(model, ids)),
+        step=inside.head_step(rec, layer, head, query, key),
+        queries=rec.q[layer][head].numpy().astype(np.float64),
+        keys=rec.k[layer][rec.kv_head(head)].numpy().astype(np.float64),
+        weights=rec.weights[layer][head].numpy().astype(np.float64),
+    )
+
+
+def compute_parts(s: HeadState, progress: Progress | None = None) -> PartsResult:
+    """Steps 2–4 for the cell of ``s``; for a model they do not read, why not (``why_not``)."""
+    model, _, rec, layer, head, query, key = _cell(s, progress)
     target, foil = _answers(model, s)
     split = writes = direct = None
     try:
@@ -110,25 +149,11 @@ def compute_head(s: HeadState, progress: Progress | None = None) -> HeadResult:
         why_not = str(exc)
     else:
         why_not = ""
-        split = inside.why_here(rec, layer, head, query, s.key - 1)
-        writes = inside.what_it_writes(rec, layer, head, query, s.key - 1)
+        split = inside.why_here(rec, layer, head, query, key)
+        writes = inside.what_it_writes(rec, layer, head, query, key)
         direct = inside.direct_shares(rec, target.id, foil.id) if target is not None else None
     notices = [t.notice for t in (target, foil) if t is not None and t.notice]
-    return HeadResult(
-        model=model,
-        labels=tuple(visible(p) for p in pieces(model, ids)),
-        step=step,
-        queries=rec.q[layer][head].numpy().astype(np.float64),
-        keys=rec.k[layer][rec.kv_head(head)].numpy().astype(np.float64),
-        weights=rec.weights[layer][head].numpy().astype(np.float64),
-        split=split,
-        writes=writes,
-        direct=direct,
-        target=target,
-        foil=foil,
-        why_not=why_not,
-        notices=tuple(notices),
-    )
+    return PartsResult(model, layer, split, writes, direct, target, foil, why_not, tuple(notices))
 
 
 def per_head(names: tuple[str, ...], values: np.ndarray, layers: int, heads: int) -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QVBoxLayout
 
-from app.panels.inside_head.state import HeadResult, per_head
+from app.panels.inside_head.state import PartsResult, per_head
 from app.panels.inside_head.views import side_by_side
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
@@ -27,8 +27,9 @@ def listed(names, values, n: int = LISTED) -> str:
 
 
 class WhyHerePage(Step):
-    def __init__(self, live: Live):
+    def __init__(self, live: Live, cell: Live):
         super().__init__(live)
+        self.cell = cell  # step 1's state: a click opens another head there
         self.query_map = head_map("Query side: each part's share")
         self.key_map = head_map("Key side: each part's share")
         self.key_map.clicked.connect(self._open)
@@ -47,15 +48,15 @@ class WhyHerePage(Step):
 
     def _open(self, layer: int, column: int) -> None:
         if column < self.result.model.n_heads:
-            self.apply(layer=layer + 1, head=column + 1)
+            self.cell.apply(layer=layer + 1, head=column + 1)
 
-    def draw(self, r: HeadResult) -> Notice:
+    def draw(self, r: PartsResult) -> Notice:
         if r.split is None:
             for view in (self.query_map, self.key_map):
                 view.clear()
             self.summary.setText(r.why_not)
             return (r.why_not, "warning")
-        split, layer = r.split, r.step.layer
+        split, layer = r.split, r.layer
         heads = r.model.n_heads
         columns = [str(h + 1) for h in range(heads)] + ["MLP"]
         for view, names, totals in (

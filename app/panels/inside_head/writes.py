@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
-from app.panels.inside_head.state import HeadResult
+from app.panels.inside_head.state import PartsResult
 from app.panels.inside_head.views import counted_from_one, side_by_side
 from app.panels.step import Live, Notice, Step
 from app.widgets.controls import note
@@ -41,7 +41,7 @@ class WritesPage(Step):
         page.addWidget(side_by_side(lists, self.paths), 1)
         page.addWidget(self.summary)
 
-    def draw(self, r: HeadResult) -> Notice:
+    def draw(self, r: PartsResult) -> Notice:
         w = r.writes
         if w is None:
             for table in (self.up, self.down):
