@@ -109,14 +109,8 @@ class InsideHeadPanel(Panel):
     def exercise(self) -> None:
         from app import worker
 
-        for change in (
-            {"layer": 99},
-            {"layer": 1},
-            {"key": 99},
-            {"key": 1},
-            {"query": 2, "key": 5},
-            {"query": 0},
-        ):
+        changes = ({"layer": 99}, {"layer": 1}, {"key": 99}, {"query": 2, "key": 5}, {"query": 3, "key": 1})
+        for change in (*changes, {"layer": HeadState.layer, "query": 0, "key": HeadState.key}):
             self.live.apply(**change)
             worker.wait_idle()
         self.direct.foil.setText(self.direct.target.text())

@@ -22,6 +22,10 @@ def side_by_side(*widgets: QWidget) -> QWidget:
         [(w, k, 0, 1) for k, w in enumerate(widgets)],
         stretch=(0, 0),
     )
+    for widget in widgets:  # an equal share each, side by side
+        policy = widget.sizePolicy()
+        policy.setHorizontalStretch(1)
+        widget.setSizePolicy(policy)
     holder = QWidget()
     holder.setLayout(grid)
     return holder
