@@ -1,7 +1,8 @@
 """The residual stream as a sum of parts, and norms with their scale frozen at one run's value.
 
-    parts = stream_parts(rec, layer, t)    # before block ``layer`` at position t (layer = layers: the end)
-    parts.vectors.sum(0) ≈ rec.streams[layer, t]          # (P, hidden) float64, names (P,)
+    adapter = check_split(rec)             # ValueError for a model not split here, saying why
+    parts = stream_parts(adapter, rec, layer, t)   # before block ``layer`` at t (layers: the end)
+    parts.vectors.sum(0) ≈ rec.streams[layer, t]   # (P, hidden) float64, names (P,)
     norm = frozen_norm(module, x)          # x (hidden,): the input this norm saw in the run
     norm(parts.vectors) + norm.bias        # exact: the norm of the sum, linear in the parts
 
@@ -64,10 +65,10 @@ class Parts:
 
 def head_writes(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
     """(heads, hidden) float64: what each head of ``layer`` adds to the stream at position t."""
-    shape = adapter.shape
-    weight = adapter.out_weight(layer).detach().double().reshape(shape.hidden, shape.heads, shape.head_dim)
     import torch
 
+    shape = adapter.shape
+    weight = adapter.out_weight(layer).detach().double().reshape(shape.hidden, shape.heads, shape.head_dim)
     return torch.einsum("hd,nhd->hn", rec.z[layer][t].double(), weight)
 
 
@@ -121,9 +122,8 @@ def frozen_norm(norm: Any, x: Any) -> FrozenNorm:
     gain = norm.weight.detach().double()
     if isinstance(norm, torch.nn.LayerNorm):
         centred = x - x.mean()
-        frozen = FrozenNorm(gain, float((centred.pow(2).mean() + norm.eps) ** -0.5), True, None)
-        if norm.bias is not None:
-            frozen = FrozenNorm(gain, frozen.scale, True, norm.bias.detach().double())
+        bias = None if norm.bias is None else norm.bias.detach().double()
+        frozen = FrozenNorm(gain, float((centred.pow(2).mean() + norm.eps) ** -0.5), True, bias)
     else:
         eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", 1e-6)
         frozen = FrozenNorm(gain, float((x.pow(2).mean() + eps) ** -0.5), False, None)

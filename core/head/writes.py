@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from core.head.parts import check_close, check_split, frozen_norm, head_writes, stream_parts
+from core.head.parts import check_close, check_split, frozen_norm, stream_parts
 from core.head.record import Recorded
 from core.head.step import check_cell
 
@@ -55,7 +55,7 @@ def what_it_writes(rec: Recorded, layer: int, head: int, i: int, j: int, top: in
     norm = frozen_norm(adapter.final_norm, rec.streams[-1, i])
     out_slice = adapter.out_weight(layer)[:, head * d : (head + 1) * d].detach().double()  # (hidden, d)
     values = rec.weights[layer][head, i, :, None].double() * rec.v[layer][rec.kv_head(head)].double()
-    written = norm(head_writes(adapter, rec, layer, i)[head])  # (hidden,)
+    written = norm(rec.z[layer][i, head].double() @ out_slice.T)  # (hidden,) its output, normed
     logits = (adapter.unembed.weight.detach().float() @ written.float()).double().numpy()  # (vocab,)
     order = np.argsort(-logits)
     token = rec.ids[j]
