@@ -12,7 +12,7 @@ import torch
 from core.decoder.adapter import adapter_of, transformers_own
 from core.head import direct_shares, head_step, record, token_position, what_it_writes, why_here
 from core.head.parts import frozen_norm
-from core.models import load_model
+from core.models import load_model, run
 from tests.tiny_models import LLAMA_PROMPT, save_tiny_decoder
 
 CELLS = [(0, 0, 5, 2), (1, 1, 13, 3), (1, 2, 13, 13), (0, 2, 7, 0)]  # layer, head, query, key
@@ -156,6 +156,8 @@ def test_an_encoder_has_step_one_and_refuses_the_others_saying_why():
         weights = model.module(input_ids=torch.tensor([ids]), output_attentions=True).attentions
     step = head_step(rec, 3, 2, 4, 2)
     assert step.weight == pytest.approx(float(weights[3][0, 2, 4, 2]), abs=1e-6) and not step.masked
+    shown = run(model, "The trophy did not fit in the suitcase.").attentions  # the Real model panel's
+    assert step.weight == pytest.approx(float(shown[3, 2, 4, 2]), abs=1e-6)
     with pytest.raises(ValueError, match="encoder"):
         why_here(rec, 3, 2, 4, 2)
 
