@@ -116,3 +116,19 @@ def test_an_encoder_gets_step_one_and_steps_two_to_four_say_why_not(panel):
     assert r.split is None and "encoder" in r.why_not
     panel.set_step(1)
     assert "encoder" in panel.message.text()
+
+
+def test_without_smollm2_the_panel_offers_to_add_it_and_then_uses_it(qtbot, tmp_path, monkeypatch):
+    from core.models import smollm2
+
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))  # an empty data folder: no SmolLM2
+    p = InsideHeadPanel()
+    qtbot.addWidget(p)
+    p.show()
+    worker.wait_idle()
+    assert "Press Add" in p.message.text() and p.adder.button.isVisibleTo(p)
+    used = []
+    monkeypatch.setattr(smollm2, "install", lambda progress=None: tmp_path)
+    monkeypatch.setattr(p, "use_model", used.append)
+    settle(p.adder.button.click)
+    assert used == [smollm2.KEY]

@@ -20,8 +20,10 @@ from app.panels.inside_head.real_head import RealHeadPage
 from app.panels.inside_head.state import CELL, HeadState, compute_head, compute_parts
 from app.panels.inside_head.why_here import WhyHerePage
 from app.panels.inside_head.writes import WritesPage
+from app.panels.model_add import SmolLM2Adder
 from app.panels.step import Live
 from app.widgets.controls import TextBox, bind, note, side_column, spin
+from core.models import smollm2
 
 SOURCES = (("SmolLM2 (decoder)", "smollm2"), ("MiniLM (encoder, step 1)", "minilm"))
 MOST = 10_000  # layers, heads or tokens: the model refuses what it does not have, with a message
@@ -38,6 +40,7 @@ class InsideHeadPanel(Panel):
         self.parts = Live(HeadState(), compute_parts, background=True)  # steps 2–4, following the cell
         row = QHBoxLayout()
         row.addWidget(self._controls())
+        self.body.addWidget(self.adder.button)  # shown only while SmolLM2 is missing
         self.body.addLayout(row)
         self.real = RealHeadPage(self.live)
         self.why = WhyHerePage(self.parts, self.live)
@@ -48,6 +51,10 @@ class InsideHeadPanel(Panel):
         self.live.changed.connect(self._follow)
         for live in (self.live, self.parts):
             live.busy.connect(self._busy)
+            live.failed.connect(self._no_model)  # after the message bar's slot: the offer replaces it
+        self.adder.added.connect(lambda: self.use_model(smollm2.KEY))
+        self.adder.failed.connect(lambda why: self.show_message(*self.adder.offer(why)))
+        self.adder.progressed.connect(lambda done, total: self.info.setText(self.adder.stage(done, total)))
         self._described = "Loading the model…"
         self.set_step(0)
 
@@ -66,6 +73,7 @@ class InsideHeadPanel(Panel):
         self.query.setSpecialValueText("last")
         self.key_spin = bind(spin(s.key, 1, MOST), live, "key")
         self.info = note("Loading the model…")
+        self.adder = SmolLM2Adder(parent=self)  # the Add button the decoder panels share
         form = QFormLayout()
         form.addRow("Model", self.source)
         form.addRow(self.open_button)
@@ -91,6 +99,11 @@ class InsideHeadPanel(Panel):
             self.source.addItem(source, source)
         self.live.apply(source=source)
 
+    def _no_model(self, why: str) -> None:
+        """No model yet and SmolLM2 missing: offer to add it here rather than naming a command."""
+        if self.live.result is None and smollm2.ADD_HINT in why:
+            self.show_message(*self.adder.offer())
+
     def _follow(self) -> None:
         """Steps 2–4 read the cell step 1 settled on (their target and foil are their own)."""
         s, wanted = self.live.state, self.parts.wanted
@@ -104,6 +117,7 @@ class InsideHeadPanel(Panel):
     def _describe(self) -> None:
         m = self.live.result.model
         self._described = f"{m.name}: {m.n_layers} layers × {m.n_heads} heads"
+        self.adder.button.hide()
         self.info.setText(self._described)
 
     def exercise(self) -> None:
