@@ -34,6 +34,7 @@ def panel(qtbot, llama_folder):
     p.show()
     worker.wait_idle()
     settle(p.use_model, llama_folder)
+    assert (p.live.state.layer, p.live.state.head) == (1, 1) and p.live.result is not None  # a head it has
     settle(p.prompt.setText, PROMPT)
     settle(p.live.apply, layer=2, head=3, query=0, key=3)
     settle(p.parts.apply, target=" because", foil=" the")

@@ -22,11 +22,19 @@ from app.panels.inside_head.why_here import WhyHerePage
 from app.panels.inside_head.writes import WritesPage
 from app.panels.model_add import SmolLM2Adder
 from app.panels.step import Live
-from app.widgets.controls import TextBox, bind, note, side_column, spin
+from app.widgets.controls import TextBox, bind, note, set_quietly, side_column, spin
 from core.models import smollm2
 
 SOURCES = (("SmolLM2 (decoder)", "smollm2"), ("MiniLM (encoder, step 1)", "minilm"))
 MOST = 10_000  # layers, heads or tokens: the model refuses what it does not have, with a message
+
+
+def first_cell(source: str) -> dict[str, int]:
+    """The head and cell a model opens on: SmolLM2's head that looks at Mary, else the first head
+    from the last token to the first."""
+    if source == HeadState.source:
+        return {f: getattr(HeadState, f) for f in ("layer", "head", "query", "key")}
+    return {"layer": 1, "head": 1, "query": 0, "key": 1}
 
 
 class InsideHeadPanel(Panel):
@@ -63,7 +71,8 @@ class InsideHeadPanel(Panel):
         self.source = QComboBox()
         for text, key in SOURCES:
             self.source.addItem(text, key)
-        bind(self.source, live, "source")
+        self.source.currentIndexChanged.connect(lambda _: self.use_model(self.source.currentData()))
+        live.changed.connect(lambda: set_quietly(self.source, live.state.source))
         self.open_button = QPushButton("Open folder…")
         self.open_button.clicked.connect(self.choose_folder)
         self.prompt = bind(TextBox(s.prompt), live, "prompt")
@@ -97,7 +106,7 @@ class InsideHeadPanel(Panel):
         """Read every step from the model ``source`` ("smollm2", "minilm" or a folder)."""
         if self.source.findData(source) < 0:
             self.source.addItem(source, source)
-        self.live.apply(source=source)
+        self.live.apply(source=source, **first_cell(source))
 
     def _no_model(self, why: str) -> None:
         """No model yet and SmolLM2 missing: offer to add it here rather than naming a command."""
