@@ -26,6 +26,11 @@ def listed(names, values, n: int = LISTED) -> str:
     return ", ".join(f"{names[k]} {num(values[k], 3)}" for k in order)
 
 
+def outside(names, values) -> str:
+    """The total of the parts the maps do not show: embeddings and biases."""
+    return num(sum(v for n, v in zip(names, values, strict=True) if not n.startswith("L")), 3)
+
+
 class WhyHerePage(Step):
     def __init__(self, live: Live, cell: Live):
         super().__init__(live)
@@ -59,19 +64,20 @@ class WhyHerePage(Step):
         split, layer = r.split, r.layer
         heads = r.model.n_heads
         columns = [str(h + 1) for h in range(heads)] + ["MLP"]
-        for view, names, totals in (
-            (self.query_map, split.query_parts, split.query_totals),
-            (self.key_map, split.key_parts, split.key_totals),
-        ):
+        sides = ((split.query_parts, split.query_totals), (split.key_parts, split.key_totals))
+        for view, (names, totals) in zip((self.query_map, self.key_map), sides, strict=True):
             grid = per_head(names, totals, max(layer, 1), heads)
             reach = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
             view.set_data(grid, [str(k + 1) for k in range(max(layer, 1))], columns, (-reach, reach))
+        (q_names, q_totals), (k_names, k_totals) = sides
         pairs = "<br>".join(f"{a} × {b}: {num(v, 3)}" for a, b, v in split.largest(LISTED))
         self.summary.setText(
-            f"Score {num(split.score, 4)} = the query parts' sum {num(split.query_totals.sum(), 4)} = "
-            f"the key parts' sum {num(split.key_totals.sum(), 4)}.<br>"
-            f"<b>Query side</b>: {listed(split.query_parts, split.query_totals)}<br>"
-            f"<b>Key side</b>: {listed(split.key_parts, split.key_totals)}<br>"
+            f"Score {num(split.score, 4)} = the query parts' sum {num(q_totals.sum(), 4)} = "
+            f"the key parts' sum {num(k_totals.sum(), 4)}.<br>"
+            f"Embeddings and biases (not in the maps): query side {outside(q_names, q_totals)}, "
+            f"key side {outside(k_names, k_totals)}.<br>"
+            f"<b>Query side</b>: {listed(q_names, q_totals)}<br>"
+            f"<b>Key side</b>: {listed(k_names, k_totals)}<br>"
             f"<b>Largest terms</b>:<br>{pairs}"
         )
         return None
