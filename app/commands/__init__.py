@@ -18,6 +18,10 @@ COMMANDS = {
     "predict": (
         "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
     ),
+    "explain": (
+        "one real head's q, k, score and weight for a query and a key, why (the score split into "
+        "parts) and what it writes"
+    ),
     "models": "list the models Attention Lab knows, or add SmolLM2-135M (a decoder language model)",
     "bench": "measure attention time, TFLOP/s, memory and error per implementation on the CPU or GPU",
     "induction": (

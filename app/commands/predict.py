@@ -93,6 +93,12 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--target", metavar="TOKEN", help="report this token's probability (its first piece)")
     parser.add_argument("--foil", metavar="TOKEN", help="with --target: the logit difference target − foil")
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="with --target and --foil: each head's, MLP's and the embeddings' direct share of the "
+        "logit difference (final norm's scale frozen)",
+    )
     parser.add_argument("--logit-lens", action="store_true", help="the top next token read after every layer")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
@@ -120,6 +126,8 @@ def run(args) -> int:
         raise ValueError("--ablate-first needs --ablate: name the heads to knock out, e.g. --ablate 24.4")
     if args.foil is not None and args.target is None:
         raise ValueError("--foil needs --target: the logit difference compares the two")
+    if args.direct and args.foil is None:
+        raise ValueError("--direct needs --target and --foil: the shares split their logit difference")
     stage(f"loading the model {args.model}")
     try:
         model = models.load_model(args.model, progress=counter("loading steps"), expect=models.DECODER)
@@ -143,6 +151,8 @@ def run(args) -> int:
         else:
             prompt, generated = decoder.predict(model, args.text), []
         lens = readout.lens(prompt.ids) if args.logit_lens else None
+        if args.direct:
+            readout.measure_direct(prompt.ids)
     dist = sampling.reshape(prompt.logits, settings.temperature, settings.top_k, settings.top_p)
     choices, rest = sampling.top(dist, args.top)
     piece = model.tokenizer.decode
@@ -216,6 +226,7 @@ class DecoderReadout:
             from core.decoder.analysis import analysis_of
 
             self.means = analysis_of(model).means()
+        self.shares = None  # core.head.DirectShares, with --direct
         self.clean = None  # next-token logits with every head, when heads are knocked out
         if self.heads and self.target is not None:
             from core import decoder
@@ -232,6 +243,12 @@ class DecoderReadout:
         from core.logit_lens import logit_lens
 
         return logit_lens(self.model.module, ids, None if self.target is None else self.target.id)
+
+    def measure_direct(self, ids) -> None:
+        """Every part's direct share of logit(target) − logit(foil), as the model runs now."""
+        from core.head import direct_shares, record
+
+        self.shares = direct_shares(record(self.model, ids), self.target.id, self.foil.id)
 
     def _measure(self, logits) -> tuple[float, float | None]:
         """(the target's probability, its logit difference against the foil or None)."""
@@ -259,6 +276,11 @@ class DecoderReadout:
                 if clean_diff is not None:
                     target["clean_logit_diff"] = round(clean_diff, 6)
             doc["target"] = target
+        if self.shares is not None:
+            named = zip(self.shares.names, self.shares.values, strict=True)
+            doc["direct"] = [{"part": name, "value": round(float(v), 6)} for name, v in named]
+            doc["direct_sum"] = round(float(self.shares.values.sum()), 6)
+            doc["logit_difference"] = round(self.shares.logit_difference, 6)
         if lens is not None:
             doc["logit_lens"] = [self._lens_row(lens, layer) for layer in range(len(lens.top_ids))]
         notes = [t.notice for t in (self.target, self.foil) if t is not None and t.notice]
@@ -298,6 +320,13 @@ class DecoderReadout:
                 )
                 line += f" (every head: {clean[1]:.3f})" if clean else ""
             out.append(line)
+        if self.shares is not None:
+            s = self.shares
+            ranked = sorted(zip(s.names, s.values, strict=True), key=lambda p: -abs(p[1]))[:8]
+            out.append(
+                f"direct shares (final norm frozen), sum {s.values.sum():.3f} = logit difference "
+                f"{s.logit_difference:.3f}: " + ", ".join(f"{name} {v:+.3f}" for name, v in ranked)
+            )
         if lens is not None:
             out.append("logit lens (the top next token read after each layer):")
             for layer in range(len(lens.top_ids)):

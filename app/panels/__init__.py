@@ -65,6 +65,13 @@ PANELS = [
         "app.panels.inside_decoder:InsideDecoderPanel",
         (("Open decoder folder for &Inside a decoder…", "choose_folder"),),
     ),
+    # "Patching" comes here, right after Inside a decoder; Inside a head follows the decoder panels
+    PanelEntry(
+        "inside_head",
+        "Inside a head",
+        "app.panels.inside_head:InsideHeadPanel",
+        (("Open model folder for Inside a &head…", "choose_folder"),),
+    ),
     PanelEntry("position", "Position", "app.panels.position:PositionPanel"),
     PanelEntry("cost", "Cost and FlashAttention", "app.panels.cost:CostPanel"),
     PanelEntry("bench", "Benchmark", "app.panels.bench:BenchPanel"),

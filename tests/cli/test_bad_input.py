@@ -156,6 +156,20 @@ CASES.update(
         ("predict", "--target"): [["--target", ""], ["--target", "  "], ["--target"]],
         ("predict", "--foil"): [["--foil", "cat"], ["--target", "the", "--foil", "the"], ["--foil"]],
         ("predict", "--logit-lens"): [["--logit-lens=1"]],
+        # without --foil, without --target
+        ("predict", "--direct"): [["--direct=1"], ["--target", "the", "--direct"], ["--direct"]],
+    }
+)
+EXPLAIN = ["--layer", "1", "--head", "1", "--query", "3", "--key", "1"]  # given before each case
+CASES.update(
+    {
+        ("explain", "--text"): [["--text", ""], ["--text", " \t "], ["--text"], []],
+        ("explain", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
+        ("explain", "--layer"): [["--layer", "0"], ["--layer", "3"], ["--layer", "x"], ["--layer"]],
+        ("explain", "--head"): [["--head", "0"], ["--head", "5"], ["--head", "-1"], ["--head"]],
+        ("explain", "--query"): [["--query", "0"], ["--query", "99"], ["--query", "zebra"], ["--query", ""]],
+        ("explain", "--key"): [["--key", "6"], ["--key", "nope"], ["--key", " "], ["--key"]],
+        ("explain", "--json"): [["--json=1"]],
     }
 )
 CASES.update(
@@ -179,7 +193,7 @@ CASES.update(
         ("induction", "--json"): [["--json", "{missing}/out.json"], ["--json", "{folder}"], ["--json"]],
     }
 )
-MODEL_COMMANDS = {"heads", "predict"}
+MODEL_COMMANDS = {"heads", "predict", "explain"}
 TORCH_COMMANDS = MODEL_COMMANDS | {"induction"}
 NOT_USER_INPUT = {"-h", "--help", "--version", "--exit-after-paint"}
 
@@ -210,8 +224,10 @@ def cases():
         for arguments in argument_lists:
             if command in MODEL_COMMANDS and flag != "--text":
                 arguments = TEXT + arguments
-            if command == "predict" and flag != "--model":
+            if command in ("predict", "explain") and flag != "--model":
                 arguments = ["--model", "{llama}", *arguments]  # a decoder that loads
+            if command == "explain":
+                arguments = [*EXPLAIN, *arguments]
             name = f"{command or 'app'} {' '.join(arguments)[:40]}"
             yield pytest.param(command, arguments, id=name, marks=marks)
 

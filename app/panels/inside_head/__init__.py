@@ -1,0 +1,152 @@
+"""Panel "Inside a head": one real head's q, k, score and weight; why the query matches the key
+(the score split into the parts of the residual stream); what the head writes; and every
+component's direct share of the answer. One state for every step, computed in the worker."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.panels.base import Panel
+from app.panels.inside_head.direct import DirectPage
+from app.panels.inside_head.real_head import RealHeadPage
+from app.panels.inside_head.state import CELL, HeadState, compute_head, compute_parts
+from app.panels.inside_head.why_here import WhyHerePage
+from app.panels.inside_head.writes import WritesPage
+from app.panels.model_add import SmolLM2Adder
+from app.panels.step import Live
+from app.widgets.controls import TextBox, bind, note, set_quietly, side_column, spin
+from core.models import smollm2
+
+SOURCES = (("SmolLM2 (decoder)", "smollm2"), ("MiniLM (encoder, step 1)", "minilm"))
+MOST = 10_000  # layers, heads or tokens: the model refuses what it does not have, with a message
+
+
+def first_cell(source: str) -> dict[str, int]:
+    """The head and cell a model opens on: SmolLM2's head that looks at Mary, else the first head
+    from the last token to the first."""
+    if source == HeadState.source:
+        return {f: getattr(HeadState, f) for f in ("layer", "head", "query", "key")}
+    return {"layer": 1, "head": 1, "query": 0, "key": 1}
+
+
+class InsideHeadPanel(Panel):
+    key = "inside_head"
+    title = "Inside a head"
+    steps = ("A real head, step by step", "Why here", "What it writes", "Direct share of the answer")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.live = Live(HeadState(), compute_head, background=True)  # step 1: quick once a prompt ran
+        self.parts = Live(HeadState(), compute_parts, background=True)  # steps 2–4, following the cell
+        row = QHBoxLayout()
+        row.addWidget(self._controls())
+        self.body.addWidget(self.adder.button)  # shown only while SmolLM2 is missing
+        self.body.addLayout(row)
+        self.real = RealHeadPage(self.live)
+        self.why = WhyHerePage(self.parts, self.live)
+        self.writes = WritesPage(self.parts)
+        self.direct = DirectPage(self.parts)
+        self.add_steps(self.real, self.why, self.writes, self.direct, into=row)
+        self.live.changed.connect(self._describe)
+        self.live.changed.connect(self._follow)
+        for live in (self.live, self.parts):
+            live.busy.connect(self._busy)
+            live.failed.connect(self._no_model)  # after the message bar's slot: the offer replaces it
+        self.adder.added.connect(lambda: self.use_model(smollm2.KEY))
+        self.adder.failed.connect(lambda why: self.show_message(*self.adder.offer(why)))
+        self.adder.progressed.connect(lambda done, total: self.info.setText(self.adder.stage(done, total)))
+        self._described = "Loading the model…"
+        self.set_step(0)
+
+    def _controls(self) -> QWidget:
+        live, s = self.live, self.live.state
+        self.source = QComboBox()
+        for text, key in SOURCES:
+            self.source.addItem(text, key)
+        self.source.currentIndexChanged.connect(lambda _: self.use_model(self.source.currentData()))
+        live.changed.connect(lambda: set_quietly(self.source, live.state.source))
+        self.open_button = QPushButton("Open folder…")
+        self.open_button.clicked.connect(self.choose_folder)
+        self.prompt = bind(TextBox(s.prompt), live, "prompt")
+        self.layer = bind(spin(s.layer, 1, MOST), live, "layer")
+        self.head = bind(spin(s.head, 1, MOST), live, "head")
+        self.query = bind(spin(s.query, 0, MOST), live, "query")
+        self.query.setSpecialValueText("last")
+        self.key_spin = bind(spin(s.key, 1, MOST), live, "key")
+        self.info = note("Loading the model…")
+        self.adder = SmolLM2Adder(parent=self)  # the Add button the decoder panels share
+        form = QFormLayout()
+        form.addRow("Model", self.source)
+        form.addRow(self.open_button)
+        form.addRow("Prompt", self.prompt)
+        form.addRow("Layer", self.layer)
+        form.addRow("Head", self.head)
+        form.addRow("Query", self.query)
+        form.addRow("Key", self.key_spin)
+        column = QVBoxLayout()
+        column.addLayout(form)
+        column.addWidget(self.info)
+        column.addStretch(1)
+        return side_column(column)
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a model folder")
+        if folder:
+            self.use_model(folder)
+
+    def use_model(self, source: str) -> None:
+        """Read every step from the model ``source`` ("smollm2", "minilm" or a folder)."""
+        if self.source.findData(source) < 0:
+            self.source.addItem(source, source)
+        self.live.apply(source=source, **first_cell(source))
+
+    def _no_model(self, why: str) -> None:
+        """No model yet and SmolLM2 missing: offer to add it here rather than naming a command."""
+        if self.live.result is None and smollm2.ADD_HINT in why:
+            self.show_message(*self.adder.offer())
+
+    def _follow(self) -> None:
+        """Steps 2–4 read the cell step 1 settled on (their target and foil are their own)."""
+        s, wanted = self.live.state, self.parts.wanted
+        if any(getattr(s, f) != getattr(wanted, f) for f in CELL):
+            self.parts.apply(**{f: getattr(s, f) for f in CELL})
+
+    def _busy(self, running: bool) -> None:
+        running = running or any(live.task is not None for live in (self.live, self.parts))
+        self.info.setText("Running…" if running else self._described)
+
+    def _describe(self) -> None:
+        m = self.live.result.model
+        self._described = f"{m.name}: {m.n_layers} layers × {m.n_heads} heads"
+        self.adder.button.hide()
+        self.info.setText(self._described)
+
+    def exercise(self) -> None:
+        from app import worker
+
+        changes = ({"layer": 99}, {"layer": 1}, {"key": 99}, {"query": 2, "key": 5}, {"query": 3, "key": 1})
+        for change in (*changes, {"layer": HeadState.layer, "query": 0, "key": HeadState.key}):
+            self.live.apply(**change)
+            worker.wait_idle()
+        self.direct.foil.setText(self.direct.target.text())
+        self.direct.foil.setText("John")
+        super().exercise()
+        worker.wait_idle()
+
+    def export(self) -> dict[str, QWidget]:
+        return {
+            "weights": self.real.weight_map,
+            "query_side": self.why.query_map,
+            "key_side": self.why.key_map,
+            "value_paths": self.writes.paths,
+            "direct": self.direct.direct_map,
+            "knockout": self.direct.total_map,
+        }

@@ -1,0 +1,118 @@
+"""Step 4: every head's and MLP's direct share of logit(target) − logit(foil) at the last position
+(the final norm's scale frozen), beside the knockout ranking (each head's total effect)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from PySide6.QtWidgets import QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout
+
+from app import worker
+from app.panels.inside_head.state import HeadState, PartsResult, compute_knockout
+from app.panels.inside_head.views import side_by_side
+from app.panels.step import Live, Notice, Step
+from app.widgets import Heatmap
+from app.widgets.controls import ReflowGrid, WholeText, note
+from core.ablation_ranking import AblationRanking
+from core.decoder import visible
+from core.explain import num
+
+
+def _symmetric(values: np.ndarray) -> tuple[float, float]:
+    reach = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0
+    return (-(reach or 1.0), reach or 1.0)
+
+
+class DirectPage(Step):
+    def __init__(self, live: Live):
+        super().__init__(live)
+        self.target = self.bind(QLineEdit(self.state.target), "target")
+        self.foil = self.bind(QLineEdit(self.state.foil), "foil")
+        for field in (self.target, self.foil):
+            WholeText(field)
+        self.rank_button = QPushButton("Knock out each head")
+        self.progress = QProgressBar()
+        self.summary = note(rich=True)
+        labels = QLabel("Target"), QLabel("Foil")
+        wide = [(labels[0], 0, 0, 1), (self.target, 0, 1, 1), (labels[1], 0, 2, 1), (self.foil, 0, 3, 1)]
+        wide += [(self.rank_button, 0, 4, 1), (self.progress, 0, 5, 1)]
+        narrow = [(labels[0], 0, 0, 1), (self.target, 0, 1, 1), (labels[1], 1, 0, 1), (self.foil, 1, 1, 1)]
+        narrow += [(self.rank_button, 2, 0, 2), (self.progress, 3, 0, 2)]
+        self.direct_map = Heatmap("Direct share", signed=True, cell_text=False, rows="layer", cols="head")
+        self.total_map = Heatmap(
+            "Drop when knocked out", signed=True, cell_text=False, rows="layer", cols="head"
+        )
+        page = QVBoxLayout(self)
+        page.addWidget(
+            note(
+                "What each head and MLP adds straight to logit(target) − logit(foil) at the last "
+                "token, read through the final norm with its scale frozen: the shares add up to the "
+                "real difference. Beside it, knocking each head out measures its total effect, "
+                "through the later heads too."
+            )
+        )
+        page.addLayout(ReflowGrid(wide, narrow, stretch=(5, 1)))
+        page.addWidget(side_by_side(self.direct_map, self.total_map), 1)
+        page.addWidget(self.summary)
+        self.ranking: tuple[HeadState, AblationRanking] | None = None
+        self.task: worker.Task | None = None
+        self.rank_button.clicked.connect(self.rank)
+
+    def rank(self) -> None:
+        if self.task is not None:
+            return
+        wanted = replace(self.state, layer=1, head=1, query=0, key=1)  # what the ranking depends on
+        self.rank_button.setEnabled(False)
+
+        def landed(ranking: AblationRanking) -> None:
+            self.ranking = (wanted, ranking)
+            self.mark_stale()
+
+        def ended() -> None:
+            self.task = None
+            self.rank_button.setEnabled(True)
+
+        self.task = worker.run_task(
+            compute_knockout,
+            wanted,
+            on_result=landed,
+            on_error=self.tell,
+            on_progress=self._progressed,
+            on_finished=ended,
+        )
+
+    def _progressed(self, done: int, total: int) -> None:
+        self.progress.setMaximum(total)
+        self.progress.setValue(done)
+
+    def draw(self, r: PartsResult) -> Notice:
+        d = r.direct
+        if d is None:
+            self.direct_map.clear()
+            self.total_map.clear()
+            why = r.why_not or "Name a target and a foil token, e.g. Mary and John."
+            self.summary.setText(why)
+            return (why, "warning") if r.why_not else None
+        layers, heads = d.heads.shape
+        grid = np.column_stack([d.heads, d.mlps])
+        columns = [str(h + 1) for h in range(heads)] + ["MLP"]
+        rows = [str(k + 1) for k in range(layers)]
+        self.direct_map.set_data(grid, rows, columns, _symmetric(grid))
+        wanted = replace(self.state, layer=1, head=1, query=0, key=1)
+        if self.ranking is not None and self.ranking[0] == wanted:
+            drop = np.column_stack([self.ranking[1].drop, np.full(layers, np.nan)])
+            self.total_map.set_data(drop, rows, columns, _symmetric(drop))
+        else:  # the right shape, empty, until the button is pressed
+            self.total_map.set_data(np.full(grid.shape, np.nan), rows, columns, (-1.0, 1.0))
+        rest = [(n, v) for n, v in zip(d.names, d.values, strict=True) if not n.startswith("L")]
+        best = np.unravel_index(np.nanargmax(np.abs(grid)), grid.shape)
+        where = "MLP" if best[1] == heads else f"head {best[1] + 1}"
+        self.summary.setText(
+            f"logit({visible(r.target.text)}) − logit({visible(r.foil.text)}) = "
+            f"<b>{num(d.logit_difference, 3)}</b>; the shares add to {num(d.values.sum(), 3)}.<br>"
+            + ", ".join(f"{n} {num(v, 3)}" for n, v in rest)
+            + f"<br>Largest: layer {best[0] + 1} {where}, {num(grid[best], 3)}."
+            + ("" if self.ranking else "<br>Press the button to knock each head out (one run per layer).")
+        )
+        return (" ".join(r.notices), "warning") if r.notices else None

@@ -1,0 +1,135 @@
+"""Panel "Inside a head" on a tiny random Llama: every number drawn is core's and the model's own,
+runs go through the worker, bad input keeps the last result, an encoder gets step 1 only."""
+
+import numpy as np
+import pytest
+
+from app import worker
+from app.panels.inside_head import InsideHeadPanel
+from core.ablation_ranking import answer_token, rank_by_ablation
+from core.models import load_model
+from tests.tiny_models import save_tiny_llama
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+
+PROMPT = "the cat sat on the mat because the cat"  # 14 tokens
+
+
+@pytest.fixture(scope="module")
+def llama_folder(tmp_path_factory):
+    return str(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama")))
+
+
+def settle(action, *args, **kwargs):
+    action(*args, **kwargs)
+    assert worker.wait_idle(120)
+
+
+@pytest.fixture
+def panel(qtbot, llama_folder):
+    p = InsideHeadPanel()
+    qtbot.addWidget(p)
+    p.resize(1300, 850)
+    p.show()
+    worker.wait_idle()
+    settle(p.use_model, llama_folder)
+    assert (p.live.state.layer, p.live.state.head) == (1, 1) and p.live.result is not None  # a head it has
+    settle(p.prompt.setText, PROMPT)
+    settle(p.live.apply, layer=2, head=3, query=0, key=3)
+    settle(p.parts.apply, target=" because", foil=" the")
+    return p
+
+
+def model_weights(folder, text):
+    model = load_model(folder)
+    ids = model.tokenizer(text)["input_ids"]
+    with torch.no_grad():
+        out = model.module(input_ids=torch.tensor([ids]), output_attentions=True)
+    return model, ids, out
+
+
+def test_step_one_shows_the_models_own_weight_and_a_click_follows_a_cell(panel, llama_folder):
+    _, _, out = model_weights(llama_folder, PROMPT)
+    step = panel.live.result.step
+    assert (step.layer, step.head, step.i, step.j) == (1, 2, 13, 2)
+    assert step.weight == pytest.approx(float(out.attentions[1][0, 2, 13, 2]), abs=1e-6)
+    np.testing.assert_allclose(
+        np.nan_to_num(panel.real.weight_map.values), out.attentions[1][0, 2].numpy(), atol=1e-6
+    )
+    assert "score" in panel.real.working.text() and "softmax" in panel.real.working.text()
+    assert "q·k = " in panel.real.weight_map.describe(13, 2)
+    settle(panel.real.weight_map.clicked.emit, 5, 1)
+    assert (
+        (panel.live.state.query, panel.live.state.key)
+        == (6, 2)
+        == (panel.parts.state.query, panel.parts.state.key)
+    )
+    assert panel.live.result.step.weight == pytest.approx(float(out.attentions[1][0, 2, 5, 1]), abs=1e-6)
+
+
+def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_folder):
+    model, ids, out = model_weights(llama_folder, PROMPT)
+    r, score = panel.parts.result, panel.live.result.step.score
+    assert r.split.query_totals.sum() == pytest.approx(score, rel=1e-5)
+    assert r.split.key_totals.sum() == pytest.approx(score, rel=1e-5)
+    panel.set_step(1)
+    shown = panel.why.query_map.values
+    assert shown.shape == (1, 5) and np.isfinite(shown).all() and "Score" in panel.why.summary.text()
+    panel.set_step(3)
+    logits = out.logits[0, -1].double()
+    target, foil = r.target.id, r.foil.id
+    assert r.direct.values.sum() == pytest.approx(float(logits[target] - logits[foil]), rel=1e-5)
+    np.testing.assert_allclose(panel.direct.direct_map.values[:, :4], r.direct.heads)
+    settle(panel.direct.rank_button.click)
+    expected = rank_by_ablation(
+        model.module,
+        ids,
+        answer_token(model.tokenizer, " because", PROMPT),
+        answer_token(model.tokenizer, " the", PROMPT),
+    )
+    np.testing.assert_allclose(panel.direct.total_map.values[:, :4], expected.drop, atol=1e-5)
+
+
+def test_what_it_writes_lists_tokens_and_splits_the_copy_by_key(panel):
+    panel.set_step(2)
+    w = panel.parts.result.writes
+    assert panel.writes.up.rowCount() == 10 and w.paths.sum() == pytest.approx(w.whole)
+    assert "rank" in panel.writes.summary.text()
+
+
+def test_bad_input_keeps_the_result_and_a_later_key_is_masked(panel):
+    before = panel.live.result
+    settle(panel.layer.setValue, 9)
+    assert "Layer 9 does not exist" in panel.message.text() and panel.live.result is before
+    settle(panel.layer.setValue, 2)
+    settle(panel.live.apply, query=3, key=9)
+    step = panel.live.result.step
+    assert step.masked and step.weight == 0 and "mask" in panel.message.text()
+
+
+def test_an_encoder_gets_step_one_and_steps_two_to_four_say_why_not(panel):
+    settle(panel.use_model, "minilm")
+    settle(panel.prompt.setText, "The trophy did not fit in the suitcase.")
+    settle(panel.live.apply, layer=4, head=2, query=5, key=3)
+    assert panel.live.result.step.weight > 0
+    r = panel.parts.result
+    assert r.split is None and "encoder" in r.why_not
+    panel.set_step(1)
+    assert "encoder" in panel.message.text()
+
+
+def test_without_smollm2_the_panel_offers_to_add_it_and_then_uses_it(qtbot, tmp_path, monkeypatch):
+    from core.models import smollm2
+
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))  # an empty data folder: no SmolLM2
+    p = InsideHeadPanel()
+    qtbot.addWidget(p)
+    p.show()
+    worker.wait_idle()
+    assert "Press Add" in p.message.text() and p.adder.button.isVisibleTo(p)
+    used = []
+    monkeypatch.setattr(smollm2, "install", lambda progress=None: tmp_path)
+    monkeypatch.setattr(p, "use_model", used.append)
+    settle(p.adder.button.click)
+    assert used == [smollm2.KEY]
