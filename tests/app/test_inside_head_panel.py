@@ -127,9 +127,9 @@ def test_without_smollm2_the_panel_offers_to_add_it_and_then_uses_it(qtbot, tmp_
     qtbot.addWidget(p)
     p.show()
     worker.wait_idle()
-    assert "Press Add" in p.message.text() and p.adder.button.isVisibleTo(p)
+    assert "Press Add" in p.message.text() and p.row.add_button.isVisibleTo(p)
     used = []
     monkeypatch.setattr(smollm2, "install", lambda progress=None: tmp_path)
-    monkeypatch.setattr(p, "use_model", used.append)
-    settle(p.adder.button.click)
+    monkeypatch.setattr(p.row, "load", used.append)
+    settle(p.row.add_button.click)
     assert used == [smollm2.KEY]

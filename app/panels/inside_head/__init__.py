@@ -4,28 +4,22 @@ component's direct share of the answer. One state for every step, computed in th
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
-    QFormLayout,
-    QHBoxLayout,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.base import Panel
+from app.panels.binding import bind
 from app.panels.inside_head.direct import DirectPage
 from app.panels.inside_head.real_head import RealHeadPage
 from app.panels.inside_head.state import CELL, HeadState, compute_head, compute_parts
 from app.panels.inside_head.why_here import WhyHerePage
 from app.panels.inside_head.writes import WritesPage
-from app.panels.model_add import SmolLM2Adder
+from app.panels.model_row import ModelRow
 from app.panels.step import Live
-from app.widgets.controls import TextBox, bind, note, set_quietly, side_column, spin
+from app.widgets.side_column import side_column
+from app.widgets.spin_boxes import spin
+from app.widgets.text import TextBox, note
 from core.models import smollm2
 
-SOURCES = (("SmolLM2 (decoder)", "smollm2"), ("MiniLM (encoder, step 1)", "minilm"))
 MOST = 10_000  # layers, heads or tokens: the model refuses what it does not have, with a message
 
 
@@ -38,17 +32,16 @@ def first_cell(source: str) -> dict[str, int]:
 
 
 class InsideHeadPanel(Panel):
-    key = "inside_head"
-    title = "Inside a head"
     steps = ("A real head, step by step", "Why here", "What it writes", "Direct share of the answer")
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.live = Live(HeadState(), compute_head, background=True)  # step 1: quick once a prompt ran
         self.parts = Live(HeadState(), compute_parts, background=True)  # steps 2–4, following the cell
+        self.row = ModelRow(None, "inside_head", default=smollm2.KEY)  # encoders too: step 1 reads them
         row = QHBoxLayout()
         row.addWidget(self._controls())
-        self.body.addWidget(self.adder.button)  # shown only while SmolLM2 is missing
+        self.body.addWidget(self.row)
         self.body.addLayout(row)
         self.real = RealHeadPage(self.live)
         self.why = WhyHerePage(self.parts, self.live)
@@ -60,21 +53,13 @@ class InsideHeadPanel(Panel):
         for live in (self.live, self.parts):
             live.busy.connect(self._busy)
             live.failed.connect(self._no_model)  # after the message bar's slot: the offer replaces it
-        self.adder.added.connect(lambda: self.use_model(smollm2.KEY))
-        self.adder.failed.connect(lambda why: self.show_message(*self.adder.offer(why)))
-        self.adder.progressed.connect(lambda done, total: self.info.setText(self.adder.stage(done, total)))
+        self.row.loaded.connect(self._run_on)
+        self.row.said.connect(self.show_message)
         self._described = "Loading the model…"
         self.set_step(0)
 
     def _controls(self) -> QWidget:
         live, s = self.live, self.live.state
-        self.source = QComboBox()
-        for text, key in SOURCES:
-            self.source.addItem(text, key)
-        self.source.currentIndexChanged.connect(lambda _: self.use_model(self.source.currentData()))
-        live.changed.connect(lambda: set_quietly(self.source, live.state.source))
-        self.open_button = QPushButton("Open folder…")
-        self.open_button.clicked.connect(self.choose_folder)
         self.prompt = bind(TextBox(s.prompt), live, "prompt")
         self.layer = bind(spin(s.layer, 1, MOST), live, "layer")
         self.head = bind(spin(s.head, 1, MOST), live, "head")
@@ -82,10 +67,7 @@ class InsideHeadPanel(Panel):
         self.query.setSpecialValueText("last")
         self.key_spin = bind(spin(s.key, 1, MOST), live, "key")
         self.info = note("Loading the model…")
-        self.adder = SmolLM2Adder(parent=self)  # the Add button the decoder panels share
         form = QFormLayout()
-        form.addRow("Model", self.source)
-        form.addRow(self.open_button)
         form.addRow("Prompt", self.prompt)
         form.addRow("Layer", self.layer)
         form.addRow("Head", self.head)
@@ -97,21 +79,26 @@ class InsideHeadPanel(Panel):
         column.addStretch(1)
         return side_column(column)
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self.row.model is None and not self.row.busy:
+            self.row.load_last()
+
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a model folder")
-        if folder:
-            self.use_model(folder)
+        self.row.choose_folder()
 
     def use_model(self, source: str) -> None:
-        """Read every step from the model ``source`` ("smollm2", "minilm" or a folder)."""
-        if self.source.findData(source) < 0:
-            self.source.addItem(source, source)
-        self.live.apply(source=source, **first_cell(source))
+        """Read every step from the model ``source`` ("smollm2", "minilm", a folder or a cache id)."""
+        self.row.load(source)
+
+    def _run_on(self, model) -> None:
+        if model.source != self.live.state.source:
+            self.live.apply(source=model.source, **first_cell(model.source))
 
     def _no_model(self, why: str) -> None:
         """No model yet and SmolLM2 missing: offer to add it here rather than naming a command."""
         if self.live.result is None and smollm2.ADD_HINT in why:
-            self.show_message(*self.adder.offer())
+            self.row.offer_add()
 
     def _follow(self) -> None:
         """Steps 2–4 read the cell step 1 settled on (their target and foil are their own)."""
@@ -126,7 +113,6 @@ class InsideHeadPanel(Panel):
     def _describe(self) -> None:
         m = self.live.result.model
         self._described = f"{m.name}: {m.n_layers} layers × {m.n_heads} heads"
-        self.adder.button.hide()
         self.info.setText(self._described)
 
     def exercise(self) -> None:

@@ -13,7 +13,9 @@ from app.panels.inside_head.state import HeadState, PartsResult, compute_knockou
 from app.panels.inside_head.views import side_by_side
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import ReflowGrid, WholeText, note
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.sizing import WholeText
+from app.widgets.text import note
 from core.ablation_ranking import AblationRanking
 from core.decoder import visible
 from core.explain import num

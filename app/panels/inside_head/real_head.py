@@ -10,7 +10,7 @@ from app.panels.inside_head.state import HeadResult
 from app.panels.inside_head.views import counted_from_one
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
 from core.explain import dot_terms, num
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from app.widgets.controls import ReflowGrid
+from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.weight_bars import WeightBars
 
 

@@ -11,7 +11,7 @@ from app.panels.inside_head.state import PartsResult, per_head
 from app.panels.inside_head.views import side_by_side
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.controls import note
+from app.widgets.text import note
 from core.explain import num
 
 LISTED = 8

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 from app.panels.inside_head.state import PartsResult
 from app.panels.inside_head.views import counted_from_one, side_by_side
 from app.panels.step import Live, Notice, Step
-from app.widgets.controls import note
 from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
 from core.decoder import visible
 from core.explain import num
