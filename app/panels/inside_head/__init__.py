@@ -4,7 +4,7 @@ component's direct share of the answer. One state for every step, computed in th
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.panels.base import Panel
 from app.panels.binding import bind
@@ -41,7 +41,11 @@ class InsideHeadPanel(Panel):
         self.row = ModelRow(None, "inside_head", default=smollm2.KEY)  # encoders too: step 1 reads them
         row = QHBoxLayout()
         row.addWidget(self._controls())
+        prompt_row = QHBoxLayout()  # the prompt across the page: it is read whole, token by token
+        prompt_row.addWidget(QLabel("Prompt"))
+        prompt_row.addWidget(self.prompt, 1)
         self.body.addWidget(self.row)
+        self.body.addLayout(prompt_row)
         self.body.addLayout(row)
         self.real = RealHeadPage(self.live)
         self.why = WhyHerePage(self.parts, self.live)
@@ -68,7 +72,6 @@ class InsideHeadPanel(Panel):
         self.key_spin = bind(spin(s.key, 1, MOST), live, "key")
         self.info = note("Loading the model…")
         form = QFormLayout()
-        form.addRow("Prompt", self.prompt)
         form.addRow("Layer", self.layer)
         form.addRow("Head", self.head)
         form.addRow("Query", self.query)
