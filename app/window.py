@@ -32,7 +32,7 @@ from app import log_file, worker
 from app.about import about_html
 from app.classroom import Classroom
 from app.panels import PANELS, PanelEntry
-from app.panels.base import Panel
+from app.panels.base import HEAD_PANEL, Panel
 from app.reveal import Reveal
 from app.settings import settings
 from app.theme import THEMES, apply_theme, style_plots
@@ -111,6 +111,7 @@ class MainWindow(QMainWindow):
             panel = self.classes[self.keys().index(key)]()
             panel.stepChanged.connect(self._on_step)
             panel.openPanel.connect(self.show_panel)
+            panel.openHead.connect(lambda cell: self.show_panel(HEAD_PANEL).open_head(cell))
             self.stack.addWidget(panel)
             for box in panel.findChildren(QComboBox):
                 box.installEventFilter(self.combo_sizes)

@@ -76,11 +76,17 @@ class StepBar(QTabBar):
             self.fit()
 
 
+HEAD_PANEL = "inside_head"  # the panel ``openHead`` opens
+
+
 class Panel(QWidget):
     steps: ClassVar[tuple[str, ...]] = ("Overview",)
 
     stepChanged = Signal(int)
     openPanel = Signal(str)  # ask the main window to show the panel with this key
+    # ask the main window to open Inside a head on {source, prompt, layer, head, query, key}:
+    # layers, heads and positions from 1, query 0 = the last token
+    openHead = Signal(dict)
 
     def __init__(self, parent=None):
         super().__init__(parent)

@@ -340,3 +340,19 @@ def test_find_a_head_shown_before_the_weights_opens_on_its_head_when_they_come(q
     p.set_step(4)
     p.set_step(3)
     assert (p.page.layer_spin.value(), p.page.head_spin.value()) == (4, 2)
+
+
+def test_the_head_on_screen_opens_inside_a_head(panel, qtbot):
+    panel.select_head(3, 1)  # layer 4, head 2: the article's "it" → "trophy" head
+    with qtbot.waitSignal(panel.openHead) as asked:
+        panel.page.inside_button.click()
+    raw = panel.raw
+    key = int(raw.attentions[3, 1, -1].argmax()) + 1
+    assert asked.args[0] == {
+        "source": "minilm",
+        "prompt": panel.run.state.text,
+        "layer": 4,
+        "head": 2,
+        "query": 0,
+        "key": key,
+    }

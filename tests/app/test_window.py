@@ -234,3 +234,33 @@ def test_about_says_what_is_read_and_written_and_that_it_is_offline():
     text = about_html()
     assert all(path in text for path in where.values())
     assert "works offline" in text and "models add smollm2" in text
+
+
+@pytest.mark.models
+def test_a_head_opens_in_inside_a_head_in_one_click(window, tmp_path):
+    """From Inside a decoder's ranking to Inside a head: the same model, prompt, layer and head."""
+    from app import worker
+    from tests.tiny_models import save_tiny_llama
+
+    folder = str(save_tiny_llama(tmp_path / "tiny"))
+    decoder = window.show_panel("inside_decoder")
+    decoder.use_model(folder)
+    worker.wait_idle()
+    decoder.knock.prompt.setText("the cat sat on the mat because the cat")
+    decoder.rank.target.setText(" cat")
+    decoder.set_step(1)
+    worker.wait_idle()
+    cell = decoder.rank.top_head()
+    assert cell is not None and f"position {cell['key']})" in decoder.rank.result.looking.what
+    decoder.rank.inside_button.click()
+    worker.wait_idle()
+    head = window.current()
+    assert window.current() is window.panels["inside_head"] and head.step == 0
+    state = head.live.state
+    assert (state.source, state.layer, state.head, state.key) == (
+        folder,
+        cell["layer"],
+        cell["head"],
+        cell["key"],
+    )
+    assert head.live.result is not None and head.live.result.model.source == folder

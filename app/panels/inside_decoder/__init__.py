@@ -33,6 +33,9 @@ class InsideDecoderPanel(Panel):
         self.add_steps(self.knock, self.rank, self.lens, self.sinks, self.induction)
         self.row.loaded.connect(self._run_on)
         self.row.said.connect(self.show_message)
+        self.rank.inside_button.clicked.connect(
+            lambda: (cell := self.rank.top_head()) and self.openHead.emit(cell)
+        )
         for live in self.lives():
             live.failed.connect(self._failed)  # after the message bar's slot
         self.set_step(0)
@@ -51,6 +54,12 @@ class InsideDecoderPanel(Panel):
     def use_model(self, source: str) -> None:
         """Open the decoder ``source`` (a key, a folder or a cache id) and run every step on it."""
         self.row.load(source)
+
+    def open_top_head(self) -> None:
+        """The head step 2 ranks first, in Inside a head."""
+        cell = self.rank.top_head()
+        if cell is not None:
+            self.openHead.emit(cell)
 
     def _run_on(self, model) -> None:
         for live in self.lives():

@@ -47,6 +47,8 @@ class RankPage(Step):
         self.cancel_button = QPushButton("Cancel")
         self.progress = QProgressBar()
         self.cancel_button.setEnabled(False)
+        self.inside_button = QPushButton("Inside the top head…")
+        self.inside_button.setToolTip("the head ranked first here, in the Inside a head panel")
         self.by_effect = note(rich=True)
         self.by_weight = note(rich=True)
         controls = QFormLayout()
@@ -55,6 +57,7 @@ class RankPage(Step):
         controls.addRow(self.first)
         controls.addRow(self.rank_button)
         controls.addRow(self.progress, self.cancel_button)
+        controls.addRow(self.inside_button)
         self.effect_map = HeadMap("Drop in logit difference", signed=True)
         self.weight_map = HeadMap("Last token's weight on the target")
         row = QHBoxLayout()
@@ -105,6 +108,23 @@ class RankPage(Step):
             on_finished=self._ended,
         )
 
+    def top_head(self) -> dict | None:
+        """The head ranked first (by effect once ranked, else by weight) as a cell of Inside a head:
+        from the last token to the target's earlier copy."""
+        r = self.result
+        if r is None:
+            return None
+        fresh = self.ranking is not None and self.ranked_for == ranking_key(self.state)
+        ranking = self.ranking.ranking if fresh else r.looking
+        if ranking is None:
+            return None
+        earlier = [i for i, t in enumerate(r.prompt.ids[:-1]) if r.target is not None and t == r.target.id]
+        best = ranking.best
+        return {
+            "source": self.state.source, "prompt": self.state.prompt, "layer": best.layer + 1,
+            "head": best.head + 1, "query": 0, "key": earlier[-1] + 1 if earlier else 1,
+        }  # fmt: skip
+
     def _ended(self) -> None:
         self.rank_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
@@ -146,4 +166,5 @@ class RankPage(Step):
             self.by_weight.setText("<b>By attention weight</b>: the target must occur earlier in the prompt.")
         for view in (self.effect_map, self.weight_map):
             view.set_knocked(r.heads)
+        self.inside_button.setEnabled(fresh or r.looking is not None)
         return (" ".join(r.notices), "warning") if r.notices else None

@@ -94,8 +94,15 @@ class InsideHeadPanel(Panel):
         """Read every step from the model ``source`` ("smollm2", "minilm", a folder or a cache id)."""
         self.row.load(source)
 
+    def open_head(self, cell: dict) -> None:
+        """Show ``cell`` (source, prompt, layer, head, query, key; from 1, query 0 = last), asked
+        for from another panel, at step 1."""
+        self.live.apply(**cell)
+        self.row.load(cell["source"])
+        self.set_step(0)
+
     def _run_on(self, model) -> None:
-        if model.source != self.live.state.source:
+        if model.source != self.live.wanted.source:
             self.live.apply(source=model.source, **first_cell(model.source))
 
     def _no_model(self, why: str) -> None:

@@ -46,6 +46,7 @@ class ModelPanel(Panel):
         p = self.page
         self.add_steps(p, p, p, p, p)
         self.loader.loaded.connect(self._use_model)
+        p.inside_button.clicked.connect(self.open_inside)
         self.loader.said.connect(self.show_message)
         self.run.failed.connect(self.show_message)
         self.run.changed.connect(lambda: self.run.result is not None and self.view.apply(raw=self.run.result))
@@ -86,6 +87,16 @@ class ModelPanel(Panel):
         self.clear_message()
         self.page.note, self.loader.fallback_note = self.loader.fallback_note, ""
         self.run.apply(model=model)
+
+    def open_inside(self) -> None:
+        """Open the head on screen in Inside a head, from the last token to the token it weights most."""
+        raw = self.raw
+        if self.model is None or raw is None:
+            return
+        layer, head = self.page.layer, self.page.head
+        key = int(raw.attentions[layer, head, -1].argmax()) + 1 if not raw.is_pair else 1
+        cell = {"layer": layer + 1, "head": head + 1, "query": 0, "key": key}
+        self.openHead.emit({"source": self.model.source, "prompt": self.run.state.text, **cell})
 
     def find(self) -> None:
         self.page.finder.find()

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -47,8 +48,10 @@ class AttentionPage(Step):
         for spin in (self.layer_spin, self.head_spin):
             spin.setRange(1, 1)
         boxes = (self.words_box, self.special_box, self.rescale_box)
+        self.inside_button = QPushButton("Inside this head…")
+        self.inside_button.setToolTip("this head in the Inside a head panel: its real q and k, step by step")
         pick = (QLabel("Pair"), self.part_combo, QLabel("Layer"), self.layer_spin)
-        pick += (QLabel("Head"), self.head_spin)
+        pick += (QLabel("Head"), self.head_spin, self.inside_button)
         # takes the spare room; a label, so the controls' saved paths (QWidget0 is the side column) hold
         filler = QLabel()
         wide = [(w, 0, k, 1) for k, w in enumerate((*boxes, *pick[:2], filler, *pick[2:]))]
