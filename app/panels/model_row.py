@@ -105,9 +105,15 @@ class ModelRow(QWidget):
         return self.loads.running or self.adder.busy
 
     def load_last(self) -> None:
-        """Load the model used last in this panel (the default when it cannot be found)."""
+        """Load the model used last in this panel (the default when it cannot be found); SmolLM2
+        not added yet is offered at once, with no task."""
         last = str(settings().value(f"{self.key}/last", self.default))
-        self.load(last)
+        if last != smollm2.KEY or smollm2.installed_folder() is not None:
+            self.load(last)
+        elif self.fallback not in (None, smollm2.KEY):
+            self.load(self.fallback)
+        else:
+            self.offer_add()
 
     def load(self, source: str) -> None:
         """Load ``source`` (a key, a folder or a cache id) in the worker; the current model stays
