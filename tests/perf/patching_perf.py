@@ -1,0 +1,92 @@
+"""Speed of activation patching on SmolLM2-135M (opt-in; run it directly, prints medians).
+
+    python -m tests.perf.patching_perf [--model smollm2|FOLDER] [--threads N] [--repeats N]
+
+The IOI pair (the second John → Mary, target " Mary", foil " John"), the model loaded once:
+  1. attribution patching, every cell of every grid from one forward and backward pass (≤ 1 s);
+  2. the exact residual-stream grid, (layers + 1) × positions patched runs (≤ 10 s);
+  3. the exact heads grid, layers × heads patched runs (≤ 10 s);
+  4. the time to the first filled-in layer of the residual grid (≤ 1 s).
+The load average and thread count are printed: on a shared machine the numbers move with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+CLEAN = "When Mary and John went to the store, John gave a drink to"
+CORRUPT = "When Mary and John went to the store, Mary gave a drink to"
+
+
+def median_s(action, repeats: int) -> tuple[float, float]:
+    """(median, min) wall time of ``action()`` in seconds over ``repeats`` calls, after one warm-up."""
+    action()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2", help="'smollm2' (once added) or a decoder folder")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs of each sweep")
+    args = parser.parse_args()
+
+    import torch
+
+    from core import models
+    from core.attribution_patching import attribute
+    from core.patching import WHATS, patch, prepare
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model = models.load_model(args.model, expect=models.DECODER)
+    pair = prepare(model, CLEAN, CORRUPT, " Mary", " John")
+    shape = model.module.config
+    print(
+        f"{model.name}: {pair.length} tokens, {shape.num_hidden_layers} layers × "
+        f"{shape.num_attention_heads} heads; torch threads {torch.get_num_threads()}, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+
+    def every_cell():
+        approx = attribute(model.module, pair)
+        for what in WHATS:
+            approx.grid(what, head=(0, 0))
+
+    med, low = median_s(every_cell, args.repeats)
+    print(f"attribution, every cell of every grid: median {med:.2f} s (best {low:.2f} s; target ≤ 1 s)")
+    for what in ("resid", "heads"):
+        grid = patch(model.module, pair, what)
+        med, low = median_s(lambda what=what: patch(model.module, pair, what), args.repeats)
+        print(
+            f"exact {what} grid, {grid.raw.size} patched runs: median {med:.2f} s (best {low:.2f} s; "
+            "target ≤ 10 s)"
+        )
+
+    class First(Exception):
+        pass
+
+    def first_layer():
+        def stop(grid):
+            raise First
+
+        try:
+            patch(model.module, pair, "resid", partial=stop)
+        except First:
+            pass
+
+    med, low = median_s(first_layer, args.repeats)
+    print(f"first row of the residual grid: median {med:.2f} s (best {low:.2f} s; target ≤ 1 s)")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
