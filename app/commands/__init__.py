@@ -18,6 +18,10 @@ COMMANDS = {
     "predict": (
         "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
     ),
+    "patch": (
+        "activation patching: copy activations between a clean and a corrupted prompt and measure "
+        "how much of the answer comes back"
+    ),
     "models": "list the models Attention Lab knows, or add SmolLM2-135M (a decoder language model)",
     "bench": "measure attention time, TFLOP/s, memory and error per implementation on the CPU or GPU",
     "induction": (
