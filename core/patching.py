@@ -262,14 +262,16 @@ def patch(
         what, direction, rows, columns, raw, m_clean, m_corrupt, head=head if what == "head" else None
     )
     tick(0, total)
+    unchanged = m_corrupt if direction == "denoise" else m_clean
+    groups = shape.heads // shape.kv_heads
     for cells, where in batches:
-        with (
-            torch.inference_mode(),
-            patched(adapter, cells, source, receiving),
-            _ticking(adapter, tick, done, total),
-        ):
-            hidden = adapter.body(input_ids=ids, use_cache=False).last_hidden_state
-            raw[where] = metric(hidden[:, -1].float()).numpy()
+        live = cells.changed(source, receiving, groups)
+        raw[where] = unchanged  # a copy of equal values reruns the receiving run
+        if live.any():
+            run = patched(adapter, cells.only(live), source, receiving)
+            with torch.inference_mode(), run, _ticking(adapter, tick, done, total):
+                hidden = adapter.body(input_ids=ids, use_cache=False).last_hidden_state
+                raw[tuple(w[live.numpy()] for w in where)] = metric(hidden[:, -1].float()).numpy()
         done += cells.rows
         tick(done, total)
         if partial is not None:
@@ -294,3 +296,27 @@ def _ticking(adapter: Any, tick: Progress, done: int, total: int):
         handle = block.register_forward_pre_hook(this_thread_only(lambda *_: tick(done, total)))
         stack.callback(handle.remove)
     return stack
+
+
+def cell_logits(
+    module: Any,
+    pair: PatchPair,
+    what: str,
+    cell: tuple[int, int],
+    direction: str = "denoise",
+    head: tuple[int, int] | None = None,
+) -> np.ndarray:
+    """(vocab,) next-token logits of the one patched run at ``cell`` (row, column) of a ``what`` grid."""
+    import torch
+
+    check_direction(direction)
+    adapter = adapter_of(module)
+    clean, _, corrupt, _ = ends(module, pair)
+    source, receiving = (clean, corrupt) if direction == "denoise" else (corrupt, clean)
+    ids = torch.tensor([pair.corrupt if direction == "denoise" else pair.clean])
+    for cells, (rows, columns) in _batches(what, adapter.shape, pair.length, head):
+        hit = torch.from_numpy((rows == cell[0]) & (np.asarray(columns) == cell[1]))
+        if hit.any():
+            with torch.inference_mode(), patched(adapter, cells.only(hit), source, receiving):
+                return module(input_ids=ids, use_cache=False).logits[0, -1].float().numpy()
+    raise ValueError(f"There is no cell {cell} in a {what} grid.")

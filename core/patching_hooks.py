@@ -40,6 +40,28 @@ class Cells:
     positions: Any = None  # (B,) int64 torch, or None: every position
     rows: int = 1
 
+    def changed(self, source: dict, receiving: dict, groups: int) -> Any:
+        """(B,) bool: the rows whose copy changes anything (the others would rerun the receiving
+        run: e.g. every position before the first token where the prompts differ)."""
+        import torch
+
+        a, b = source[self.site][self.layer][0], receiving[self.site][self.layer][0]
+        if self.site == "z":  # (T, heads, d) -> (heads, T, d)
+            a, b = a.transpose(0, 1), b.transpose(0, 1)
+        out = []
+        for i in range(self.rows):
+            where = (
+                () if self.heads is None else (int(self.heads[i]) // (groups if self.site in "kv" else 1),)
+            )
+            where += () if self.positions is None else (int(self.positions[i]),)
+            out.append(not torch.equal(a[where], b[where]))
+        return torch.tensor(out, dtype=torch.bool)
+
+    def only(self, rows: Any) -> Cells:
+        """These cells with only ``rows`` (a (B,) bool mask) left."""
+        pick = lambda x: None if x is None else x[rows]  # noqa: E731
+        return Cells(self.site, self.layer, pick(self.heads), pick(self.positions), int(rows.sum()))
+
 
 def _hidden(args: tuple, kwargs: dict) -> Any:
     return args[0] if args else kwargs["hidden_states"]
