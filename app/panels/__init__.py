@@ -57,6 +57,12 @@ PANELS = [
         "app.panels.inside_decoder:InsideDecoderPanel",
         (("Open decoder folder for &Inside a decoder…", "choose_folder"),),
     ),
+    PanelEntry(
+        "patching",
+        "Patching",
+        "app.panels.patching:PatchingPanel",
+        (("Open decoder folder for &Patching…", "choose_folder"),),
+    ),
     PanelEntry("position", "Position", "app.panels.position:PositionPanel"),
     PanelEntry("cost", "Cost and FlashAttention", "app.panels.cost:CostPanel"),
     PanelEntry("bench", "Benchmark", "app.panels.bench:BenchPanel"),

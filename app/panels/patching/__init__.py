@@ -1,0 +1,113 @@
+"""Panel "Patching": which activations carry a decoder's answer. A clean and a corrupted prompt;
+activations copied from one run into the other, the residual stream, attention and MLP outputs
+and every head; and the one-pass approximation (attribution patching)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from app.panels.base import Panel
+from app.panels.patching.approx import ApproxPage
+from app.panels.patching.heads import HeadsPage
+from app.panels.patching.parts import PartsPage
+from app.panels.patching.state import PRESETS, PairState, compute_pair
+from app.panels.patching.stream import StreamPage
+from app.panels.patching.two_runs import TwoRunsPage
+from app.panels.step import Live
+from app.widgets.controls import note
+
+
+class PatchingPanel(Panel):
+    key = "patching"
+    title = "Patching"
+    steps = ("Two runs", "The residual stream", "Attention vs MLP", "Heads", "The fast approximation")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        live = Live(PairState(), compute_pair, background=True)  # every step shares the pair
+        self.runs = TwoRunsPage(live)
+        self.stream = StreamPage(live)
+        self.parts = PartsPage(live)
+        self.heads = HeadsPage(live)
+        self.approx = ApproxPage(live)
+        self.model_info = note("Loading the decoder…")
+        self.open_button = QPushButton("Open decoder folder…")
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Model"))
+        row.addWidget(self.model_info, 1)
+        row.addWidget(self.open_button)
+        self.body.addLayout(row)
+        self.add_steps(self.runs, self.stream, self.parts, self.heads, self.approx)
+        self.open_button.clicked.connect(self.choose_folder)
+        live.changed.connect(self._describe_model)
+        live.failed.connect(self._no_model)
+        live.busy.connect(self._busy)
+        self.set_step(0)
+
+    def sweeps(self) -> list:
+        return [self.stream, self.parts, self.heads, self.approx]
+
+    def show_step(self, i: int) -> None:
+        """Show step ``i``; the sweeps of the other steps stop (they resume when shown again)."""
+        for page in self.sweeps():
+            if page is not self.step_pages[i]:
+                page.pause()
+        super().show_step(i)
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a decoder model folder")
+        if folder:
+            self.use_model(folder)
+
+    def use_model(self, source: str) -> None:
+        """Patch the decoder ``source`` ("smollm2" or a folder)."""
+        self.runs.apply(source=source)
+
+    def _describe_model(self) -> None:
+        m = self.runs.result.model
+        kv = f", {m.n_kv_heads} key/value heads" if m.n_kv_heads != m.n_heads else ""
+        self.model_info.setText(f"{m.name}: {m.n_layers} layers × {m.n_heads} heads{kv}")
+
+    def _no_model(self, _why: str) -> None:
+        if self.runs.result is None:
+            self.model_info.setText("No decoder loaded: see the message above.")
+
+    def _busy(self, running: bool) -> None:
+        text = self.model_info.text().removesuffix(" (running…)")
+        self.model_info.setText(text + " (running…)" if running else text)
+
+    def exercise(self) -> None:
+        from app import worker
+
+        r = self.runs
+        r.corrupt.setText("When Mary and John went to the store, Maryanne gave a drink to")
+        worker.wait_idle()
+        r.foil.setText(r.target.text())
+        worker.wait_idle()
+        for name in list(PRESETS)[::-1]:
+            r.preset.setCurrentText(name)
+            r.use_preset(r.preset.currentIndex())
+            worker.wait_idle()
+        r.direction.setCurrentIndex(1)
+        worker.wait_idle()
+        r.direction.setCurrentIndex(0)
+        worker.wait_idle()
+        for i in range(len(self.steps)):
+            self.set_step(i)
+            worker.wait_idle()
+        self.set_step(1)
+
+    def export(self) -> dict[str, QWidget]:
+        return {
+            "clean": self.runs.clean_bars,
+            "corrupted": self.runs.corrupt_bars,
+            "stream": self.stream.map,
+            "attention": self.parts.attn_map,
+            "mlp": self.parts.mlp_map,
+            "heads": self.heads.heads_map,
+            "knockout": self.heads.knock_map,
+            "head": self.heads.head_map,
+            "estimate": self.approx.approx_map,
+            "exact": self.approx.exact_map,
+            "scatter": self.approx.scatter,
+        }

@@ -1,0 +1,95 @@
+"""Step 4: every head's output patched at every position (layers × heads), beside the knockout
+ranking; for a chosen head, its output, query, key, value and pattern by position."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
+
+from app.panels.patching.state import PairResult
+from app.panels.patching.sweep import SweepStep, beside, grid_map, show_grid
+from app.panels.step import Live, Notice
+from app.widgets.controls import note
+
+LISTED = 5
+
+
+def top_heads(scores: np.ndarray, k: int = LISTED) -> list[tuple[int, int]]:
+    """The ``k`` (layer, head) with the largest scores, largest first (nan counts as none)."""
+    flat = np.nan_to_num(scores, nan=-np.inf).ravel()
+    order = np.argsort(-flat)[:k]
+    return [(int(i // scores.shape[1]), int(i % scores.shape[1])) for i in order if np.isfinite(flat[i])]
+
+
+def named(heads: list[tuple[int, int]]) -> str:
+    return ", ".join(f"L{layer + 1} H{head + 1}" for layer, head in heads) or "none yet"
+
+
+class HeadsPage(SweepStep):
+    def __init__(self, live: Live):
+        super().__init__(live)
+        self.head: tuple[int, int] | None = None  # chosen by a click; else the best by patching
+        self.heads_map = grid_map("Head output copied in (click a head)", "layer", "head")
+        self.knock_map = grid_map("Knocked out alone: drop / clean", "layer", "head")
+        self.head_map = grid_map("The chosen head, by position")
+        self.status = note()
+        self.compare = note(rich=True)
+        controls = QFormLayout()
+        self.sweep_rows(controls)
+        column = QVBoxLayout()
+        column.addWidget(beside(self.heads_map, self.knock_map), 3)
+        column.addWidget(self.head_map, 2)
+        views = QWidget()
+        views.setLayout(column)
+        self.layout_with(
+            "Each head's output copied in at every position, beside how much knocking the head out "
+            "of the clean run lowers the answer (as in Inside a decoder). Click a head to patch its "
+            "query, key, value and pattern separately, position by position.",
+            controls,
+            views,
+            (self.status, self.compare),
+        )
+        self.heads_map.clicked.connect(self.choose)
+        self.knock_map.clicked.connect(self.choose)
+
+    def choose(self, layer: int, head: int) -> None:
+        self.head = (layer, head)
+        if self.result is not None:
+            self.notice = self.draw(self.result)
+
+    def chosen(self, r: PairResult) -> tuple[int, int]:
+        if (
+            self.head is not None
+            and self.head[0] < r.approx.shape.layers
+            and self.head[1] < r.approx.shape.heads
+        ):
+            return self.head
+        return top_heads(r.approx.grid("heads").values, 1)[0]
+
+    def wanted(self, r: PairResult) -> dict[str, tuple]:
+        key = r.state.key
+        return {"heads": (key, None), "knockout": (key[:5], None), "head": (key, self.chosen(r))}
+
+    def show(self, r: PairResult) -> Notice:
+        heads, knock, one = (self.grids.get(w) for w in ("heads", "knockout", "head"))
+        show_grid(self.heads_map, heads, *self._labels(r))
+        if knock is not None:
+            scale = abs(knock.clean) or 1.0
+            self.knock_map.set_data(knock.drop / scale, *self._labels(r), (-1.0, 1.0))
+        layer, head = self.chosen(r)
+        self.head_map.set_title(f"Layer {layer + 1}, head {head + 1}, by position")
+        show_grid(self.head_map, one)
+        self.status.setText(f"Heads: {self.progress_text(heads)}. Chosen head: {self.progress_text(one)}.")
+        if heads is not None and knock is not None:
+            by_patch, by_knock = top_heads(heads.values), top_heads(knock.drop)
+            both = [h for h in by_patch if h in by_knock]
+            self.compare.setText(
+                f"<b>Patching</b>: {named(by_patch)}<br><b>Knockout</b>: {named(by_knock)}<br>"
+                f"In both top {LISTED}: {named(both)}"
+            )
+        return None
+
+    @staticmethod
+    def _labels(r: PairResult) -> tuple[list[str], list[str]]:
+        shape = r.approx.shape
+        return [str(i + 1) for i in range(shape.layers)], [str(j + 1) for j in range(shape.heads)]

@@ -1,0 +1,159 @@
+"""What every step of the Patching panel shares: the direction switch, and exact sweeps in the
+worker whose grids fill in as their cells finish (progress bar, Cancel; a new pair cancels the
+old sweep, and the last grids stay until the new sweep has cells)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QProgressBar, QPushButton, QWidget
+
+from app import worker
+from app.panels.patching.state import PairResult, sweep
+from app.panels.step import Notice, Step
+from app.widgets import Heatmap
+from app.widgets.token_bars import TokenBars
+from core.decoder import visible
+from core.patching import Grid
+
+DIRECTIONS = {"denoise": "denoise: clean into corrupted", "noise": "noise: corrupted into clean"}
+
+
+def direction_box(step: Step) -> QComboBox:
+    box = QComboBox()
+    for key, text in DIRECTIONS.items():
+        box.addItem(text, key)
+    return step.bind(box, "direction")
+
+
+def grid_map(title: str, rows: str = "", cols: str = "") -> Heatmap:
+    """A heatmap of normalised patching values: blue below 0, red towards 1 (the clean answer)."""
+    return Heatmap(title, signed=True, cell_text=False, rows=rows, cols=cols)
+
+
+def show_grid(view: Heatmap, grid: Grid | None, rows=None, columns=None) -> None:
+    """``grid``'s normalised values (nan where not run yet) in ``view``; None clears it."""
+    if grid is None:
+        view.clear()
+        return
+    view.set_data(grid.values, rows or grid.rows, columns or grid.columns, (-1.0, 1.0))
+
+
+def show_top(view: TokenBars, top: list[tuple[str, float]]) -> None:
+    view.set_bars(
+        [visible(t) for t, _ in top], [p for _, p in top], [True] * len(top), 1 - sum(p for _, p in top)
+    )
+
+
+def beside(*widgets: QWidget) -> QWidget:
+    row = QHBoxLayout()
+    for w in widgets:
+        row.addWidget(w)
+    box = QWidget()
+    box.setLayout(row)
+    return box
+
+
+class SweepStep(Step):
+    """A step that shows exact grids (``wanted``) swept in the worker for the pair on screen."""
+
+    def __init__(self, live):
+        super().__init__(live)
+        self.direction = direction_box(self)
+        self.progress = QProgressBar()
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.grids: dict[str, object] = {}  # what -> the newest Grid (or AblationRanking) shown
+        self.made_for: dict[str, tuple] = {}  # what -> the request its grid answers
+        self.arriving: dict[str, Grid] = {}  # written by the worker, drawn at the next progress
+        self.task: worker.Task | None = None
+        self.asked: tuple = ()  # the request of the running sweep
+        self.cancel_button.clicked.connect(self.cancel)
+
+    def sweep_rows(self, form: QFormLayout) -> None:
+        """The direction switch, the progress bar and Cancel, as rows of ``form``."""
+        form.addRow("Direction", self.direction)
+        form.addRow(self.progress, self.cancel_button)
+
+    def wanted(self, r: PairResult) -> dict[str, tuple]:
+        """what -> the request (pair, direction, head) its grid must answer; by the subclass."""
+        raise NotImplementedError
+
+    def show(self, r: PairResult) -> Notice:
+        """Draw the grids there are (``self.grids``); by the subclass."""
+        raise NotImplementedError
+
+    def draw(self, r: PairResult) -> Notice:
+        wanted = self.wanted(r)
+        missing = {w: key for w, key in wanted.items() if self.made_for.get(w) != key}
+        if missing and tuple(missing.items()) != self.asked:
+            self.start(r, missing)
+        return self.show(r)
+
+    def start(self, r: PairResult, missing: dict[str, tuple]) -> None:
+        if self.task is not None:
+            self.task.cancel()
+        self.asked = asked = tuple(missing.items())
+        head = next((key[-1] for key in missing.values() if key[-1] is not None), None)
+        self.progress.setValue(0)
+        self.cancel_button.setEnabled(True)
+
+        def keep(grid: Grid) -> None:  # in the worker
+            if self.asked == asked:
+                self.arriving[grid.what] = grid
+
+        def landed(out: dict) -> None:
+            if self.asked != asked:
+                return
+            self.grids.update(out)
+            self.made_for.update(missing)
+            self.arriving.clear()
+            self._redraw()
+
+        def ended() -> None:
+            if self.asked == asked:
+                self.task, self.asked = None, ()
+                self.cancel_button.setEnabled(False)
+
+        self.task = worker.run_task(
+            partial(sweep, r, tuple(missing), head, partial=keep),
+            on_result=landed,
+            on_error=self.tell,
+            on_progress=self._progressed,
+            on_finished=ended,
+        )
+
+    def _progressed(self, done: int, total: int) -> None:
+        self.progress.setMaximum(max(total, 1))
+        self.progress.setValue(done)
+        if self.arriving:
+            self.grids.update(self.arriving)
+            self.arriving.clear()
+            self._redraw()
+
+    def _redraw(self) -> None:
+        if self.is_current() and self.result is not None:
+            self.notice = self.show(self.result)
+        else:
+            self.stale = True
+
+    def cancel(self) -> None:
+        if self.pause():
+            self.tell("Sweep cancelled; the cells run so far stay on screen.", "info")
+
+    def pause(self) -> bool:
+        """Stop the running sweep (it starts again when the step is drawn); True if one ran."""
+        if self.task is None:
+            return False
+        self.task.cancel()
+        self.asked, self.task = (), None
+        self.cancel_button.setEnabled(False)
+        self.stale = True
+        return True
+
+    def progress_text(self, grid: Grid | None) -> str:
+        if grid is None:
+            return "Running…"
+        left = int(np.isnan(grid.raw).sum())
+        return f"{grid.raw.size - left} of {grid.raw.size} cells" + ("" if left else " (done)")
