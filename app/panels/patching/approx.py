@@ -29,6 +29,7 @@ class ApproxPage(SweepStep):
     def __init__(self, live: Live):
         super().__init__(live)
         self.what = QComboBox()
+        self.what.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         for key, text in CHOICES.items():
             self.what.addItem(text, key)
         self.approx_map = grid_map("One-pass estimate")

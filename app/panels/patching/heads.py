@@ -29,22 +29,22 @@ class HeadsPage(SweepStep):
     def __init__(self, live: Live):
         super().__init__(live)
         self.head: tuple[int, int] | None = None  # chosen by a click; else the best by patching
-        self.heads_map = grid_map("Head output copied in (click a head)", "layer", "head")
-        self.knock_map = grid_map("Knocked out alone: drop / clean", "layer", "head")
-        self.head_map = grid_map("The chosen head, by position")
+        self.heads_map = grid_map("Head outputs")
+        self.knock_map = grid_map("Knockout")
+        self.head_map = grid_map("One head")
         self.status = note()
         self.compare = note(rich=True)
         controls = QFormLayout()
         self.sweep_rows(controls)
-        column = QVBoxLayout()
+        views = QWidget()
+        column = QVBoxLayout(views)
+        column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(beside(self.heads_map, self.knock_map), 3)
         column.addWidget(self.head_map, 2)
-        views = QWidget()
-        views.setLayout(column)
         self.layout_with(
-            "Each head's output copied in at every position, beside how much knocking the head out "
-            "of the clean run lowers the answer (as in Inside a decoder). Click a head to patch its "
-            "query, key, value and pattern separately, position by position.",
+            "Each head's output copied in at every position, beside how much knocking it out of the "
+            "clean run lowers the answer (drop / clean). Click a head: its output, query, key, "
+            "value and pattern patched position by position.",
             controls,
             views,
             (self.status, self.compare),
@@ -77,7 +77,7 @@ class HeadsPage(SweepStep):
             scale = abs(knock.clean) or 1.0
             self.knock_map.set_data(knock.drop / scale, *self._labels(r), (-1.0, 1.0))
         layer, head = self.chosen(r)
-        self.head_map.set_title(f"Layer {layer + 1}, head {head + 1}, by position")
+        self.head_map.set_title(f"L{layer + 1} H{head + 1} by position")
         show_grid(self.head_map, one)
         self.status.setText(f"Heads: {self.progress_text(heads)}. Chosen head: {self.progress_text(one)}.")
         if heads is not None and knock is not None:

@@ -17,13 +17,15 @@ from app.widgets.token_bars import TokenBars
 from core.decoder import visible
 from core.patching import Grid
 
-DIRECTIONS = {"denoise": "denoise: clean into corrupted", "noise": "noise: corrupted into clean"}
+DIRECTIONS = {"denoise": "denoise", "noise": "noise"}  # clean into corrupted; corrupted into clean
 
 
 def direction_box(step: Step) -> QComboBox:
     box = QComboBox()
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
     for key, text in DIRECTIONS.items():
         box.addItem(text, key)
+    box.setToolTip("denoise: clean activations copied into the corrupted run; noise: the other way")
     return step.bind(box, "direction")
 
 
@@ -62,7 +64,7 @@ class SweepStep(Step):
         super().__init__(live)
         self.direction = direction_box(self)
         self.progress = QProgressBar()
-        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button = QPushButton("Cancel the sweep")
         self.cancel_button.setEnabled(False)
         self.grids: dict[str, object] = {}  # what -> the newest Grid (or AblationRanking) shown
         self.made_for: dict[str, tuple] = {}  # what -> the request its grid answers
@@ -74,7 +76,10 @@ class SweepStep(Step):
     def sweep_rows(self, form: QFormLayout) -> None:
         """The direction switch, the progress bar and Cancel, as rows of ``form``."""
         form.addRow("Direction", self.direction)
-        form.addRow(self.progress, self.cancel_button)
+        row = QHBoxLayout()
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.cancel_button)
+        form.addRow(row)
 
     def wanted(self, r: PairResult) -> dict[str, tuple]:
         """what -> the request (pair, direction, head) its grid must answer; by the subclass."""
