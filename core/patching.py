@@ -24,7 +24,7 @@ Layers and heads are 0-based in code, 1-based in labels.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from core.ablation_ranking import AnswerToken, answer_token, check_pair
 from core.decoder.adapter import adapter_of
 from core.decoder.prediction import context_limit, visible
 from core.models.kinds import DECODER, check_kind
-from core.patching_hooks import Cells, caught, patched
+from core.patching_hooks import Cells, cache_for, caught, patched, prefix_cache
 
 WHATS = ("resid", "attn", "mlp", "heads", "q", "k", "v", "pattern", "heads_pos", "head")
 DIRECTIONS = ("denoise", "noise")
@@ -264,13 +264,17 @@ def patch(
     tick(0, total)
     unchanged = m_corrupt if direction == "denoise" else m_clean
     groups = shape.heads // shape.kv_heads
+    first = pair.differ[0]  # every run reads the tokens before it from one cache
+    prefix = prefix_cache(adapter, ids, first)
     for cells, where in batches:
         live = cells.changed(source, receiving, groups)
         raw[where] = unchanged  # a copy of equal values reruns the receiving run
         if live.any():
-            run = patched(adapter, cells.only(live), source, receiving)
+            todo = replace(cells.only(live), offset=first)
+            run = patched(adapter, todo, source, receiving)
             with torch.inference_mode(), run, _ticking(adapter, tick, done, total):
-                hidden = adapter.body(input_ids=ids, use_cache=False).last_hidden_state
+                after = cache_for(adapter, prefix, todo)
+                hidden = adapter.body(input_ids=ids[:, first:], **after).last_hidden_state
                 raw[tuple(w[live.numpy()] for w in where)] = metric(hidden[:, -1].float()).numpy()
         done += cells.rows
         tick(done, total)
@@ -280,8 +284,6 @@ def patch(
 
 
 def _copy(grid: Grid, raw: np.ndarray, done: int) -> Grid:
-    from dataclasses import replace
-
     return replace(grid, raw=raw.copy(), done=done)
 
 

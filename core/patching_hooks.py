@@ -39,6 +39,7 @@ class Cells:
     heads: Any = None  # (B,) int64 torch, or None for the sites without heads
     positions: Any = None  # (B,) int64 torch, or None: every position
     rows: int = 1
+    offset: int = 0  # tokens before the run, read from a cache: positions count from there
 
     def changed(self, source: dict, receiving: dict, groups: int) -> Any:
         """(B,) bool: the rows whose copy changes anything (the others would rerun the receiving
@@ -60,7 +61,9 @@ class Cells:
     def only(self, rows: Any) -> Cells:
         """These cells with only ``rows`` (a (B,) bool mask) left."""
         pick = lambda x: None if x is None else x[rows]  # noqa: E731
-        return Cells(self.site, self.layer, pick(self.heads), pick(self.positions), int(rows.sum()))
+        return Cells(
+            self.site, self.layer, pick(self.heads), pick(self.positions), int(rows.sum()), self.offset
+        )
 
 
 def _hidden(args: tuple, kwargs: dict) -> Any:
@@ -130,20 +133,22 @@ def _replaced(output: Any, tensor: Any) -> Any:
 
 
 def _write(x: Any, cells: Cells, source: Any) -> Any:
-    """``x`` (B, T, …) with row i at ``positions[i]`` (every position: None) from ``source`` (T, …)."""
+    """``x`` (B, T − offset, …) with row i at ``positions[i]`` (every position: None) from
+    ``source`` (T, …)."""
     x = x.clone()
-    rows = range(cells.rows)
+    o = cells.offset
     if cells.positions is None:
-        x[:] = source.to(x.dtype)
+        x[:] = source[o:].to(x.dtype)
     else:
-        x[list(rows), cells.positions] = source[cells.positions].to(x.dtype)
+        x[list(range(cells.rows)), cells.positions - o] = source[cells.positions].to(x.dtype)
     return x
 
 
 class Copy(Tap):
     """Copies one head site of one layer from ``source`` (one run's activations, batch row 0)
     into the rows of ``cells``; ``receiving`` is the run being patched, to undo what a shared
-    key/value head changes in the other query heads of its group."""
+    key/value head changes in the other query heads of its group. After ``offset`` cached tokens,
+    q, z and the weights' rows cover the later positions only; k and v cover them all."""
 
     def __init__(self, cells: Cells, source: dict, receiving: dict, groups: int):
         self.cells, self.source, self.receiving, self.groups = cells, source, receiving, groups
@@ -156,11 +161,12 @@ class Copy(Tap):
         heads = c.heads if c.site == "q" else c.heads // self.groups
         which = which.clone()
         src = self.source[c.site][layer][0].to(which.dtype)  # (heads, T, d)
+        o = c.offset if c.site == "q" else 0
         rows = list(range(c.rows))
         if c.positions is None:
-            which[rows, heads] = src[heads]
+            which[rows, heads] = src[heads, o:]
         else:
-            which[rows, heads, c.positions] = src[heads, c.positions]
+            which[rows, heads, c.positions - o] = src[heads, c.positions]
         return {"q": (which, k, v), "k": (q, which, v), "v": (q, k, which)}[c.site]
 
     def heads(self, layer, z, weights, value):
@@ -169,30 +175,29 @@ class Copy(Tap):
         c = self.cells
         if layer != c.layer:
             return z
-        rows = list(range(c.rows))
+        rows, o = list(range(c.rows)), c.offset
         if c.site == "z":
             z = z.clone()
             src = self.source["z"][layer][0].to(z.dtype)  # (T, heads, d)
             if c.positions is None:
-                z[rows, :, c.heads] = src[:, c.heads].transpose(0, 1)
+                z[rows, :, c.heads] = src[o:, c.heads].transpose(0, 1)
             else:
-                z[rows, c.positions, c.heads] = src[c.positions, c.heads]
+                z[rows, c.positions - o, c.heads] = src[c.positions, c.heads]
         elif c.site == "pattern":  # the head's output recomputed with the source's weights
             z = z.clone()
             w = self.source["pattern"][layer][0][c.heads].to(value.dtype)  # (B, T, T)
             v = value[rows, c.heads // self.groups]  # (B, T, d)
             if c.positions is None:
-                z[rows, :, c.heads] = (w @ v).to(z.dtype)
+                z[rows, :, c.heads] = (w[:, o:] @ v).to(z.dtype)
             else:
-                z[rows, c.positions, c.heads] = torch.einsum("bs,bsd->bd", w[rows, c.positions], v).to(
-                    z.dtype
-                )
+                mixed = torch.einsum("bs,bsd->bd", w[rows, c.positions], v)
+                z[rows, c.positions - o, c.heads] = mixed.to(z.dtype)
         elif c.site in ("k", "v") and self.groups > 1:  # only the chosen query head sees the copy
             heads = torch.arange(z.shape[2])
             shared = (heads[None] // self.groups == (c.heads // self.groups)[:, None]) & (
                 heads[None] != c.heads[:, None]
             )
-            z = torch.where(shared[:, None, :, None], self.receiving["z"][layer].to(z.dtype), z)
+            z = torch.where(shared[:, None, :, None], self.receiving["z"][layer][:, o:].to(z.dtype), z)
         return z
 
 
@@ -225,3 +230,34 @@ def patched(adapter: Any, cells: Cells, source: dict, receiving: dict) -> Iterat
             groups = shape.heads // shape.kv_heads
             stack.enter_context(tapped(Copy(cells, source, receiving, groups)))
         yield
+
+
+def prefix_cache(adapter: Any, ids: Any, length: int) -> Any:
+    """The KV cache of a run of ``ids[:, :length]`` (batch of one), or None when ``length`` is 0:
+    the tokens before the first difference are the same in every patched run."""
+    import torch
+
+    if length == 0:
+        return None
+    with torch.inference_mode():
+        return adapter.body(input_ids=ids[:, :length], use_cache=True).past_key_values
+
+
+def cache_for(adapter: Any, prefix: Any, cells: Cells) -> dict:
+    """The keywords that run the body after ``prefix`` for one patched batch (none without one):
+    a copy of the cache, a batch of one below the layer the batch is repeated from (see
+    ``patched``), ``cells.rows`` rows from there on."""
+    import copy
+    import inspect
+
+    if prefix is None:
+        return {"use_cache": False}
+    layers = adapter.shape.layers
+
+    cache = copy.deepcopy(prefix)
+    for layer in range(min(cells.layer, layers - 1), layers):
+        part = cache.layers[layer]
+        part.keys = part.keys.expand(cells.rows, -1, -1, -1)
+        part.values = part.values.expand(cells.rows, -1, -1, -1)
+    name = "cache" if "cache" in inspect.signature(adapter.body.forward).parameters else "past_key_values"
+    return {name: cache, "use_cache": True}
