@@ -96,6 +96,11 @@ class PatchingPanel(Panel):
             self.set_step(i)
             worker.wait_idle()
         self.set_step(1)
+        worker.wait_idle()
+        grid = self.stream.grids.get("resid")
+        if grid is not None:  # the changed name's stream, halfway up: its predictions, what it reaches
+            self.stream.pick(grid.raw.shape[0] // 2, self.runs.result.pair.differ[0])
+            worker.wait_idle()
 
     def export(self) -> dict[str, QWidget]:
         return {

@@ -27,7 +27,7 @@ class StreamPage(SweepStep):
             "at one position, after the embeddings (row 0) or after a layer. Watch the answer move "
             "from the changed token to the last position.",
             controls,
-            beside(self.map, self.bars),
+            beside(self.map, self.bars, stretch=(3, 2)),
             (self.status, self.picked),
         )
         self.map.clicked.connect(self.pick)

@@ -48,10 +48,11 @@ def show_top(view: TokenBars, top: list[tuple[str, float]]) -> None:
     )
 
 
-def beside(*widgets: QWidget) -> QWidget:
+def beside(*widgets: QWidget, stretch: tuple[int, ...] = ()) -> QWidget:
+    """``widgets`` in a row, sharing its width by ``stretch`` (equally without)."""
     row = QHBoxLayout()
-    for w in widgets:
-        row.addWidget(w)
+    for i, w in enumerate(widgets):
+        row.addWidget(w, stretch[i] if stretch else 0)
     box = QWidget()
     box.setLayout(row)
     return box
