@@ -25,10 +25,11 @@ from core.patching import (
     Grid,
     PatchPair,
     check_direction,
+    check_ends,
     check_head,
-    ends,
     labels,
     metric_of,
+    record,
 )
 from core.patching_hooks import caught
 
@@ -74,13 +75,15 @@ def attribute(module: Any, pair: PatchPair, direction: str = "denoise") -> Attri
     check_direction(direction)
     adapter = adapter_of(module)
     shape = adapter.shape
-    clean, m_clean, corrupt, m_corrupt = ends(module, pair)
-    source = clean if direction == "denoise" else corrupt
-    ids = torch.tensor([pair.corrupt if direction == "denoise" else pair.clean])
     metric = metric_of(adapter, pair)
+    denoise = direction == "denoise"
+    source, m_source = record(module, pair.clean if denoise else pair.corrupt, metric)
+    ids = torch.tensor([pair.corrupt if denoise else pair.clean])
     with torch.enable_grad(), caught(adapter, root_grad=True) as acts:
         hidden = adapter.body(input_ids=ids, use_cache=False).last_hidden_state
         m = metric(hidden[:, -1].float())[0]
+    m_clean, m_corrupt = (m_source, float(m.detach())) if denoise else (float(m.detach()), m_source)
+    check_ends(m_clean, m_corrupt)
     sites = ("resid", "attn", "mlp", "q", "z", "pattern")
     tensors = [acts[site][layer] for site in sites for layer in sorted(acts[site])]
     grads = iter(torch.autograd.grad(m, tensors, retain_graph=True, allow_unused=True))
@@ -114,14 +117,11 @@ def _key_grads(acts: dict, grad: dict, layer: int, shape: Any) -> Any:
     import torch
 
     k, w, gw = acts["k"][layer], acts["pattern"][layer], grad["pattern"][layer]
-    groups = shape.heads // shape.kv_heads
-    out = []
-    for head in range(shape.heads):
-        only = torch.zeros_like(gw)
-        only[:, head] = gw[:, head]
-        (gk,) = torch.autograd.grad(w, k, grad_outputs=only, retain_graph=True)
-        out.append(gk[0, head // groups])
-    return torch.stack(out)
+    heads = torch.arange(shape.heads)
+    only = torch.zeros((shape.heads, *gw.shape), dtype=gw.dtype)  # one head's gradient per row
+    only[heads, :, heads] = gw[:, heads].transpose(0, 1)
+    (gk,) = torch.autograd.grad(w, k, grad_outputs=only, retain_graph=True, is_grads_batched=True)
+    return gk[heads, 0, heads // (shape.heads // shape.kv_heads)]  # (heads, T, d)
 
 
 def _value_grads(acts: dict, grad: dict, layer: int) -> Any:

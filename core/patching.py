@@ -221,12 +221,17 @@ def ends(module: Any, pair: PatchPair) -> tuple[dict, float, dict, float]:
     metric = metric_of(adapter_of(module), pair)
     clean, m_clean = record(module, pair.clean, metric)
     corrupt, m_corrupt = record(module, pair.corrupt, metric)
+    check_ends(m_clean, m_corrupt)
+    return clean, m_clean, corrupt, m_corrupt
+
+
+def check_ends(m_clean: float, m_corrupt: float) -> None:
+    """ValueError when both runs give the same metric: normalising would divide by zero."""
     if abs(m_clean - m_corrupt) < 1e-6:
         raise ValueError(
             f"Both prompts give the same logit difference ({m_clean:.4f}), so there is no answer to "
             "bring back; change the corrupted prompt so that it changes the answer."
         )
-    return clean, m_clean, corrupt, m_corrupt
 
 
 def patch(
