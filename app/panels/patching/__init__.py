@@ -50,8 +50,8 @@ class PatchingPanel(Panel):
     def show_step(self, i: int) -> None:
         """Show step ``i``; the sweeps of the other steps stop (they resume when shown again)."""
         for page in self.sweeps():
-            if page is not self.step_pages[i]:
-                page.pause()
+            if page is not self.step_pages[i] and page.pause():
+                page.mark_stale()  # not on screen: it sweeps again when shown
         super().show_step(i)
 
     def choose_folder(self) -> None:

@@ -58,8 +58,7 @@ class ApproxPage(SweepStep):
         self.what.currentIndexChanged.connect(self._chosen)
 
     def _chosen(self) -> None:
-        if self.result is not None:
-            self.notice = self.draw(self.result)
+        self.mark_stale()
 
     def wanted(self, r: PairResult) -> dict[str, tuple]:
         return {self.what.currentData(): (r.state.key, None)}

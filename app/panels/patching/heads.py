@@ -54,8 +54,7 @@ class HeadsPage(SweepStep):
 
     def choose(self, layer: int, head: int) -> None:
         self.head = (layer, head)
-        if self.result is not None:
-            self.notice = self.draw(self.result)
+        self.mark_stale()
 
     def chosen(self, r: PairResult) -> tuple[int, int]:
         if (

@@ -139,23 +139,20 @@ class SweepStep(Step):
             self._redraw()
 
     def _redraw(self) -> None:
-        if self.is_current() and self.result is not None:
-            self.notice = self.show(self.result)
-        else:
-            self.stale = True
+        self.mark_stale()  # drawn now when on screen (the sweep is not started again)
 
     def cancel(self) -> None:
         if self.pause():
             self.tell("Sweep cancelled; the cells run so far stay on screen.", "info")
 
     def pause(self) -> bool:
-        """Stop the running sweep (it starts again when the step is drawn); True if one ran."""
+        """Stop the running sweep; True if one ran. It starts again the next time the step is
+        drawn (``mark_stale``)."""
         if self.task is None:
             return False
         self.task.cancel()
         self.asked, self.task = (), None
         self.cancel_button.setEnabled(False)
-        self.stale = True
         return True
 
     def progress_text(self, grid: Grid | None) -> str:
