@@ -13,6 +13,7 @@ The load average and thread count are printed: on a shared machine the numbers m
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import time
@@ -78,10 +79,8 @@ def main() -> None:
         def stop(grid):
             raise First
 
-        try:
+        with contextlib.suppress(First):
             patch(model.module, pair, "resid", partial=stop)
-        except First:
-            pass
 
     med, low = median_s(first_layer, args.repeats)
     print(f"first row of the residual grid: median {med:.2f} s (best {low:.2f} s; target ≤ 1 s)")
