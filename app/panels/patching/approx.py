@@ -61,15 +61,15 @@ class ApproxPage(SweepStep):
         self.mark_stale()
 
     def wanted(self, r: PairResult) -> dict[str, tuple]:
-        return {self.what.currentData(): (r.state.key, None)}
+        return {"approx": (r.state.key, None), self.what.currentData(): (r.state.key, None)}
 
     def show(self, r: PairResult) -> Notice:
         what = self.what.currentData()
-        estimate = r.approx.grid(what)
-        exact = self.grids.get(what)
+        approx, exact = self.grids.get("approx"), self.grids.get(what)
+        estimate = None if approx is None else approx.grid(what)
         show_grid(self.approx_map, estimate)
         show_grid(self.exact_map, exact)
-        if exact is None or exact.raw.shape != estimate.raw.shape:
+        if estimate is None or exact is None or exact.raw.shape != estimate.raw.shape:
             self.points.setData(x=[], y=[])
             self.summary.setText("The exact grid is running…")
             return None

@@ -56,18 +56,18 @@ class HeadsPage(SweepStep):
         self.head = (layer, head)
         self.mark_stale()
 
-    def chosen(self, r: PairResult) -> tuple[int, int]:
-        if (
-            self.head is not None
-            and self.head[0] < r.approx.shape.layers
-            and self.head[1] < r.approx.shape.heads
-        ):
+    def chosen(self, r: PairResult) -> tuple[int, int] | None:
+        """The head clicked, else the one whose output brings most back (once all are patched)."""
+        if self.head is not None and self.head[0] < r.model.n_layers and self.head[1] < r.model.n_heads:
             return self.head
-        return top_heads(r.approx.grid("heads").values, 1)[0]
+        if self.made_for.get("heads") != (r.state.key, None):  # not swept whole for this pair
+            return None
+        return top_heads(self.grids["heads"].values, 1)[0]
 
     def wanted(self, r: PairResult) -> dict[str, tuple]:
-        key = r.state.key
-        return {"heads": (key, None), "knockout": (key[:5], None), "head": (key, self.chosen(r))}
+        key, head = r.state.key, self.chosen(r)
+        wanted = {"heads": (key, None), "knockout": (key[:5], None)}
+        return wanted if head is None else wanted | {"head": (key, head)}
 
     def show(self, r: PairResult) -> Notice:
         heads, knock, one = (self.grids.get(w) for w in ("heads", "knockout", "head"))
@@ -75,8 +75,9 @@ class HeadsPage(SweepStep):
         if knock is not None:
             scale = abs(knock.clean) or 1.0
             self.knock_map.set_data(knock.drop / scale, *self._labels(r), (-1.0, 1.0))
-        layer, head = self.chosen(r)
-        self.head_map.set_title(f"L{layer + 1} H{head + 1} by position")
+        chosen = self.chosen(r)
+        if chosen is not None:
+            self.head_map.set_title(f"L{chosen[0] + 1} H{chosen[1] + 1} by position")
         show_grid(self.head_map, one)
         self.status.setText(f"Heads: {self.progress_text(heads)}. Chosen head: {self.progress_text(one)}.")
         if heads is not None and knock is not None:
@@ -90,5 +91,4 @@ class HeadsPage(SweepStep):
 
     @staticmethod
     def _labels(r: PairResult) -> tuple[list[str], list[str]]:
-        shape = r.approx.shape
-        return [str(i + 1) for i in range(shape.layers)], [str(j + 1) for j in range(shape.heads)]
+        return [str(i + 1) for i in range(r.model.n_layers)], [str(j + 1) for j in range(r.model.n_heads)]

@@ -1,18 +1,18 @@
 """The Patching panel's state and computations, Qt-free.
 
 One state, the pair, is shared by every step; its compute (in the worker) loads the decoder,
-checks the pair, runs both prompts and the one-pass approximation (attribution patching). The
-exact sweeps run in the worker on request, one ``Sweep`` per step, cells filling in.
+checks the pair and runs both prompts. The exact sweeps and the one-pass approximation
+(attribution patching) run in the worker when a step asks for them, cells filling in.
 
     r = compute_pair(PairState(source=folder))
-    r.approx.grid("resid").values                  # (layers + 1, T) estimate
-    sweep(r, ("resid",), progress=…, partial=…)    # {"resid": Grid}
+    sweep(r, ("resid", "approx"), progress=…, partial=…)   # {"resid": Grid, "approx": Attribution}
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from core.ablation import run
 from core.ablation_ranking import AblationRanking, rank_by_ablation
 from core.attribution_patching import Attribution, attribute
 from core.loaded_models import shared as loaded_models
-from core.patching import Grid, PatchPair, cell_logits, patch, prepare
+from core.patching import Grid, PatchPair, cell_logits, check_ends, labels, patch, prepare
 
 SMOLLM2 = "smollm2"
 Progress = Callable[[int, int], None]
@@ -58,17 +58,10 @@ class PairResult:
     state: PairState
     model: models.LoadedModel
     pair: PatchPair
-    approx: Attribution  # every cell's one-pass estimate, in the state's direction
+    clean: float  # logit(target) − logit(foil) of the clean run
+    corrupt: float  # of the corrupted run
     clean_top: list[tuple[str, float]]  # the clean run's most probable next tokens
     corrupt_top: list[tuple[str, float]]
-
-    @property
-    def clean(self) -> float:
-        return self.approx.clean
-
-    @property
-    def corrupt(self) -> float:
-        return self.approx.corrupt
 
 
 def decoder(source: str, progress: Progress | None = None) -> models.LoadedModel:
@@ -84,12 +77,13 @@ def top_tokens(model: models.LoadedModel, logits: np.ndarray, k: int = TOP) -> l
 
 
 def compute_pair(s: PairState, progress: Progress | None = None) -> PairResult:
-    """The pair as the model reads it, both runs' predictions and the attribution estimate."""
+    """The pair as the model reads it, both runs' metrics and predictions."""
     model = decoder(s.source, progress)
     pair = prepare(model, s.clean, s.corrupt, s.target, s.foil)
-    approx = attribute(model.module, pair, s.direction)
-    tops = [top_tokens(model, run(model.module, ids)[0][-1]) for ids in (pair.clean, pair.corrupt)]
-    return PairResult(s, model, pair, approx, *tops)
+    logits = [run(model.module, ids)[0][-1].astype(np.float64) for ids in (pair.clean, pair.corrupt)]
+    m_clean, m_corrupt = (float(x[pair.target.id] - x[pair.foil.id]) for x in logits)
+    check_ends(m_clean, m_corrupt)
+    return PairResult(s, model, pair, m_clean, m_corrupt, *(top_tokens(model, x) for x in logits))
 
 
 def sweep(
@@ -97,10 +91,12 @@ def sweep(
     whats: tuple[str, ...],
     head: tuple[int, int] | None = None,
     progress: Progress | None = None,
-    partial: Callable[[Grid], None] | None = None,
-) -> dict[str, Grid | AblationRanking]:
+    partial: Callable[[str, object], None] | None = None,
+) -> dict[str, Grid | AblationRanking | Attribution]:
     """The exact grids ``whats`` one after the other (``"knockout"``: every head knocked out
-    alone, zero-ablation, as Inside a decoder ranks them); progress counts over all of them."""
+    alone, zero-ablation, as Inside a decoder ranks them; ``"approx"``: the Attribution of every
+    cell); progress counts over all of them, and ``partial(what, value)`` gets each grid so far
+    (cells to come are nan) and the approximation as soon as it is there."""
     module, s = r.model.module, r.state
     sizes = {w: _cells(r, w) for w in whats}
     total, done, out = sum(sizes.values()), 0, {}
@@ -110,20 +106,26 @@ def sweep(
             if progress is not None:
                 progress(before + d, total)
 
-        if what == "knockout":
+        if what == "approx":
+            out[what] = attribute(module, r.pair, s.direction)
+            if partial is not None:
+                partial(what, out[what])
+        elif what == "knockout":
             scaled = lambda d, t: tick(d * sizes["knockout"] // t, 0)  # noqa: E731  (layers -> heads)
             out[what] = rank_by_ablation(module, r.pair.clean, r.pair.target, r.pair.foil, progress=scaled)
         else:
-            out[what] = patch(module, r.pair, what, s.direction, head, tick, partial)
+            keep = None if partial is None else lambda grid: partial(grid.what, grid)
+            out[what] = patch(module, r.pair, what, s.direction, head, tick, keep)
         done += sizes[what]
     return out
 
 
 def _cells(r: PairResult, what: str) -> int:
-    shape = r.approx.shape
-    if what == "knockout":
-        return shape.layers * shape.heads
-    return int(r.approx.grid(what, (0, 0)).raw.size)
+    layers, heads = r.model.n_layers, r.model.n_heads
+    if what in ("knockout", "approx"):
+        return layers * heads
+    rows, columns = labels(r.pair, SimpleNamespace(layers=layers, heads=heads), what)
+    return len(rows) * len(columns)
 
 
 def cell_top(r: PairResult, what: str, row: int, column: int, head=None) -> list[tuple[str, float]]:

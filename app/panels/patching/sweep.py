@@ -67,9 +67,9 @@ class SweepStep(Step):
         self.progress = QProgressBar()
         self.cancel_button = QPushButton("Cancel the sweep")
         self.cancel_button.setEnabled(False)
-        self.grids: dict[str, object] = {}  # what -> the newest Grid (or AblationRanking) shown
+        self.grids: dict[str, object] = {}  # what -> the newest Grid, AblationRanking or Attribution
         self.made_for: dict[str, tuple] = {}  # what -> the request its grid answers
-        self.arriving: dict[str, Grid] = {}  # written by the worker, drawn at the next progress
+        self.arriving: dict[str, object] = {}  # written by the worker, drawn at the next progress
         self.task: worker.Task | None = None
         self.asked: tuple = ()  # the request of the running sweep
         self.cancel_button.clicked.connect(self.cancel)
@@ -105,9 +105,9 @@ class SweepStep(Step):
         self.progress.setValue(0)
         self.cancel_button.setEnabled(True)
 
-        def keep(grid: Grid) -> None:  # in the worker
+        def keep(what: str, value) -> None:  # in the worker
             if self.asked == asked:
-                self.arriving[grid.what] = grid
+                self.arriving[what] = value
 
         def landed(out: dict) -> None:
             if self.asked != asked:
