@@ -64,7 +64,7 @@ class Attribution:
         raw = self.receiving + change
         return Grid(
             what, self.direction, rows, columns, raw, self.clean, self.corrupt, approx=True,
-            head=head if what == "head" else None, done=raw.size,
+            head=head if what == "head" else None,
         )  # fmt: skip
 
 

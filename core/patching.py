@@ -24,7 +24,7 @@ Layers and heads are 0-based in code, 1-based in labels.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -120,7 +120,6 @@ class Grid:
     corrupt: float  # of the corrupted run
     approx: bool = False  # attribution patching's estimate rather than patched runs
     head: tuple[int, int] | None = None  # the chosen head of a "head" grid
-    done: int = field(default=0, compare=False)  # cells filled in
 
     @property
     def values(self) -> np.ndarray:
@@ -284,12 +283,12 @@ def patch(
         done += cells.rows
         tick(done, total)
         if partial is not None:
-            partial(_copy(grid, raw, done))
-    return _copy(grid, raw, done)
+            partial(_copy(grid, raw))
+    return _copy(grid, raw)
 
 
-def _copy(grid: Grid, raw: np.ndarray, done: int) -> Grid:
-    return replace(grid, raw=raw.copy(), done=done)
+def _copy(grid: Grid, raw: np.ndarray) -> Grid:
+    return replace(grid, raw=raw.copy())
 
 
 def _ticking(adapter: Any, tick: Progress, done: int, total: int):
