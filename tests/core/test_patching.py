@@ -9,7 +9,7 @@ import pytest
 from core.attribution_patching import attribute
 from core.decoder.hooks import Tap, tapped
 from core.patching import patch, prepare
-from tests.tiny_models import save_tiny_decoder
+from tests.tiny_models import FAMILY_TYPES, save_tiny_decoder
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
@@ -308,3 +308,18 @@ def test_bad_pairs_are_refused_with_what_to_change(tiny):
         patch(tiny.module, tiny.pair, "everything")
     with pytest.raises(ValueError, match="no layer 9"):
         patch(tiny.module, tiny.pair, "head", head=(8, 0))
+
+
+@pytest.mark.parametrize("model_type", FAMILY_TYPES)
+def test_every_family_patches_with_exact_ends(model_type, tmp_path):
+    """Each family runs every grid through its own attention and cache: the ends are exact,
+    every cell is finite, and so is the approximation."""
+    from core.models import load_model
+
+    model = load_model(str(save_tiny_decoder(tmp_path / model_type, model_type)))
+    pair = prepare(model, CLEAN, CORRUPT, "the", "because")
+    resid = patch(model.module, pair, "resid").values
+    assert resid[0, CHANGED] == pytest.approx(1, abs=1e-4) and resid[-1, -1] == pytest.approx(1, abs=1e-4)
+    for what in ("heads", "k", "pattern"):
+        assert np.isfinite(patch(model.module, pair, what, "noise").raw).all(), what
+    assert np.isfinite(attribute(model.module, pair).grid("heads_pos").raw).all()
