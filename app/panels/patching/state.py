@@ -33,7 +33,12 @@ PRESETS = {  # name: (clean, corrupted, target, foil)
         "John",
     ),
     "A fact": ("The Eiffel Tower is in the city of", "The Colosseum is in the city of", "Paris", "Rome"),
-    "A repeated sequence": ("A B C D E A B C D", "A B C D F A B C D", "E", "F"),
+    "A repeated sequence": (
+        "red fish blue bird green tree red fish blue bird green",
+        "red fish blue bird green cake red fish blue bird green",
+        "tree",
+        "cake",
+    ),
 }
 TOP = 6  # next-token candidates listed
 
