@@ -26,10 +26,11 @@ class PatchingPanel(Panel):
         super().__init__(parent)
         live = Live(PairState(), compute_pair, background=True)  # every step shares the pair
         self.runs = TwoRunsPage(live)
-        self.stream = StreamPage(live)
-        self.parts = PartsPage(live)
-        self.heads = HeadsPage(live)
-        self.approx = ApproxPage(live)
+        shared: dict = {}  # whole grids, so a step shows what another already swept
+        self.stream = StreamPage(live, shared)
+        self.parts = PartsPage(live, shared)
+        self.heads = HeadsPage(live, shared)
+        self.approx = ApproxPage(live, shared)
         self.model_info = note("Loading the decoder…")
         self.open_button = QPushButton("Open decoder folder…")
         row = QHBoxLayout()

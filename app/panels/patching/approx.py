@@ -26,8 +26,8 @@ def correlation(exact: np.ndarray, approx: np.ndarray) -> float | None:
 
 
 class ApproxPage(SweepStep):
-    def __init__(self, live: Live):
-        super().__init__(live)
+    def __init__(self, live: Live, shared: dict | None = None):
+        super().__init__(live, shared)
         self.what = QComboBox()
         self.what.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         for key, text in CHOICES.items():

@@ -26,8 +26,8 @@ def named(heads: list[tuple[int, int]]) -> str:
 
 
 class HeadsPage(SweepStep):
-    def __init__(self, live: Live):
-        super().__init__(live)
+    def __init__(self, live: Live, shared: dict | None = None):
+        super().__init__(live, shared)
         self.head: tuple[int, int] | None = None  # chosen by a click; else the best by patching
         self.heads_map = grid_map("Head outputs")
         self.knock_map = grid_map("Knockout")

@@ -11,8 +11,8 @@ from app.widgets.controls import note
 
 
 class PartsPage(SweepStep):
-    def __init__(self, live: Live):
-        super().__init__(live)
+    def __init__(self, live: Live, shared: dict | None = None):
+        super().__init__(live, shared)
         self.attn_map = grid_map("Attention output copied in")
         self.mlp_map = grid_map("MLP output copied in")
         self.status = note()

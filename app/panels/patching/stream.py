@@ -14,8 +14,8 @@ from app.widgets.token_bars import TokenBars
 
 
 class StreamPage(SweepStep):
-    def __init__(self, live: Live):
-        super().__init__(live)
+    def __init__(self, live: Live, shared: dict | None = None):
+        super().__init__(live, shared)
         self.map = grid_map("Clean stream copied in (0 = corrupted, 1 = clean)", "", "")
         self.bars = TokenBars("Click a cell")
         self.status = note()

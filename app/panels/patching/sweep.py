@@ -17,6 +17,7 @@ from app.widgets.token_bars import TokenBars
 from core.decoder import visible
 from core.patching import Grid
 
+KEPT = 24  # whole grids kept for the steps to share
 DIRECTIONS = {"denoise": "denoise", "noise": "noise"}  # clean into corrupted; corrupted into clean
 
 
@@ -61,8 +62,9 @@ def beside(*widgets: QWidget, stretch: tuple[int, ...] = ()) -> QWidget:
 class SweepStep(Step):
     """A step that shows exact grids (``wanted``) swept in the worker for the pair on screen."""
 
-    def __init__(self, live):
+    def __init__(self, live, shared: dict | None = None):
         super().__init__(live)
+        self.shared = {} if shared is None else shared  # (what, request) -> result, across steps
         self.direction = direction_box(self)
         self.progress = QProgressBar()
         self.cancel_button = QPushButton("Cancel the sweep")
@@ -92,6 +94,9 @@ class SweepStep(Step):
 
     def draw(self, r: PairResult) -> Notice:
         wanted = self.wanted(r)
+        for what, key in wanted.items():  # swept whole by another step already
+            if self.made_for.get(what) != key and (what, key) in self.shared:
+                self.grids[what], self.made_for[what] = self.shared[what, key], key
         missing = {w: key for w, key in wanted.items() if self.made_for.get(w) != key}
         if missing and tuple(missing.items()) != self.asked:
             self.start(r, missing)
@@ -114,6 +119,9 @@ class SweepStep(Step):
                 return
             self.grids.update(out)
             self.made_for.update(missing)
+            self.shared.update({(w, key): out[w] for w, key in missing.items()})
+            while len(self.shared) > KEPT:
+                self.shared.pop(next(iter(self.shared)))
             self.arriving.clear()
             self._redraw()
 
