@@ -18,6 +18,10 @@ COMMANDS = {
     "predict": (
         "run a decoder language model (SmolLM2 by default) on a prompt: next-token probabilities, generation"
     ),
+    "patch": (
+        "activation patching: copy activations between a clean and a corrupted prompt and measure "
+        "how much of the answer comes back"
+    ),
     "explain": (
         "one real head's q, k, score and weight for a query and a key, why (the score split into "
         "parts) and what it writes"

@@ -65,7 +65,12 @@ PANELS = [
         "app.panels.inside_decoder:InsideDecoderPanel",
         (("Open decoder folder for &Inside a decoder…", "choose_folder"),),
     ),
-    # "Patching" comes here, right after Inside a decoder; Inside a head follows the decoder panels
+    PanelEntry(
+        "patching",
+        "Patching",
+        "app.panels.patching:PatchingPanel",
+        (("Open decoder folder for &Patching…", "choose_folder"),),
+    ),
     PanelEntry(
         "inside_head",
         "Inside a head",

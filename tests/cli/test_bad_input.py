@@ -193,8 +193,41 @@ CASES.update(
         ("induction", "--json"): [["--json", "{missing}/out.json"], ["--json", "{folder}"], ["--json"]],
     }
 )
+PAIR = "the cat sat on the mat because the cat"
+CASES.update(
+    {
+        ("patch", "--clean"): [
+            ["--clean", ""],
+            ["--clean", "the cat sat on a mat because the cat"],  # 15 tokens, the corrupted one 14
+            ["--clean", PAIR * 9, "--corrupt", PAIR.replace(" on ", " in ") * 9],  # past the context
+            ["--clean"],
+        ],
+        ("patch", "--corrupt"): [["--corrupt", PAIR], ["--corrupt", " "], ["--corrupt"]],
+        ("patch", "--target"): [["--target", ""], ["--target", "because"], ["--target"]],
+        ("patch", "--foil"): [["--foil", "the"], ["--foil", " "], ["--foil"]],
+        ("patch", "--what"): [["--what", "everything"], ["--what", "q"], ["--what"]],
+        ("patch", "--direction"): [["--direction", "sideways"], ["--direction"]],
+        ("patch", "--approx"): [["--approx=1"]],
+        ("patch", "--model"): [
+            ["--model", "{missing}"],
+            ["--model", "{folder}"],
+            ["--model", ""],
+            ["--model", "minilm"],
+            ["--model", "smollm2"],  # not added in the test data folder
+            ["--model"],
+        ],
+        ("patch", "--json"): [["--json=1"]],
+    }
+)
+PATCH_PAIR = {
+    "--clean": PAIR,
+    "--corrupt": PAIR.replace(" on ", " in "),
+    "--target": "the",
+    "--foil": "because",
+    "--model": "{llama}",
+}
 MODEL_COMMANDS = {"heads", "predict", "explain"}
-TORCH_COMMANDS = MODEL_COMMANDS | {"induction"}
+TORCH_COMMANDS = MODEL_COMMANDS | {"induction", "patch"}
 NOT_USER_INPUT = {"-h", "--help", "--version", "--exit-after-paint"}
 
 
@@ -228,6 +261,11 @@ def cases():
                 arguments = ["--model", "{llama}", *arguments]  # a decoder that loads
             if command == "explain":
                 arguments = [*EXPLAIN, *arguments]
+            if command == "patch":  # a good pair around the one bad value
+                arguments = [
+                    *arguments,
+                    *(x for f, v in PATCH_PAIR.items() if f not in arguments for x in (f, v)),
+                ]
             name = f"{command or 'app'} {' '.join(arguments)[:40]}"
             yield pytest.param(command, arguments, id=name, marks=marks)
 
@@ -277,7 +315,7 @@ def test_bad_value_is_one_line_and_exit_2(command, arguments, tmp_path, capsys, 
     (tmp_path / "file").write_text("not a folder")
     (tmp_path / "folder").mkdir()
     places = {"file": tmp_path / "file", "folder": tmp_path / "folder", "missing": tmp_path / "missing"}
-    if command in MODEL_COMMANDS:
+    if command in MODEL_COMMANDS or command == "patch":
         request.getfixturevalue("minilm_once")
         if any(a.startswith("{") and a.strip("{}") not in places for a in arguments):
             places |= request.getfixturevalue("model_folders")

@@ -1,0 +1,126 @@
+"""``attention-lab patch``: activation patching between a clean and a corrupted prompt.
+
+    attention-lab patch --clean "When Mary and John went to the store, John gave a drink to" \\
+        --corrupt "When Mary and John went to the store, Mary gave a drink to" \\
+        --target Mary --foil John --what resid
+
+copies the clean run's residual stream into the corrupted run at one (layer, position) at a
+time and prints how much of logit(target) − logit(foil) comes back: 0 = the corrupted run's
+value, 1 = the clean run's. --direction noise copies the other way; --approx estimates every
+cell from one forward and backward pass (attribution patching). Layers and heads count from 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from app.commands.progress import counter, stage
+
+WHATS = ("resid", "attn", "mlp", "heads")
+DIRECTIONS = ("denoise", "noise")  # core.patching.DIRECTIONS, without importing NumPy for the parser
+NAMES = {
+    "resid": "residual stream",
+    "attn": "attention outputs",
+    "mlp": "MLP outputs",
+    "heads": "head outputs",
+}
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--clean", required=True, metavar="TEXT", help="the prompt the model gets right")
+    parser.add_argument(
+        "--corrupt", required=True, metavar="TEXT", help="the same number of tokens with a word changed"
+    )
+    parser.add_argument("--target", required=True, metavar="T", help="the answer of the clean prompt")
+    parser.add_argument("--foil", required=True, metavar="F", help="the answer the corruption points to")
+    parser.add_argument(
+        "--what",
+        choices=WHATS,
+        default="resid",
+        help="resid: the stream after the embeddings and each layer; attn, mlp: each layer's outputs "
+        "per position; heads: each head's output at every position",
+    )
+    parser.add_argument(
+        "--direction",
+        choices=DIRECTIONS,
+        default="denoise",
+        help="denoise: clean into corrupted (default); noise: corrupted into clean",
+    )
+    parser.add_argument(
+        "--approx", action="store_true", help="attribution patching: one forward and backward pass"
+    )
+    parser.add_argument(
+        "--model", default="smollm2", metavar="smollm2|PATH", help="'smollm2' (once added) or a decoder"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+
+
+def run(args) -> int:
+    from core import models
+    from core.patching import patch, prepare
+
+    if not args.model:
+        raise ValueError("--model is empty; give 'smollm2' or a model folder")
+    stage(f"loading the model {args.model}")
+    try:
+        model = models.load_model(args.model, progress=counter("loading steps"), expect=models.DECODER)
+    except models.ModelsExtraMissing as exc:
+        raise ValueError(str(exc)) from exc
+    pair = prepare(model, args.clean, args.corrupt, args.target, args.foil)
+    if args.approx:
+        from core.attribution_patching import attribute
+
+        stage("one forward and one backward pass")
+        grid = attribute(model.module, pair, args.direction).grid(args.what)
+    else:
+        stage(f"patching the {NAMES[args.what]}")
+        grid = patch(model.module, pair, args.what, args.direction, progress=counter("patched runs"))
+    if args.json:
+        doc = {
+            "model": model.name,
+            "clean": {"tokens": list(pair.clean_pieces), "metric": round(grid.clean, 6)},
+            "corrupt": {"tokens": list(pair.corrupt_pieces), "metric": round(grid.corrupt, 6)},
+            "target": pair.target.text,
+            "foil": pair.foil.text,
+            "what": args.what,
+            "direction": args.direction,
+            "approx": args.approx,
+            "rows": list(grid.rows),
+            "columns": list(grid.columns),
+            "values": [[round(float(v), 6) for v in row] for row in grid.values],
+            "raw": [[round(float(v), 6) for v in row] for row in grid.raw],
+        }
+        if pair.notices:
+            doc["notes"] = list(pair.notices)
+        json.dump(doc, sys.stdout, ensure_ascii=False)
+        print()
+        return 0
+    for line in lines(model, pair, grid, args):
+        print(line)
+    return 0
+
+
+def lines(model, pair, grid, args) -> list[str]:
+    """The pair, both metrics and the grid as a table of normalised values."""
+    from core.decoder import visible
+
+    out = [f"model: {model.name}"]
+    out += [f"note: {n}" for n in pair.notices]
+    target, foil = visible(pair.target.text), visible(pair.foil.text)
+    for name, pieces, metric in (
+        ("clean", pair.clean_pieces, grid.clean),
+        ("corrupt", pair.corrupt_pieces, grid.corrupt),
+    ):
+        split = "|".join(visible(p) for p in pieces)
+        out.append(f"{name:<7} ({len(pieces)} tokens): {split}")
+        out.append(f"        logit {target} − logit {foil} = {metric:.3f}")
+    how = "attribution estimate" if args.approx else "patched runs"
+    out.append(f"{NAMES[args.what]}, {args.direction} ({how}); 0 = corrupted, 1 = clean:")
+    width = max(len(r) for r in grid.rows)
+    out.append(" " * width + " " + " ".join(f"{c.split(' ', 1)[0]:>6}" for c in grid.columns))
+    for label, row in zip(grid.rows, grid.values, strict=True):
+        out.append(f"{label:<{width}} " + " ".join(f"{v:6.2f}" for v in row))
+    if grid.columns[0][0].isdigit():
+        out.append("columns: " + "  ".join(grid.columns))
+    return out

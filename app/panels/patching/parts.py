@@ -1,0 +1,37 @@
+"""Step 3: each layer's attention output and MLP output patched per position, side by side."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFormLayout
+
+from app.panels.patching.state import PairResult
+from app.panels.patching.sweep import SweepStep, beside, grid_map, show_grid
+from app.panels.step import Live, Notice
+from app.widgets.text import note
+
+
+class PartsPage(SweepStep):
+    def __init__(self, live: Live, shared: dict | None = None):
+        super().__init__(live, shared)
+        self.attn_map = grid_map("Attention output copied in")
+        self.mlp_map = grid_map("MLP output copied in")
+        self.status = note()
+        controls = QFormLayout()
+        self.sweep_rows(controls)
+        self.layout_with(
+            "The same sweep for what each layer adds to the stream: its attention output (the only "
+            "part that moves information between positions) and its MLP output (written in place).",
+            controls,
+            beside(self.attn_map, self.mlp_map),
+            (self.status,),
+        )
+
+    def wanted(self, r: PairResult) -> dict[str, tuple]:
+        return {"attn": (r.state.key, None), "mlp": (r.state.key, None)}
+
+    def show(self, r: PairResult) -> Notice:
+        attn, mlp = self.grids.get("attn"), self.grids.get("mlp")
+        show_grid(self.attn_map, attn)
+        show_grid(self.mlp_map, mlp)
+        self.status.setText(f"Attention: {self.progress_text(attn)}. MLP: {self.progress_text(mlp)}.")
+        return None

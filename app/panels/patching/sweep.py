@@ -1,0 +1,170 @@
+"""What every step of the Patching panel shares: the direction switch, and exact sweeps in the
+worker whose grids fill in as their cells finish (progress bar, Cancel; a new pair cancels the
+old sweep, and the last grids stay until the new sweep has cells)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QProgressBar, QPushButton, QWidget
+
+from app import worker
+from app.panels.patching.state import PairResult, sweep
+from app.panels.step import Notice, Step
+from app.widgets import Heatmap
+from app.widgets.token_bars import TokenBars
+from core.decoder import visible
+from core.patching import Grid
+
+KEPT = 24  # whole grids kept for the steps to share
+DIRECTIONS = {"denoise": "denoise", "noise": "noise"}  # clean into corrupted; corrupted into clean
+
+
+def direction_box(step: Step) -> QComboBox:
+    box = QComboBox()
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+    for key, text in DIRECTIONS.items():
+        box.addItem(text, key)
+    box.setToolTip("denoise: clean activations copied into the corrupted run; noise: the other way")
+    return step.bind(box, "direction")
+
+
+def grid_map(title: str, rows: str = "", cols: str = "") -> Heatmap:
+    """A heatmap of normalised patching values: blue below 0, red towards 1 (the clean answer)."""
+    return Heatmap(title, signed=True, cell_text=False, rows=rows, cols=cols)
+
+
+def show_grid(view: Heatmap, grid: Grid | None, rows=None, columns=None) -> None:
+    """``grid``'s normalised values (nan where not run yet) in ``view``; None clears it."""
+    if grid is None:
+        view.clear()
+        return
+    view.set_data(grid.values, rows or grid.rows, columns or grid.columns, (-1.0, 1.0))
+
+
+def show_top(view: TokenBars, top: list[tuple[str, float]]) -> None:
+    view.set_bars(
+        [visible(t) for t, _ in top], [p for _, p in top], [True] * len(top), 1 - sum(p for _, p in top)
+    )
+
+
+def beside(*widgets: QWidget, stretch: tuple[int, ...] = ()) -> QWidget:
+    """``widgets`` in a row, sharing its width by ``stretch`` (equally without)."""
+    row = QHBoxLayout()
+    for i, w in enumerate(widgets):
+        row.addWidget(w, stretch[i] if stretch else 0)
+    box = QWidget()
+    box.setLayout(row)
+    return box
+
+
+class SweepStep(Step):
+    """A step that shows exact grids (``wanted``) swept in the worker for the pair on screen."""
+
+    def __init__(self, live, shared: dict | None = None):
+        super().__init__(live)
+        self.shared = {} if shared is None else shared  # (what, request) -> result, across steps
+        self.direction = direction_box(self)
+        self.progress = QProgressBar()
+        self.cancel_button = QPushButton("Cancel the sweep")
+        self.cancel_button.setEnabled(False)
+        self.grids: dict[str, object] = {}  # what -> the newest Grid, AblationRanking or Attribution
+        self.made_for: dict[str, tuple] = {}  # what -> the request its grid answers
+        self.arriving: dict[str, object] = {}  # written by the worker, drawn at the next progress
+        self.task: worker.Task | None = None
+        self.asked: tuple = ()  # the request of the running sweep
+        self.cancel_button.clicked.connect(self.cancel)
+
+    def sweep_rows(self, form: QFormLayout) -> None:
+        """The direction switch, the progress bar and Cancel, as rows of ``form``."""
+        form.addRow("Direction", self.direction)
+        row = QHBoxLayout()
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.cancel_button)
+        form.addRow(row)
+
+    def wanted(self, r: PairResult) -> dict[str, tuple]:
+        """what -> the request (pair, direction, head) its grid must answer; by the subclass."""
+        raise NotImplementedError
+
+    def show(self, r: PairResult) -> Notice:
+        """Draw the grids there are (``self.grids``); by the subclass."""
+        raise NotImplementedError
+
+    def draw(self, r: PairResult) -> Notice:
+        wanted = self.wanted(r)
+        for what, key in wanted.items():  # swept whole by another step already
+            if self.made_for.get(what) != key and (what, key) in self.shared:
+                self.grids[what], self.made_for[what] = self.shared[what, key], key
+        missing = {w: key for w, key in wanted.items() if self.made_for.get(w) != key}
+        if missing and tuple(missing.items()) != self.asked:
+            self.start(r, missing)
+        return self.show(r)
+
+    def start(self, r: PairResult, missing: dict[str, tuple]) -> None:
+        if self.task is not None:
+            self.task.cancel()
+        self.asked = asked = tuple(missing.items())
+        head = next((key[-1] for key in missing.values() if key[-1] is not None), None)
+        self.progress.setValue(0)
+        self.cancel_button.setEnabled(True)
+
+        def keep(what: str, value) -> None:  # in the worker
+            if self.asked == asked:
+                self.arriving[what] = value
+
+        def landed(out: dict) -> None:
+            if self.asked != asked:
+                return
+            self.grids.update(out)
+            self.made_for.update(missing)
+            self.shared.update({(w, key): out[w] for w, key in missing.items()})
+            while len(self.shared) > KEPT:
+                self.shared.pop(next(iter(self.shared)))
+            self.arriving.clear()
+            self._redraw()
+
+        def ended() -> None:
+            if self.asked == asked:
+                self.task, self.asked = None, ()
+                self.cancel_button.setEnabled(False)
+
+        self.task = worker.run_task(
+            partial(sweep, r, tuple(missing), head, partial=keep),
+            on_result=landed,
+            on_error=self.tell,
+            on_progress=self._progressed,
+            on_finished=ended,
+        )
+
+    def _progressed(self, done: int, total: int) -> None:
+        self.progress.setMaximum(max(total, 1))
+        self.progress.setValue(done)
+        if self.arriving:
+            self.grids.update(self.arriving)
+            self.arriving.clear()
+            self._redraw()
+
+    def _redraw(self) -> None:
+        self.mark_stale()  # drawn now when on screen (the sweep is not started again)
+
+    def cancel(self) -> None:
+        if self.pause():
+            self.tell("Sweep cancelled; the cells run so far stay on screen.", "info")
+
+    def pause(self) -> bool:
+        """Stop the running sweep; True if one ran. It starts again the next time the step is
+        drawn (``mark_stale``)."""
+        if self.task is None:
+            return False
+        self.task.cancel()
+        self.asked, self.task = (), None
+        self.cancel_button.setEnabled(False)
+        return True
+
+    def progress_text(self, grid: Grid | None) -> str:
+        if grid is None:
+            return "Running…"
+        left = int(np.isnan(grid.raw).sum())
+        return f"{grid.raw.size - left} of {grid.raw.size} cells" + ("" if left else " (done)")

@@ -1,0 +1,111 @@
+"""Panel "Patching" on a tiny random Llama with grouped-query attention: every grid drawn is
+core's, sweeps run in the worker and can be cancelled, bad input keeps the last grids."""
+
+import numpy as np
+import pytest
+
+from app import worker
+from app.panels.patching import PatchingPanel
+from app.panels.patching.state import decoder
+from core.attribution_patching import attribute
+from core.patching import patch, prepare
+from tests.tiny_models import save_tiny_llama
+
+pytestmark = pytest.mark.models
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+CLEAN = "the cat sat on the mat because the cat"
+CORRUPT = "the cat sat in the mat because the cat"
+
+
+@pytest.fixture(scope="module")
+def llama_folder(tmp_path_factory):
+    return str(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama")))
+
+
+def settle(action, *args):
+    action(*args)
+    assert worker.wait_idle(120)
+
+
+@pytest.fixture
+def panel(qtbot, llama_folder):
+    p = PatchingPanel()
+    qtbot.addWidget(p)
+    p.resize(1300, 850)
+    p.show()
+    worker.wait_idle()
+    p.runs.apply(source=llama_folder, clean=CLEAN, corrupt=CORRUPT, target="the", foil="because")
+    assert worker.wait_idle(120)
+    yield p
+    worker.cancel_all()
+
+
+def core_pair(folder):
+    model = decoder(folder)
+    return model, prepare(model, CLEAN, CORRUPT, "the", "because")
+
+
+def hooks(module) -> int:
+    return sum(len(m._forward_pre_hooks) + len(m._forward_hooks) for m in module.modules())
+
+
+def test_two_runs_show_the_split_and_both_metrics(panel, llama_folder):
+    model, pair = core_pair(llama_folder)
+    approx = attribute(model.module, pair)
+    assert panel.runs.result.clean == pytest.approx(approx.clean, abs=1e-4)
+    assert f"{panel.runs.result.clean:.3f}" in panel.runs.metrics.text()
+    assert "position 7" in panel.runs.tokens.text() and "#d62728" in panel.runs.tokens.text()
+    assert panel.runs.clean_bars.count > 0 and panel.runs.corrupt_bars.count > 0
+
+
+def test_each_step_sweeps_core_grids(panel, qtbot, llama_folder):
+    model, pair = core_pair(llama_folder)
+    before = hooks(model.module)  # transformers' own
+    settle(panel.set_step, 1)
+    np.testing.assert_allclose(panel.stream.map.values, patch(model.module, pair, "resid").values, atol=1e-5)
+    settle(panel.set_step, 2)
+    np.testing.assert_allclose(panel.parts.mlp_map.values, patch(model.module, pair, "mlp").values, atol=1e-5)
+    settle(panel.set_step, 3)
+    np.testing.assert_allclose(
+        panel.heads.heads_map.values, patch(model.module, pair, "heads").values, atol=1e-5
+    )
+    assert "Knockout" in panel.heads.compare.text()
+    settle(panel.heads.choose, 1, 2)
+    head = patch(model.module, pair, "head", head=(1, 2)).values
+    np.testing.assert_allclose(panel.heads.head_map.values, head, atol=1e-5)
+    settle(panel.set_step, 4)
+    approx = attribute(model.module, pair).grid("resid").values
+    np.testing.assert_allclose(panel.approx.approx_map.values, approx, atol=1e-5)
+    assert "Correlation" in panel.approx.summary.text()
+    assert hooks(model.module) == before
+
+
+def test_direction_switch_sweeps_the_other_way(panel, llama_folder):
+    model, pair = core_pair(llama_folder)
+    settle(panel.set_step, 1)
+    settle(panel.stream.direction.setCurrentIndex, 1)
+    assert panel.runs.state.direction == "noise"
+    noise = patch(model.module, pair, "resid", "noise").values
+    np.testing.assert_allclose(panel.stream.map.values, noise, atol=1e-5)
+
+
+def test_bad_pair_says_why_and_keeps_the_grid(panel):
+    settle(panel.set_step, 1)
+    before = panel.stream.map.values.copy()
+    settle(panel.runs.corrupt.setText, "the cat sat on a mat because the cat")
+    assert "different numbers of tokens" in panel.message.text()
+    np.testing.assert_array_equal(panel.stream.map.values, before)
+    settle(panel.runs.corrupt.setText, CORRUPT)
+    settle(panel.runs.foil.setText, "the")
+    assert "same token" in panel.message.text()
+
+
+def test_cancel_stops_the_sweep_and_leaves_the_model_clean(panel, llama_folder):
+    model, _ = core_pair(llama_folder)
+    before = hooks(model.module)
+    panel.set_step(3)
+    panel.heads.cancel()
+    assert worker.wait_idle(120)
+    assert panel.heads.task is None and hooks(model.module) == before
