@@ -20,6 +20,7 @@ ARTICLE_ORDER = [
     "model",
     "next_token",
     "inside_decoder",
+    "patching",
     "inside_head",
     "position",
     "cost",
