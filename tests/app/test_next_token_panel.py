@@ -39,7 +39,7 @@ def panel(qtbot, llama_folder):
     p.show()
     worker.wait_idle()
     settle(p.prompt.setText, PROMPT)
-    settle(p.load, str(llama_folder))
+    settle(p.use_model, str(llama_folder))
     assert p.model is not None and p.generation is not None
     return p
 
@@ -70,7 +70,7 @@ def test_the_lite_standalone_build_says_the_full_build_includes_smollm2(qtbot, m
     said = p.message.text()
     assert "full build" in said and smollm2.NAME in said and "pip" not in said
     assert not p.row.add_button.isVisibleTo(p) and "full build" in p.no_model.text()
-    settle(p.load, smollm2.KEY)  # choosing SmolLM2 in the list says the same, with no Add button
+    settle(p.use_model, smollm2.KEY)  # choosing SmolLM2 in the list says the same, with no Add button
     assert p.message.text() == said and not p.row.add_button.isVisibleTo(p) and p.model is None
 
 
@@ -192,7 +192,7 @@ def test_bad_input_keeps_the_previous_result(panel):
     before, model = panel.generation, panel.model
     settle(panel.prompt.setText, "   ")
     assert "Type a prompt" in panel.message.text() and panel.generation is before
-    settle(panel.load, "minilm")
+    settle(panel.use_model, "minilm")
     assert "is an encoder" in panel.message.text() and panel.model is model
     settle(panel.prompt.setText, "the " * 200)
     assert panel.message.level == "warning" and "left out" in panel.message.text()
@@ -202,7 +202,7 @@ def test_bad_input_keeps_the_previous_result(panel):
 def test_cancel_a_load_keeps_the_model(panel, llama_folder):
     model = panel.model
     shared.forget(str(llama_folder))  # loaded afresh, in the worker, so there is a load to cancel
-    panel.load(str(llama_folder))
+    panel.use_model(str(llama_folder))
     panel.row.cancel_button.click()
     worker.wait_idle()
     assert panel.model is model and "cancelled" in panel.message.text()

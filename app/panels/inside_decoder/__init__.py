@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from app.panels.base import Panel
 from app.panels.inside_decoder.induction import InductionPage
 from app.panels.inside_decoder.knock_out import KnockPage
 from app.panels.inside_decoder.lens import LensPage
@@ -13,11 +12,12 @@ from app.panels.inside_decoder.sinks import SinkPage
 from app.panels.inside_decoder.state import KnockState, compute_knock
 from app.panels.inside_decoder.which_heads import RankPage
 from app.panels.model_row import ModelRow
+from app.panels.row_panel import RowPanel
 from app.panels.step import Live
 from core.models import DECODER, smollm2
 
 
-class InsideDecoderPanel(Panel):
+class InsideDecoderPanel(RowPanel):
     steps = ("Knock out heads", "Which heads matter", "Logit lens", "Attention sinks", "Induction heads")
 
     def __init__(self, parent=None):
@@ -37,23 +37,11 @@ class InsideDecoderPanel(Panel):
             lambda: (cell := self.rank.top_head()) and self.openHead.emit(cell)
         )
         for live in self.lives():
-            live.failed.connect(self._failed)  # after the message bar's slot
+            live.failed.connect(self.offer_missing)  # after the message bar's slot
         self.set_step(0)
 
     def lives(self) -> list[Live]:
         return [self.knock.live, self.lens.live, self.sinks.live, self.induction.live]
-
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self.row.model is None and not self.row.busy:
-            self.row.load_last()
-
-    def choose_folder(self) -> None:
-        self.row.choose_folder()
-
-    def use_model(self, source: str) -> None:
-        """Open the decoder ``source`` (a key, a folder or a cache id) and run every step on it."""
-        self.row.load(source)
 
     def open_top_head(self) -> None:
         """The head step 2 ranks first, in Inside a head."""
@@ -64,11 +52,6 @@ class InsideDecoderPanel(Panel):
     def _run_on(self, model) -> None:
         for live in self.lives():
             live.apply(source=model.source)
-
-    def _failed(self, why: str) -> None:
-        """A step could not run: with no decoder at all, offer to add SmolLM2 where it is missing."""
-        if self.knock.result is None and smollm2.ADD_HINT in why:
-            self.row.offer_add()
 
     def exercise(self) -> None:
         from app import worker

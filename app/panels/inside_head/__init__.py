@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.panels.base import Panel
 from app.panels.binding import bind
 from app.panels.inside_head.direct import DirectPage
 from app.panels.inside_head.real_head import RealHeadPage
@@ -14,6 +13,7 @@ from app.panels.inside_head.state import CELL, HeadState, compute_head, compute_
 from app.panels.inside_head.why_here import WhyHerePage
 from app.panels.inside_head.writes import WritesPage
 from app.panels.model_row import ModelRow
+from app.panels.row_panel import RowPanel
 from app.panels.step import Live
 from app.widgets.side_column import side_column
 from app.widgets.spin_boxes import spin
@@ -31,7 +31,7 @@ def first_cell(source: str) -> dict[str, int]:
     return {"layer": 1, "head": 1, "query": 0, "key": 1}
 
 
-class InsideHeadPanel(Panel):
+class InsideHeadPanel(RowPanel):
     steps = ("A real head, step by step", "Why here", "What it writes", "Direct share of the answer")
 
     def __init__(self, parent=None):
@@ -56,7 +56,7 @@ class InsideHeadPanel(Panel):
         self.live.changed.connect(self._follow)
         for live in (self.live, self.parts):
             live.busy.connect(self._busy)
-            live.failed.connect(self._no_model)  # after the message bar's slot: the offer replaces it
+            live.failed.connect(self.offer_missing)  # after the message bar's slot: the offer replaces it
         self.row.loaded.connect(self._run_on)
         self.row.said.connect(self.show_message)
         self._described = "Loading the model…"
@@ -82,18 +82,6 @@ class InsideHeadPanel(Panel):
         column.addStretch(1)
         return side_column(column)
 
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self.row.model is None and not self.row.busy:
-            self.row.load_last()
-
-    def choose_folder(self) -> None:
-        self.row.choose_folder()
-
-    def use_model(self, source: str) -> None:
-        """Read every step from the model ``source`` ("smollm2", "minilm", a folder or a cache id)."""
-        self.row.load(source)
-
     def open_head(self, cell: dict) -> None:
         """Show ``cell`` (source, prompt, layer, head, query, key; from 1, query 0 = last), asked
         for from another panel, at step 1."""
@@ -104,11 +92,6 @@ class InsideHeadPanel(Panel):
     def _run_on(self, model) -> None:
         if model.source != self.live.wanted.source:
             self.live.apply(source=model.source, **first_cell(model.source))
-
-    def _no_model(self, why: str) -> None:
-        """No model yet and SmolLM2 missing: offer to add it here rather than naming a command."""
-        if self.live.result is None and smollm2.ADD_HINT in why:
-            self.row.offer_add()
 
     def _follow(self) -> None:
         """Steps 2–4 read the cell step 1 settled on (their target and foil are their own)."""

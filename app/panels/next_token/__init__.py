@@ -13,7 +13,6 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit
 
 from app import worker
-from app.panels.base import Panel
 from app.panels.binding import bind
 from app.panels.model_row import ModelRow
 from app.panels.next_token.generate import GeneratePage
@@ -30,6 +29,7 @@ from app.panels.next_token.state import (
     visible,
 )
 from app.panels.next_token.temperature import TemperaturePage
+from app.panels.row_panel import RowPanel
 from app.panels.step import Live
 from app.widgets.text import note
 from core.decoder import context_limit
@@ -40,7 +40,7 @@ SMOLLM2 = smollm2.KEY
 AUTO_DELAY_MS = 250  # pause between automatic steps, so each one can be read
 
 
-class NextTokenPanel(Panel):
+class NextTokenPanel(RowPanel):
     steps = (
         "Predictions",
         "Temperature, top-k, top-p",
@@ -123,11 +123,6 @@ class NextTokenPanel(Panel):
         return self.draws
 
     # --- models -----------------------------------------------------------------------------
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self.model is None and not self.row.busy:
-            self.row.load_last()
-
     def _said(self, text: str, level: str) -> None:
         """The row's messages; without a model, what to do (add SmolLM2, or what to install
         instead) stays in the message bar and the banner."""
@@ -150,13 +145,6 @@ class NextTokenPanel(Panel):
     def _step_failed(self, message: str) -> None:
         self.generate.auto_button.setChecked(False)
         self.show_message(message)
-
-    def load(self, source: str) -> None:
-        """Load ``source`` (a key, a folder or a cache id) in the worker."""
-        self.row.load(source)
-
-    def choose_folder(self) -> None:
-        self.row.choose_folder()
 
     def _on_loaded(self, model) -> None:
         self.offer = None

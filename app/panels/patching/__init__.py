@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from app.panels.base import Panel
 from app.panels.model_row import ModelRow
 from app.panels.patching.approx import ApproxPage
 from app.panels.patching.heads import HeadsPage
@@ -14,11 +13,12 @@ from app.panels.patching.parts import PartsPage
 from app.panels.patching.state import PRESETS, PairState, compute_pair
 from app.panels.patching.stream import StreamPage
 from app.panels.patching.two_runs import TwoRunsPage
+from app.panels.row_panel import RowPanel
 from app.panels.step import Live
 from core.models import DECODER, smollm2
 
 
-class PatchingPanel(Panel):
+class PatchingPanel(RowPanel):
     steps = ("Two runs", "The residual stream", "Attention vs MLP", "Heads", "The fast approximation")
 
     def __init__(self, parent=None):
@@ -36,7 +36,7 @@ class PatchingPanel(Panel):
         self.row.loaded.connect(lambda model: self.runs.apply(source=model.source))
         self.row.said.connect(self.show_message)
         self.heads.open_head.connect(self.openHead.emit)
-        live.failed.connect(self._no_model)
+        live.failed.connect(self.offer_missing)
         self.set_step(0)
 
     def sweeps(self) -> list:
@@ -48,23 +48,6 @@ class PatchingPanel(Panel):
             if page is not self.step_pages[i] and page.pause():
                 page.mark_stale()  # not on screen: it sweeps again when shown
         super().show_step(i)
-
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self.row.model is None and not self.row.busy:
-            self.row.load_last()
-
-    def choose_folder(self) -> None:
-        self.row.choose_folder()
-
-    def use_model(self, source: str) -> None:
-        """Patch the decoder ``source`` (a key, a folder or a cache id)."""
-        self.row.load(source)
-
-    def _no_model(self, why: str) -> None:
-        """No decoder yet and SmolLM2 missing: offer to add it here."""
-        if self.runs.result is None and smollm2.ADD_HINT in why:
-            self.row.offer_add()
 
     def exercise(self) -> None:
         from app import worker
