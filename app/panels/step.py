@@ -55,8 +55,7 @@ class Live(QObject):
         self.state, self.compute, self.background = state, compute, background
         self.wanted = state  # the state as the bound controls show it, refused changes included
         self.result = None
-        self.task: worker.Task | None = None
-        self.ticket = 0  # numbers background requests; only the newest may land
+        self.tasks = worker.Newest()  # background computes: only the newest request lands
         if background:
             self._start(state)
         else:
@@ -91,33 +90,20 @@ class Live(QObject):
         self.wanted = state
         self.changed.emit()
 
+    @property
+    def task(self) -> worker.Task | None:
+        """The background compute running now, if any."""
+        return self.tasks.task
+
     def _start(self, candidate) -> None:
-        if self.task is not None:
-            self.task.cancel()  # only the newest request may land
-        self.ticket += 1
-        ticket = self.ticket
         self.busy.emit(True)
-
-        def landed(result) -> None:
-            if ticket == self.ticket:
-                self._accept(candidate, result)
-
-        def refused(text: str) -> None:
-            if ticket == self.ticket:
-                self.failed.emit(text)
-
-        def ended() -> None:
-            if ticket == self.ticket:
-                self.task = None
-                self.busy.emit(False)
-
-        self.task = worker.run_task(
+        self.tasks.start(
             self.compute,
             candidate,
-            on_result=landed,
-            on_error=refused,
+            on_result=lambda result: self._accept(candidate, result),
+            on_error=self.failed.emit,
             on_progress=self.progressed.emit,
-            on_finished=ended,
+            on_finished=lambda: self.busy.emit(False),
         )
 
 
