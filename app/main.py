@@ -16,17 +16,11 @@ from core.offline import switch_off_hub
 EXIT_PATHS = ("quit", "close", "shortcut", "menu", "sigint", "sigterm")
 
 
-class Parser(argparse.ArgumentParser):
-    """Refuses bad arguments in one line (exit code 2) instead of argparse's usage block."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser; only the subcommands named in ``argv`` get their arguments (all
     of them when ``argv`` is None), so opening the window imports none of them."""
     from app.commands import COMMANDS, command
+    from app.commands.arguments import Parser
 
     parser = Parser(
         prog="attention-lab",

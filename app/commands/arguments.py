@@ -9,6 +9,13 @@ from functools import partial
 from core import inputs
 
 
+class Parser(argparse.ArgumentParser):
+    """Refuses bad arguments in one line (exit code 2) instead of argparse's usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def typed(parse: Callable, *args) -> Callable[[str], object]:
     """An argparse ``type`` for ``parse(text, *args)``: its ValueError becomes argparse's one-line error."""
 

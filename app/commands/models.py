@@ -16,7 +16,7 @@ from app.commands.progress import stage
 
 
 def add_arguments(parser) -> None:
-    from app.main import Parser
+    from app.commands.arguments import Parser
 
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=Parser)
     listing = sub.add_parser(
