@@ -8,6 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QListWidget, QPushButton, QVBoxLayout
 
+from app.panels.binding import set_quietly
 from app.panels.model.state import ALL_PARTS, DEFAULT_FROM, DEFAULT_TO, numbered
 from app.widgets.sizing import OwnHeight
 from app.widgets.text import note
@@ -50,14 +51,9 @@ class FindBox(OwnHeight, QGroupBox):
         self.attention, self.part = attention, part
         items = numbered(attention.labels)
         for combo, wanted in zip((self.from_combo, self.to_combo), self.pair, strict=True):
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItems(items)
-            index = combo.findText(wanted)
-            if index < 0:
-                index = next((i for i, x in enumerate(items) if x.lower() == wanted.lower()), 0)
-            combo.setCurrentIndex(index)
-            combo.blockSignals(False)
+            exact = [i for i, x in enumerate(items) if x == wanted]
+            index = (exact or [i for i, x in enumerate(items) if x.lower() == wanted.lower()] or [0])[0]
+            set_quietly(combo, items[index], choices=items)
         self._rank(jump=False)
         if self.waiting:
             self.step_shown(True)

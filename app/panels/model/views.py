@@ -99,9 +99,8 @@ class AttentionPage(Step):
         n_layers, n_heads = a.shape[:2]
         self.layer, self.head = min(self.layer, n_layers - 1), min(self.head, n_heads - 1)
         for spin, top in ((self.layer_spin, n_layers), (self.head_spin, n_heads)):
-            spin.blockSignals(True)
+            set_quietly(spin, min(spin.value(), top))  # inside the new range, so setRange changes nothing
             spin.setRange(1, top)
-            spin.blockSignals(False)
         self.lines.set_head_count(n_heads)  # its chips are controls (lessons set them) even while hidden
         self.undrawn_tabs = {self.lines, self.grid}  # drawn when on screen: a hidden tab costs nothing
         self.select_head(self.layer, self.head)
