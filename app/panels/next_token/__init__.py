@@ -69,14 +69,14 @@ class NextTokenPanel(RowPanel):
         self.run.changed.connect(self._new_draws)
         self.run.changed.connect(self._keep_offer)
         self.sampling.changed.connect(self._new_draws)
-        self.run.busy.connect(lambda on: on and self.generate.auto_button.setChecked(False))
-        self.run.failed.connect(lambda _: self.generate.auto_button.setChecked(False))
+        self.run.busy.connect(lambda on: on and self.generate.stop_auto())
+        self.run.failed.connect(lambda _: self.generate.stop_auto())
         self.temperature.draw_token.connect(self.draw_sample)
         self.temperature.open_scale.connect(lambda: self.openPanel.emit("scale"))
         self.generate.append_sample.connect(self.append_sample)
         self.generate.append_choice.connect(self.append_choice)
         self.generate.undo.connect(self.undo)
-        self.generate.auto_button.toggled.connect(lambda on: on and self._auto_step())
+        self.generate.auto_started.connect(self._auto_step)
         self.cache.measure.connect(self.measure)
         self.row.loaded.connect(self._on_loaded)
         self.row.said.connect(self._said)
@@ -143,14 +143,13 @@ class NextTokenPanel(RowPanel):
         self.steps_task.start(fn, *args, on_result=on_result, on_error=self._step_failed)
 
     def _step_failed(self, message: str) -> None:
-        self.generate.auto_button.setChecked(False)
+        self.generate.stop_auto()
         self.show_message(message)
 
     def _on_loaded(self, model) -> None:
         self.offer = None
         self.no_model.hide()
         self.clear_message()
-        self.groups.layer_spin.setMaximum(model.n_layers)
         self.run.apply(model=model)
 
     # --- sampling and generation ------------------------------------------------------------
@@ -183,7 +182,7 @@ class NextTokenPanel(RowPanel):
         if not self._can_append():
             return  # one step at a time
         if g.length >= context_limit(g.model):
-            self.generate.auto_button.setChecked(False)
+            self.generate.stop_auto()
             self.show_message(
                 f"The context is full ({context_limit(g.model)} tokens); undo a step or shorten the prompt"
             )
@@ -194,15 +193,14 @@ class NextTokenPanel(RowPanel):
         if generation is not self.generation:
             return  # the prompt changed meanwhile
         self.run.refresh()
-        auto = self.generate.auto_button
         if token == generation.model.tokenizer.eos_token_id:
-            auto.setChecked(False)
+            self.generate.stop_auto()
             self.show_message("The model chose its end-of-text token; undo it to go on.", "info")
-        elif auto.isChecked():
+        elif self.generate.auto:
             QTimer.singleShot(AUTO_DELAY_MS, self._auto_step)
 
     def _auto_step(self) -> None:
-        if self.generate.auto_button.isChecked() and not self.busy:
+        if self.generate.auto and not self.busy:
             self.append_sample()
 
     def undo(self) -> None:

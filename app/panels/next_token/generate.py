@@ -13,11 +13,13 @@ from app.widgets.text import note
 
 class GeneratePage(Step):
     """Emits ``append_sample()``, ``append_choice(index into the candidates)`` and ``undo()``;
-    ``auto_button`` is checkable: while it is down the panel appends one token after another."""
+    while Auto is down (``auto``) the panel appends one token after another, from ``auto_started``
+    until ``stop_auto()``."""
 
     append_sample = Signal()
     append_choice = Signal(int)
     undo = Signal()
+    auto_started = Signal()
 
     def __init__(self, run: Live, settings: Live):
         super().__init__(run)
@@ -25,6 +27,7 @@ class GeneratePage(Step):
         self.sample_button = QPushButton("Append a drawn token")
         self.auto_button = QPushButton("Auto")
         self.auto_button.setCheckable(True)
+        self.auto_button.toggled.connect(lambda on: on and self.auto_started.emit())
         self.undo_button = QPushButton("Undo")
         self.candidates = QListWidget()
         self.history = QListWidget()
@@ -54,6 +57,13 @@ class GeneratePage(Step):
         self.sample_button.clicked.connect(self.append_sample)
         self.undo_button.clicked.connect(self.undo)
         self.candidates.itemClicked.connect(lambda item: self.append_choice.emit(self.candidates.row(item)))
+
+    @property
+    def auto(self) -> bool:
+        return self.auto_button.isChecked()
+
+    def stop_auto(self) -> None:
+        self.auto_button.setChecked(False)
 
     def draw(self, generation) -> Notice:
         snap = snapshot(generation, self.settings.result)

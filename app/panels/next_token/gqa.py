@@ -32,7 +32,7 @@ class GroupsPage(Step):
             self.grid,
             (self.groups,),
         )
-        self.layer_spin.valueChanged.connect(lambda _: self.result is not None and self.draw(self.result))
+        self.layer_spin.valueChanged.connect(lambda _: self.mark_stale())  # redrawn the usual way
 
     def _describe(self, row: int, col: int) -> str:
         m = self.result.model
