@@ -6,11 +6,11 @@ import numpy as np
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QWidget
 
 from app.panels.inside_decoder.state import LensResult, LensState, compute_lens
-from app.panels.inside_decoder.views import visible
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import plot
 from app.widgets.text import note
+from core.decoder import visible
 
 CELL_CHARS = 4  # characters of a top token written into its cell (hover shows all)
 RANK_WIDTH = 190  # pixels of the rank plot beside the grid

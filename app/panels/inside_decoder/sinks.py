@@ -6,10 +6,11 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFormLayout, QLineEdit
 
 from app.panels.inside_decoder.state import SinkResult, SinkState, compute_sinks
-from app.panels.inside_decoder.views import HeadMap, map_over_pair, show_top, visible
+from app.panels.inside_decoder.views import HeadMap, map_over_pair, show_top
 from app.panels.step import Live, Notice, Step
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
+from core.decoder import visible
 
 SINK = 0.5  # a head counts as a sink when it puts more than this on the first token
 

@@ -26,13 +26,12 @@ from app.panels.next_token.state import (
     compute_run,
     compute_sampling,
     snapshot,
-    visible,
 )
 from app.panels.next_token.temperature import TemperaturePage
 from app.panels.row_panel import RowPanel
 from app.panels.step import Live
 from app.widgets.text import note
-from core.decoder import context_limit
+from core.decoder import context_limit, visible
 from core.models import DECODER, smollm2
 from core.sampling import Draws
 

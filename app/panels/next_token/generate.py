@@ -6,9 +6,10 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QListWidget, QPushButton, QVBoxLayout
 
 from app.panels.next_token.predictions import text_so_far
-from app.panels.next_token.state import context_notice, snapshot, visible
+from app.panels.next_token.state import context_notice, snapshot
 from app.panels.step import Live, Notice, Step
 from app.widgets.text import note
+from core.decoder import visible
 
 
 class GeneratePage(Step):

@@ -8,12 +8,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from app.panels.next_token.state import context_notice, visible
+from app.panels.next_token.state import context_notice
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import legend_lines, plot
 from app.widgets.text import note, scrolling
-from core.decoder import CacheSize, DecodeTiming, cache_size
+from core.decoder import CacheSize, DecodeTiming, cache_size, visible
 
 PROMPT_CELL, GENERATED_CELL = 1.0, 0.55  # colours of cached tokens from the prompt and from decoding
 

@@ -8,12 +8,13 @@ from html import escape
 from PySide6.QtWidgets import QFormLayout
 
 from app.panels.binding import bind
-from app.panels.next_token.state import context_notice, snapshot, visible
+from app.panels.next_token.state import context_notice, snapshot
 from app.panels.step import Live, Notice, Step
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
 from core import sampling
+from core.decoder import visible
 
 MAX_LISTED = 30
 
