@@ -19,7 +19,7 @@ import sys
 
 from app.commands.arguments import count
 from app.commands.heads import MAX_LAYERS, echoed
-from app.commands.progress import counter, stage
+from app.commands.progress import load_model, stage
 
 LISTED = 8  # parts and pairs listed in plain text (the JSON has every part and 50 pairs)
 
@@ -51,11 +51,7 @@ def run(args) -> int:
 
     if not args.text.strip():
         raise ValueError("--text is empty; give a text for the model to read")
-    stage(f"loading the model {args.model}")
-    try:
-        model = models.load_model(args.model, progress=counter("loading steps"))
-    except models.ModelsExtraMissing as exc:
-        raise ValueError(str(exc)) from exc
+    model = load_model(args.model)
     if model.kind == models.DECODER:
         ids = encode(model, args.text)[0]
     else:

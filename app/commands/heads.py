@@ -18,7 +18,7 @@ import json
 import sys
 
 from app.commands.arguments import count
-from app.commands.progress import counter, stage
+from app.commands.progress import load_model, stage
 
 MAX_LAYERS = 1000  # more layers or heads than any model the app opens; the model then says its own
 TOP = 5  # heads listed after the best one in the plain-text ranking
@@ -83,7 +83,7 @@ def run(args) -> int:
         raise ValueError("give --layer and --head together")
     if args.text_b is not None and not args.text_b.strip():
         raise ValueError("--text-b is empty; leave it out to read one sentence")
-    model = load(args.model)
+    model = load_model(args.model)
     stage(f"running {model.name}")
     result = models.run(model, args.text, args.text_b)
     if args.words:
@@ -140,17 +140,6 @@ def run(args) -> int:
     return 0
 
 
-def load(source: str):
-    """The model ``source`` names, loaded with a stage line (it takes seconds)."""
-    from core import models
-
-    stage(f"loading the model {source}")
-    try:
-        return models.load_model(source, progress=counter("loading steps"))
-    except models.ModelsExtraMissing as exc:
-        raise ValueError(str(exc)) from exc
-
-
 def echoed(labels, sep: str = " ") -> str:
     """The tokens as read, joined by ``sep``; of a long text only the first and last ECHO_ENDS."""
     if len(labels) <= 3 * ECHO_ENDS:
@@ -197,7 +186,7 @@ def run_induction(args) -> int:
     clashing = [flag for flag, value in given.items() if value is not None] + ["--words"] * args.words
     if clashing:
         raise ValueError(f"--pattern induction reads its own random tokens; leave out {', '.join(clashing)}")
-    model = load(args.model)
+    model = load_model(args.model)
     models.check_kind(model.name, model.kind, models.DECODER)
     stage(f"running {model.name} on 2 × {RANDOM_TOKENS} random tokens")
     test = random_induction_test(model.module, model.tokenizer, RANDOM_TOKENS, SEED)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
-from app.commands.progress import counter, stage
+from app.commands.progress import counter, load_model, stage
 
 WHATS = ("resid", "attn", "mlp", "heads")
 DIRECTIONS = ("denoise", "noise")  # core.patching.DIRECTIONS, without importing NumPy for the parser
@@ -62,11 +62,7 @@ def run(args) -> int:
 
     if not args.model:
         raise ValueError("--model is empty; give 'smollm2' or a model folder")
-    stage(f"loading the model {args.model}")
-    try:
-        model = models.load_model(args.model, progress=counter("loading steps"), expect=models.DECODER)
-    except models.ModelsExtraMissing as exc:
-        raise ValueError(str(exc)) from exc
+    model = load_model(args.model, models.DECODER)
     pair = prepare(model, args.clean, args.corrupt, args.target, args.foil)
     if args.approx:
         from core.attribution_patching import attribute

@@ -28,7 +28,7 @@ import sys
 
 from app.commands.arguments import count, number, seed
 from app.commands.heads import echoed
-from app.commands.progress import counter, stage
+from app.commands.progress import load_model, stage
 
 MAX_LISTED = 1000
 MAX_TEMPERATURE = 100.0
@@ -128,11 +128,7 @@ def run(args) -> int:
         raise ValueError("--foil needs --target: the logit difference compares the two")
     if args.direct and args.foil is None:
         raise ValueError("--direct needs --target and --foil: the shares split their logit difference")
-    stage(f"loading the model {args.model}")
-    try:
-        model = models.load_model(args.model, progress=counter("loading steps"), expect=models.DECODER)
-    except models.ModelsExtraMissing as exc:
-        raise ValueError(str(exc)) from exc
+    model = load_model(args.model, models.DECODER)
     stage(f"running {model.name}" + (f", generating {args.generate} tokens" if args.generate else ""))
     readout = DecoderReadout(
         model, args.text, heads, args.ablation or "zero", args.target, args.foil, first=args.ablate_first

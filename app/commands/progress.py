@@ -33,3 +33,15 @@ def counter(label: str) -> Callable[[int, int], None]:
             print(f"\r{label}: {done}/{total}", end=end, file=sys.stderr, flush=True)
 
     return progress
+
+
+def load_model(source: str, expect: str | None = None):
+    """The model ``source`` names (``expect``: its kind), loaded with a stage line and a counter;
+    a missing torch or transformers becomes the one-line ValueError every command prints."""
+    from core import models
+
+    stage(f"loading the model {source}")
+    try:
+        return models.load_model(source, progress=counter("loading steps"), expect=expect)
+    except models.ModelsExtraMissing as exc:
+        raise ValueError(str(exc)) from exc
