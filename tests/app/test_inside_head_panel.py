@@ -8,22 +8,12 @@ from app import worker
 from app.panels.inside_head import InsideHeadPanel
 from core.ablation_ranking import answer_token, rank_by_ablation
 from core.models import load_model
-from tests.tiny_models import save_tiny_llama
+from tests.app.conftest import settle
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
 
 PROMPT = "the cat sat on the mat because the cat"  # 14 tokens
-
-
-@pytest.fixture(scope="module")
-def llama_folder(tmp_path_factory):
-    return str(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama")))
-
-
-def settle(action, *args, **kwargs):
-    action(*args, **kwargs)
-    assert worker.wait_idle(120)
 
 
 @pytest.fixture

@@ -12,23 +12,13 @@ from app.panels.next_token.temperature import DRAW_HINT
 from core import decoder, models, sampling
 from core.loaded_models import shared
 from core.models import smollm2
-from tests.tiny_models import save_tiny_llama
+from tests.app.conftest import settle
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 PROMPT = "the cat sat on the mat"
-
-
-@pytest.fixture(scope="module")
-def llama_folder(tmp_path_factory):
-    return save_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
-
-
-def settle(action, *args):
-    action(*args)
-    assert worker.wait_idle(120)
 
 
 @pytest.fixture

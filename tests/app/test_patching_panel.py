@@ -9,7 +9,7 @@ from app.panels.patching import PatchingPanel
 from app.panels.patching.state import decoder
 from core.attribution_patching import attribute
 from core.patching import patch, prepare
-from tests.tiny_models import save_tiny_llama
+from tests.app.conftest import settle
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -17,16 +17,6 @@ pytest.importorskip("transformers")
 
 CLEAN = "the cat sat on the mat because the cat"
 CORRUPT = "the cat sat in the mat because the cat"
-
-
-@pytest.fixture(scope="module")
-def llama_folder(tmp_path_factory):
-    return str(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama")))
-
-
-def settle(action, *args):
-    action(*args)
-    assert worker.wait_idle(120)
 
 
 @pytest.fixture
