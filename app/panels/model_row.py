@@ -33,26 +33,6 @@ MAX_RECENT = 8
 KNOWN = {BUNDLED: BUNDLED_NAME, smollm2.KEY: smollm2.NAME}
 
 
-def describe(model) -> str:
-    """One line on a loaded model: name, family, size, grouped keys, context, origin, the check."""
-    kv = f" sharing {model.n_kv_heads} key/value heads" if model.n_kv_heads not in (0, model.n_heads) else ""
-    kind = "decoder: looks back only" if model.is_causal else "encoder: looks both ways"
-    parts = [
-        f"{model.name}: {model.n_layers} layers × {model.n_heads} heads{kv}",
-        f"{model.family} {kind}" if model.family else kind,
-        f"up to {model.max_tokens} tokens",
-    ]
-    if model.source == smollm2.KEY:
-        parts.append(smollm2.ORIGIN)
-    if model.matches is not None:
-        parts.append(
-            "matches transformers exactly"
-            if not model.matches
-            else f"matches transformers to {model.matches:.0e}"
-        )
-    return " · ".join(parts)
-
-
 class ModelRow(QWidget):
     """Choose, open or add a model of ``kind`` (None: any) and load it in the worker."""
 
@@ -156,7 +136,7 @@ class ModelRow(QWidget):
         self.said.emit(*self.adder.offer(reason))
 
     def show_model(self) -> None:
-        self.info.setText(describe(self.model) if self.model is not None else "No model loaded.")
+        self.info.setText(self.model.describe() if self.model is not None else "No model loaded.")
 
     def fill(self) -> None:
         """The combo box: every known model of this row's kind; SmolLM2 too while it is missing

@@ -57,15 +57,21 @@ class LoadedModel:
     matches: float | None = None  # a decoder: largest logit difference from transformers' own run
 
     def describe(self) -> str:
-        """One line: name, family, size, and how closely the adapter matches transformers."""
-        parts = [self.name, self.family, f"{self.n_layers} layers × {self.n_heads} heads"]
+        """One line: name, size, grouped keys, family and kind, context, origin, and how closely
+        the adapter matches transformers (the model rows and the CLI show it)."""
+        kv = f" sharing {self.n_kv_heads} key/value heads" if self.n_kv_heads not in (0, self.n_heads) else ""
+        kind = "decoder: looks back only" if self.is_causal else "encoder: looks both ways"
+        parts = [
+            f"{self.name}: {self.n_layers} layers × {self.n_heads} heads{kv}",
+            f"{self.family} {kind}" if self.family else kind,
+            f"up to {self.max_tokens} tokens",
+        ]
+        if self.source == smollm2.KEY:
+            parts.append(smollm2.ORIGIN)
         if self.matches is not None:
-            parts.append(
-                f"matches transformers to {self.matches:.0e}"
-                if self.matches
-                else "matches transformers exactly"
-            )
-        return " · ".join(p for p in parts if p)
+            close = f"to {self.matches:.0e}" if self.matches else "exactly"
+            parts.append(f"matches transformers {close}")
+        return " · ".join(parts)
 
 
 def check_folder(folder: Path) -> list[Path]:

@@ -3,8 +3,9 @@ predictions, temperature / top-k / top-p, generation, the KV cache, grouped-quer
 
 Two live states drive the five steps (state.py): the run (model + prompt, prefilled in the
 worker) and the sampling settings (checked on the UI thread, never re-running the model).
-Loading, adding SmolLM2, each decode step and the timing run in the worker through buttons; a
-decode step extends the run's Generation in place and then announces the run again.
+The shared model row loads or adds the model; each decode step and the timing run in the worker
+through buttons; a decode step extends the run's Generation in place and then announces the run
+again.
 """
 
 from __future__ import annotations
