@@ -21,6 +21,7 @@ import time
 
 from core import decoder, models, sampling
 from core.models import smollm2
+from tests.perf.timing import median_ms
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -32,21 +33,12 @@ REPEATS = 7
 SETTINGS = [(0.3, None, 1.0), (0.7, 50, 0.9), (1.0, None, 0.95), (2.0, 5, 1.0), (0.05, None, 0.5)]
 
 
-def median_ms(fn, repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
-
-
 def main() -> None:
     if smollm2.installed_folder() is None:
         raise SystemExit(f"{smollm2.NAME} is not added; {smollm2.ADD_HINT}")
     models.libraries()
     models.load_model("smollm2", expect=models.DECODER)  # first load: file cache, lazy imports
-    load = median_ms(lambda: models.load_model("smollm2", expect=models.DECODER), repeats=3)
+    load = median_ms(lambda: models.load_model("smollm2", expect=models.DECODER), repeats=3, warm_up=False)
     model = models.load_model("smollm2", expect=models.DECODER)
     ids16 = decoder.encode(model, PROMPT)[0][:16]
 
@@ -54,11 +46,13 @@ def main() -> None:
         p = decoder.prefill(model, ids16, keep_cache=True)
         sampling.top(sampling.reshape(p.logits), 10)
 
-    predict = median_ms(predictions)
+    predict = median_ms(predictions, REPEATS, warm_up=False)
     logits = decoder.prefill(model, ids16).logits
     cycle = iter(SETTINGS * REPEATS)
     reshape = median_ms(
-        lambda: sampling.top(sampling.reshape(logits, *next(cycle)), 10), repeats=len(SETTINGS) * 3
+        lambda: sampling.top(sampling.reshape(logits, *next(cycle)), 10),
+        repeats=len(SETTINGS) * 3,
+        warm_up=False,
     )
     timing = decoder.time_decode(model, decoder.encode(model, PROMPT)[0], tokens=64, repeats=REPEATS)
 

@@ -21,19 +21,10 @@ import statistics
 import time
 from dataclasses import replace
 
+from tests.perf.timing import median_ms
+
 PROMPT = "When Mary and John went to the store, John gave a drink to"
 REPEATS = 9
-
-
-def median_ms(action, repeats: int = REPEATS) -> float:
-    """Median wall time of ``action()`` in ms over ``repeats`` calls, after one warm-up."""
-    action()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
