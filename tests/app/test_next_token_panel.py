@@ -147,7 +147,7 @@ def test_appended_draws_are_the_cli_generation_for_the_same_seed(panel, llama_fo
         by_first.append(int(np.searchsorted(np.cumsum(p), numbers[0], side="right")))
     assert [c.id for c in chosen] == by_number
     assert by_first != by_number  # re-seeding at every token would have been caught
-    assert panel.draws.count == len(chosen)
+    assert panel.streams.appended.count == len(chosen)
     before = [c.id for c in chosen]
     for _ in range(3):
         settle(panel.undo)

@@ -22,6 +22,7 @@ from app.panels.next_token.kv_cache import CachePage
 from app.panels.next_token.predictions import PredictionsPage
 from app.panels.next_token.state import (
     DEFAULT_PROMPT,
+    DrawStreams,
     RunState,
     SamplingState,
     compute_run,
@@ -34,7 +35,6 @@ from app.panels.step import Live
 from app.widgets.text import note
 from core.decoder import context_limit, visible
 from core.models import DECODER, smollm2
-from core.sampling import Draws
 
 SMOLLM2 = smollm2.KEY
 AUTO_DELAY_MS = 250  # pause between automatic steps, so each one can be read
@@ -55,9 +55,7 @@ class NextTokenPanel(RowPanel):
         self.sampling = Live(SamplingState(), compute_sampling)
         self.row = ModelRow(DECODER, "next_token", default=SMOLLM2, fallback=SMOLLM2)
         self.steps_task = worker.Newest()  # a decode step or a timing: one at a time
-        self.preview = Draws(0)  # step 2's draws: start again with every new run or setting
-        self.draws = Draws(0)  # the appended tokens' draws: one generator per generation
-        self.draws_for = None  # the Generation they belong to
+        self.streams = DrawStreams()
         self._build_rows()
         self.predictions = PredictionsPage(self.run, self.sampling)
         self.temperature = TemperaturePage(self.run, self.sampling)
@@ -112,15 +110,7 @@ class NextTokenPanel(RowPanel):
 
     def _new_draws(self) -> None:
         """A new run or new settings: step 2's draws start again from the seed."""
-        self.preview = Draws(self.sampling.state.seed)
-
-    def _generation_draws(self) -> Draws:
-        """The draws of the current generation, seeded once when it starts (or the seed changes),
-        so the tokens appended for a prompt, settings and seed are ``predict --generate``'s."""
-        seed = self.sampling.state.seed
-        if self.draws_for is not self.generation or self.draws.seed != seed:
-            self.draws, self.draws_for = Draws(seed), self.generation
-        return self.draws
+        self.streams.restart(self.sampling.state.seed)
 
     # --- models -----------------------------------------------------------------------------
     def _said(self, text: str, level: str) -> None:
@@ -159,14 +149,14 @@ class NextTokenPanel(RowPanel):
     def draw_sample(self) -> None:
         snap = self._snapshot()
         if snap is not None:
-            token, prob = self.preview.draw(snap.dist)
+            token, prob = self.streams.preview.draw(snap.dist)
             self.temperature.show_sample(visible(self.model.tokenizer.decode([token])), prob)
 
     def append_sample(self) -> None:
         snap = self._snapshot()
         if snap is not None and self._can_append():
             at = len(self.generation.chosen)  # the k-th generated token takes the seed's k-th number
-            self._append(*self._generation_draws().draw(snap.dist, at))
+            self._append(*self.streams.of(self.generation, self.sampling.state.seed).draw(snap.dist, at))
 
     def append_choice(self, index: int) -> None:
         snap = self._snapshot()

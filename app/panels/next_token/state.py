@@ -13,7 +13,7 @@ from typing import Any
 
 from core import decoder, sampling
 from core.decoder import visible
-from core.sampling import Choice, Distribution
+from core.sampling import Choice, Distribution, Draws
 
 DEFAULT_PROMPT = "The capital of France is"
 
@@ -81,3 +81,23 @@ def context_notice(generation: decoder.Generation) -> tuple[str, str] | None:
         "were left out.",
         "warning",
     )
+
+
+class DrawStreams:
+    """The panel's seeded random streams: step 2's ``preview`` draws, started again with every run
+    or setting, and one stream per generation, seeded when it starts (or the seed changes), so
+    the tokens appended for a prompt, settings and seed are ``predict --generate``'s."""
+
+    def __init__(self):
+        self.preview = Draws(0)
+        self.appended = Draws(0)
+        self._generation = None  # the Generation ``appended`` belongs to
+
+    def restart(self, seed: int) -> None:
+        self.preview = Draws(seed)
+
+    def of(self, generation, seed: int) -> Draws:
+        """The stream of ``generation``'s appended tokens."""
+        if self._generation is not generation or self.appended.seed != seed:
+            self.appended, self._generation = Draws(seed), generation
+        return self.appended
