@@ -108,13 +108,28 @@ def rss_slack() -> int:
     return 64 * 4096 * (os.cpu_count() or 1)
 
 
+def assert_a_reading_in(read, low: int, high: int, tries: int = 3) -> None:
+    """One of ``tries`` peak readings lies in [low, high).
+
+    The resident set is the whole process's: a thread that an earlier test left running can free
+    memory during a reading and hide a buffer, so one short reading does not fail; a flaw in the
+    measurement itself is short every time.
+    """
+    seen = []
+    for _ in range(tries):
+        peak = read()
+        if peak is None:
+            pytest.skip("the resident-set high-water mark is read on Linux only")
+        if low <= peak < high:
+            return
+        seen.append(peak)
+    pytest.fail(f"peak readings {seen} all outside [{low}, {high})")
+
+
 def test_numpy_naive_peak_memory_covers_the_score_matrix():
     cfg = BenchConfig(lengths=(512,), impls=("numpy-naive",), heads=4, dtype="fp64", **QUICK)
-    (r,) = run_benchmark(cfg).results
-    if r.peak_bytes is None:
-        pytest.skip("the resident-set high-water mark is read on Linux only")
     scores = 4 * 512 * 512 * 8
-    assert scores - rss_slack() <= r.peak_bytes < 2 * scores
+    assert_a_reading_in(lambda: run_benchmark(cfg).results[0].peak_bytes, scores - rss_slack(), 2 * scores)
 
 
 def test_torch_cpu_peak_memory_counts_both_score_buffers():
@@ -142,15 +157,17 @@ def test_the_first_point_in_a_fresh_thread_counts_its_scores():
     """The app sweeps in a worker thread; its first reading once missed the score matrix (the
     timed calls before it had raised glibc's mmap threshold)."""
     cfg = BenchConfig(lengths=(512,), impls=("numpy-naive",), heads=2, head_dim=16, repeats=3)
-    found = []
-    thread = threading.Thread(target=lambda: found.extend(run_benchmark(cfg).results))
-    thread.start()
-    thread.join()
-    (r,) = found
-    if r.peak_bytes is None:
-        pytest.skip("the resident-set high-water mark is read on Linux only")
+
+    def first_reading_in_a_fresh_thread():
+        found = []
+        thread = threading.Thread(target=lambda: found.extend(run_benchmark(cfg).results))
+        thread.start()
+        thread.join()
+        (r,) = found
+        return r.peak_bytes
+
     scores = 2 * 512 * 512 * 4
-    assert scores - rss_slack() <= r.peak_bytes < 2 * scores
+    assert_a_reading_in(first_reading_in_a_fresh_thread, scores - rss_slack(), 2 * scores)
 
 
 def test_measuring_memory_leaves_other_threads_numpy_alone():
