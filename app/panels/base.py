@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QBoxLayout, QSplitter, QTabBar, QVBoxLayout, QWidg
 
 import app.shutdown  # noqa: F401  (deletes panels in order at exit, see there)
 from app.panels import entry_of
+from app.panels.scripts import Script, assemble
 from app.panels.step import Notice, Step
 from app.widgets.message_bar import MessageBar
 from app.widgets.page_stack import PageStack
@@ -177,6 +178,16 @@ class Panel(QWidget):
 
     def clear_message(self) -> None:
         self.message.clear_message()
+
+    def script(self, i: int) -> str:
+        """Step ``i``'s experiment as a Python script over core (File → Export experiment as Python)."""
+        if self.step_pages[i].live.result is None:
+            raise ValueError(f"{self.steps[i]} has nothing computed yet: wait for it, then export again.")
+        return assemble(self.title, i + 1, self.steps[i], self.step_script(i))
+
+    def step_script(self, i: int) -> Script:
+        """Step ``i``'s Script; a panel whose pages serve several steps says which is which."""
+        return self.step_pages[i].script()
 
     def exercise(self) -> None:
         """Drive every control through typical and extreme values, ending in a state worth a screenshot."""

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from app import worker
 from app.panels.binding import bind
+from app.panels.scripts import Script
 from app.widgets.side_column import side_column
 from app.widgets.sizing import WholeText
 from app.widgets.text import note, scrolling
@@ -60,6 +61,7 @@ class Live(QObject):
             self._start(state)
         else:
             self.result = compute(state)
+            self.state = self.wanted = getattr(self.result, "state", state)  # as _accept settles it
 
     def apply(self, **change) -> bool:
         """Try ``state`` with ``change``; True when it was accepted (or, in the background, started)."""
@@ -138,6 +140,10 @@ class Step(QWidget):
 
     def draw(self, result) -> Notice:
         """Make the views show ``result``; return a notice for the message bar or None."""
+        raise NotImplementedError
+
+    def script(self) -> Script:
+        """This step's experiment as code over core, for ``Panel.script`` (app/panels/scripts.py)."""
         raise NotImplementedError
 
     def apply(self, **change) -> bool:

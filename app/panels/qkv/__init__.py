@@ -131,8 +131,13 @@ class QKVPanel(Panel):
     def export(self) -> dict[str, QWidget]:
         return {
             "embeddings": self.embeddings.x_view,
+            "projection input": self.projections.proj.a,
+            "projection weights": self.projections.proj.b,
+            "projection": self.projections.proj.c,
             "scores": self.scores.score_map,
             "scaled": self.scaled.scaled_map,
             "weights": self.weights.weight_map,
+            "output weights": self.output.blend.a,
+            "values": self.output.blend.b,
             "output": self.output.blend.c,
         }

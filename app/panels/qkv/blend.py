@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import MatrixView
 from app.widgets.product_view import ProductView
@@ -17,6 +19,9 @@ class BlendPage(Step):
         self.blend.set_explainer(lambda i, k: explain.blend(self.result.trace, self.result.V, i, k))
         self.output_note = note("")
         self.layout_with(self.output_note, None, self.blend)
+
+    def script(self) -> Script:
+        return scripts.output(self.state)
 
     def draw(self, r: QKVResult) -> Notice:
         tokens, t = r.example.tokens, r.trace

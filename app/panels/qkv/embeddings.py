@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult, edit_embedding
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import MatrixView
 
@@ -23,6 +25,9 @@ class EmbeddingsPage(Step):
             None,
             self.x_view,
         )
+
+    def script(self) -> Script:
+        return scripts.embeddings(self.state)
 
     def draw(self, r: QKVResult) -> Notice:
         ex = r.example

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QButtonGroup, QFormLayout, QHBoxLayout, QRadioButton
 
+from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import MatrixView
 from app.widgets.product_view import ProductView
@@ -46,6 +48,9 @@ class ProjectionPage(Step):
     def _weights(self, r: QKVResult):
         ex = r.example
         return {"Q": ex.W_Q, "K": ex.W_K, "V": ex.W_V}[self.projection]
+
+    def script(self) -> Script:
+        return scripts.projections(self.state, self.projection)
 
     def draw(self, r: QKVResult) -> Notice:
         name, ex, W = self.projection, r.example, self._weights(r)

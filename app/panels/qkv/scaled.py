@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note
@@ -18,6 +20,9 @@ class ScaledPage(Step):
         self.scaled_map.set_describer(lambda i, j: explain.scaled(self.result.trace, i, j))
         self.scale_note = note("")
         self.layout_with(self.scale_note, None, self.scaled_map)
+
+    def script(self) -> Script:
+        return scripts.scaled(self.state)
 
     def draw(self, r: QKVResult) -> Notice:
         tokens, d_k = r.example.tokens, r.Q.shape[1]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from core import explain
@@ -19,6 +21,9 @@ class ScoresPage(Step):
             None,
             self.score_map,
         )
+
+    def script(self) -> Script:
+        return scripts.scores(self.state)
 
     def draw(self, r: QKVResult) -> Notice:
         tokens = r.example.tokens

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note
@@ -16,6 +18,9 @@ class WeightsPage(Step):
         self.weight_map.set_describer(lambda i, j: explain.weight(self.result.trace, i, j))
         self.sum_note = note("")
         self.layout_with(self.sum_note, None, self.weight_map)
+
+    def script(self) -> Script:
+        return scripts.weights(self.state)
 
     def draw(self, r: QKVResult) -> Notice:
         tokens, t = r.example.tokens, r.trace

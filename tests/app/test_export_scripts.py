@@ -1,0 +1,132 @@
+"""Export as Python: every step of every panel exports a script that runs in a fresh interpreter
+and prints the numbers the step draws (the decoder panels on a tiny random Llama)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+
+from app import worker
+from app.panels import PANELS
+from app.widgets import Heatmap, MatrixView
+from app.widgets.export import PLOT_HEADER, plot_rows
+from tests.app.conftest import settle
+
+CHECKOUT = Path(__file__).resolve().parents[2]  # the scripts import this checkout's core
+NUMBER = re.compile(r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|[-+−]?inf")
+# Steps that measure time: a script measures again, so only what does not change is compared.
+MEASURED: dict[tuple[str, int], str] = {}
+
+
+def drawn_numbers(panel) -> np.ndarray:
+    """Every finite number the step's views on screen show (matrices' cells, plots' y and values):
+    the views the panel can export (``Panel.export``) that are visible at this step."""
+    found = []
+    for view in [v for v in panel.export().values() if v.isVisibleTo(panel)]:
+        if isinstance(view, (Heatmap, MatrixView)):
+            found.append(np.asarray(view.values, dtype=float).ravel())
+        elif isinstance(view, pg.GraphicsView):
+            y, value = PLOT_HEADER.index("y"), PLOT_HEADER.index("value")
+            cells = [row[k] for row in plot_rows(view)[1:] for k in (y, value) if row[k] != ""]
+            found.append(np.array([float(c) for c in cells]))
+    numbers = np.concatenate(found) if found else np.array([])
+    return numbers[np.isfinite(numbers)]
+
+
+def printed_numbers(text: str) -> np.ndarray:
+    return np.array(sorted(float(n.replace("−", "-")) for n in NUMBER.findall(text)))
+
+
+def unprinted(drawn: np.ndarray, printed: np.ndarray) -> list[float]:
+    """The drawn numbers no printed number matches to six significant digits."""
+    if not len(printed):
+        return sorted(set(drawn.tolist()))
+    k = np.clip(np.searchsorted(printed, drawn), 1, len(printed) - 1)
+    nearest = np.minimum(abs(printed[k - 1] - drawn), abs(printed[k] - drawn))
+    if len(printed) == 1:
+        nearest = abs(printed[0] - drawn)
+    return sorted(set(drawn[nearest > 1e-6 + 1e-5 * abs(drawn)].tolist()))
+
+
+def run_scripts(paths, folder) -> list[subprocess.CompletedProcess]:
+    """Run each script in a fresh interpreter, all at once (the machine shares out its cores)."""
+    env = {**os.environ, "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(CHECKOUT)}
+    done, running = [], []
+    for path in paths:
+        running.append(
+            (
+                path,
+                subprocess.Popen(
+                    [sys.executable, str(path)],
+                    cwd=folder,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                ),
+            )
+        )
+    for path, process in running:
+        out, err = process.communicate(timeout=300)
+        done.append(subprocess.CompletedProcess(path, process.returncode, out, err))
+    return done
+
+
+def open_panel(key: str, qtbot, llama_folder):
+    entry = next(e for e in PANELS if e.key == key)
+    panel = entry()
+    qtbot.addWidget(panel)
+    panel.resize(1200, 800)
+    panel.show()
+    if hasattr(panel, "use_model") and key != "model":
+        settle(panel.use_model, llama_folder)
+    assert worker.wait_idle(120)
+    return panel
+
+
+@pytest.mark.parametrize("key", [e.key for e in PANELS])
+def test_every_step_exports_a_script_that_prints_what_it_draws(key, qtbot, tmp_path, llama_folder):
+    panel = open_panel(key, qtbot, llama_folder)
+    paths, drawn = [], []
+    for i in range(len(panel.steps)):
+        settle(panel.set_step, i)
+        qtbot.wait(10)
+        drawn.append(drawn_numbers(panel))
+        path = tmp_path / f"{key}_step{i + 1}.py"
+        path.write_text(panel.script(i), encoding="utf-8")
+        paths.append(path)
+    worker.cancel_all()
+    for i, run in enumerate(run_scripts(paths, tmp_path)):
+        assert run.returncode == 0, f"step {i + 1}: {run.stderr[-3000:]}"
+        assert run.stdout.strip(), f"step {i + 1} printed nothing"
+        if (key, i) in MEASURED:
+            continue
+        assert len(drawn[i]), f"step {i + 1} draws no numbers to compare"
+        missing = unprinted(drawn[i], printed_numbers(run.stdout))
+        assert not missing, f"step {i + 1} draws numbers its script does not print: {missing[:10]}"
+
+
+def test_the_comparison_catches_a_number_that_is_not_printed():
+    printed = printed_numbers("the 0.375443 cat −1.5 and 2e-05")
+    assert unprinted(np.array([0.3754431, -1.5, 2e-5]), printed) == []
+    assert unprinted(np.array([0.3755, 7.0]), printed) == [0.3755, 7.0]
+
+
+def test_an_edited_embedding_table_travels_with_the_script(qtbot, tmp_path, llama_folder):
+    """The Q, K, V panel's table keeps hand edits and rows of earlier text: the script writes it out."""
+    panel = open_panel("qkv", qtbot, llama_folder)
+    panel.embeddings._on_edit(0, 1, 9.5)
+    panel.tokens_edit.setText("the cat sat down again")
+    path = tmp_path / "qkv.py"
+    path.write_text(panel.script(0), encoding="utf-8")
+    (run,) = run_scripts([path], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert 9.5 in panel.embeddings.x_view.values
+    assert not unprinted(drawn_numbers(panel), printed_numbers(run.stdout))
