@@ -1,5 +1,6 @@
 """What a lecturer does around the panels, for the main window's menus: save and open lessons
-(recent and built-in ones), hide controls for a class, export the whole panel as a picture.
+(recent and built-in ones), hide controls for a class, export the whole panel as a picture or
+the step on screen as a Python script.
 
 Errors are shown in a message box and change nothing; warnings go to the status bar.
 """
@@ -185,6 +186,19 @@ class Classroom(QObject):
             lesson_files.set_hidden(panel, hidden)
 
     # --- the whole panel as a picture ------------------------------------------------------------
+    def export_script_dialog(self) -> None:
+        """Save the step on screen as a Python script over core (``Panel.script``)."""
+        panel = self.window.current()
+        try:
+            text = panel.script(panel.step)
+        except ValueError as exc:  # nothing computed yet, e.g. the model still loading
+            panel.show_message(str(exc))
+            return
+        name = f"{panel.key}-step{panel.step + 1}.py"
+        path = ask_save_path(self.window, "Export experiment as Python", name, "Python script (*.py)")
+        if path:
+            report(self.window, lambda: Path(path).write_text(text, encoding="utf-8"), path)
+
     def export_panel_dialog(self) -> None:
         panel = self.window.current()
         scale, ok = QInputDialog.getDouble(

@@ -324,6 +324,7 @@ class MainWindow(QMainWindow):
             for text, method in cls.file_actions:
                 action(file_menu, text, lambda _=False, k=cls.key, m=method: getattr(self.show_panel(k), m)())
         action(file_menu, "&Export panel as PNG…", room.export_panel_dialog, "Ctrl+E")
+        action(file_menu, "Export experiment as &Python…", room.export_script_dialog, "Ctrl+Shift+E")
         file_menu.addSeparator()
         # Ctrl+Q (Cmd+Q on macOS) everywhere: some platforms bind no standard Quit key.
         self.quit_action = action(file_menu, "&Quit", self.close, "Ctrl+Q")

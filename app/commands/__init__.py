@@ -26,6 +26,9 @@ COMMANDS = {
         "one real head's q, k, score and weight for a query and a key, why (the score split into "
         "parts) and what it writes"
     ),
+    "export-script": (
+        "write one step of a panel as a Python script over core, as File → Export experiment as Python does"
+    ),
     "models": "list the models Attention Lab knows, or add SmolLM2-135M (a decoder language model)",
     "bench": "measure attention time, TFLOP/s, memory and error per implementation on the CPU or GPU",
     "induction": (
@@ -37,4 +40,4 @@ COMMANDS = {
 
 def command(name: str) -> ModuleType:
     """The module that runs ``attention-lab NAME``."""
-    return import_module(f"{__name__}.{name}")
+    return import_module(f"{__name__}.{name.replace('-', '_')}")

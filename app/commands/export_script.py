@@ -1,0 +1,115 @@
+"""``attention-lab export-script``: one step of a panel as a Python script over core, as
+File → Export experiment as Python writes it.
+
+    attention-lab export-script --panel qkv --step 5 -o softmax.py
+    attention-lab export-script --lesson my-lesson.json -o lesson.py     # its panel, step and state
+    attention-lab export-script --panel patching --step 2 --model ~/models/gpt2 -o patch.py
+
+The panel is built offscreen from empty settings, so a model panel opens its default model
+unless --model (a key, a folder or a cache id) or the lesson names another.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from app.commands.arguments import count
+
+WAIT_S = 600  # a first model load or a patching sweep on a slow machine
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument(
+        "--panel", metavar="KEY", help="the panel (see attention-lab smoke --help); default: the lesson's"
+    )
+    parser.add_argument(
+        "--step",
+        type=count("--step", 99),
+        metavar="N",
+        help="the step, from 1; default: the lesson's, else 1",
+    )
+    parser.add_argument(
+        "--lesson", metavar="FILE", help="a saved lesson: the panel is put in its state first"
+    )
+    parser.add_argument("--model", metavar="SOURCE", help="the model to open: a key, a folder or a cache id")
+    parser.add_argument("-o", "--output", metavar="FILE", help="where to write the script; default: print it")
+
+
+def run(args) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from app import lesson_files, settings
+    from app.panels import PANELS
+    from app.qt_messages import keep_platform_noise_off_stderr, restore_qt_messages
+
+    lesson = None
+    if args.lesson:
+        lesson, warnings = lesson_files.load(args.lesson)
+        for warning in warnings:
+            print(f"lesson: {warning}", file=sys.stderr)
+    key = args.panel or (lesson.panel if lesson else None)
+    if key is None:
+        raise ValueError("Say which panel: --panel KEY, or --lesson FILE.")
+    entry = next((e for e in PANELS if e.key == key), None)
+    if entry is None:
+        raise ValueError(f"unknown panel {key}; choose from {', '.join(e.key for e in PANELS)}")
+    keep_platform_noise_off_stderr()
+    with tempfile.TemporaryDirectory() as folder:
+        settings.use_folder(folder)
+        app = QApplication.instance() or QApplication([])
+        panel = entry()
+        panel.resize(1400, 900)
+        panel.show()
+        text = script_of(panel, args, lesson, app)
+        panel.close()
+    restore_qt_messages()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}: {entry.title}, step {panel.step + 1}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+def script_of(panel, args, lesson, app) -> str:
+    """``panel`` put in the asked state (model, lesson, step), its background work done, and its
+    step's script."""
+    from app import lesson_files, worker
+
+    if args.model:
+        if not hasattr(panel, "use_model"):
+            raise ValueError(f"{panel.title} opens no model; leave out --model.")
+        panel.use_model(args.model)
+    settle(app)
+    if lesson is not None:
+        for warning in lesson_files.apply(panel, lesson):  # LessonError: for another panel
+            print(f"lesson: {warning}", file=sys.stderr)
+        settle(app)
+        lesson_files.apply(panel, lesson)  # again: choices that depend on a result (e.g. tokens)
+        settle(app)
+    step = args.step or (lesson.step + 1 if lesson else 1)
+    if step > len(panel.steps):
+        raise ValueError(f"{panel.title} has {len(panel.steps)} steps, not {step}.")
+    panel.set_step(step - 1)
+    settle(app)
+    try:
+        return panel.script(step - 1)
+    except ValueError as exc:
+        said = panel.message.text() if panel.message.isVisible() else ""  # e.g. why no model
+        raise ValueError(f"{exc} {said}".strip()) from exc
+    finally:
+        worker.cancel_all()
+
+
+def settle(app) -> None:
+    """Wait for the panel's background work (model loads, runs)."""
+    from app import worker
+
+    app.processEvents()
+    if not worker.wait_idle(WAIT_S):
+        raise ValueError(f"The panel was still working after {WAIT_S} s; try again.")
+    app.processEvents()
