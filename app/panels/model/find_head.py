@@ -85,10 +85,8 @@ class FindBox(OwnHeight, QGroupBox):
         else:
             outside = f", or the pair lies outside the {self.part} filter" if self.part != ALL_PARTS else ""
             self.label.setText(f"{self.ranking.what}: no head puts any weight there{outside}.")
-        self.ranking_list.blockSignals(True)
-        self.ranking_list.clear()
+        self.ranking_list.clear()  # its "no row" signal jumps nowhere (_on_row)
         self.ranking_list.addItems([str(s) for s in self.ranking.ranked(RANKING_ROWS)])
-        self.ranking_list.blockSignals(False)
         if jump:
             self.jump.emit(best.layer, best.head, i, j)
 
