@@ -80,6 +80,7 @@ def kinds(s: MasksState) -> Script:
 
 
 def fill_code(fill: float) -> str:
+    """Code for a number added to hidden scores."""
     return "-np.inf" if np.isneginf(fill) else f"{fill:g}"
 
 

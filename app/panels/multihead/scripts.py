@@ -92,7 +92,7 @@ def join(s: MultiHeadState) -> Script:
     features = [str(k) for k in range(d_model)]
     print(f"concat: the {heads} heads' outputs of {n} × {d_k} side by side, head 0 first")
     print(table(trace.concat, tokens, features))
-    print(f"W_O ({d_model} × {d_model}): rows {d_k} at a time read one head's block")
+    print(f"W_O ({d_model} × {d_model}): each {d_k} rows read one head's block of concat")
     print(table(W_O, features, features))
     print("output = concat · W_O, the same shape as X")
     print(table(trace.output, tokens, features))
