@@ -55,3 +55,35 @@ def heatmap(values: str, rows: str, cols: str, title: str) -> str:
     plt.title({title!r})
     plt.tight_layout()
     """
+
+
+def bar_chart(values: str, labels: str, title: str) -> str:
+    """Picture code: the list ``values`` as bars labelled by the list ``labels`` (names of variables
+    in the script)."""
+    return f"""
+    plt.bar(range(len({values})), {values})
+    plt.xticks(range(len({labels})), {labels})
+    plt.title({title!r})
+    plt.tight_layout()
+    """
+
+
+def line_plot(x: str, curves: dict[str, str], title: str, log_x: bool = False) -> str:
+    """Picture code: each of ``curves`` (legend name: variable) against ``x``, on a logarithmic x axis
+    with ``log_x``."""
+    plots = "".join(f"    plt.plot({x}, {y}, label={name!r})\n" for name, y in curves.items())
+    scale = '    plt.xscale("log")\n' if log_x else ""
+    return f"""
+{plots}{scale}    plt.legend()
+    plt.title({title!r})
+    plt.tight_layout()
+    """
+
+
+def subplots(*pictures: str, columns: int = 2) -> str:
+    """Picture code: each of ``pictures`` in its own part of one figure, ``columns`` to a row."""
+    rows = -(-len(pictures) // columns)
+    parts = [f"plt.figure(figsize=({5 * columns}, {4 * rows}))"]
+    for k, picture in enumerate(pictures, 1):
+        parts += [f"plt.subplot({rows}, {columns}, {k})", dedent(picture).strip()]
+    return indent("\n".join(parts), "    ")

@@ -243,3 +243,22 @@ def test_switching_the_mask_kind_moves_no_view(panel, qtbot):
         panel.pad_spin.setValue(0 if kind == "none" else 2)
         qtbot.wait(1)
         assert places() == first, kind
+
+
+def test_exported_script_rebuilds_a_hand_drawn_mask(panel, tmp_path):
+    """A symmetric window with one cell switched by hand and one padding token: the script
+    writes the grid out and prints the mask, scores and weights the step draws."""
+    from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
+
+    panel.kind_combo.setCurrentIndex(masks.KINDS.index("sliding_window"))
+    panel.symmetric_box.setChecked(True)
+    panel.pad_spin.setValue(1)
+    panel.toggle_cell(0, 5)
+    assert panel.settings.kind == "custom"
+    path = tmp_path / "kinds.py"
+    path.write_text(panel.script(0), encoding="utf-8")
+    (run,) = run_scripts([path], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert not unprinted(drawn_numbers(panel), printed_numbers(run.stdout))
+    cost = masks.cost(panel.result.mask)
+    assert f"Computed cells: {cost.computed} of 64" in run.stdout

@@ -210,3 +210,28 @@ def test_steps_switch_pages_and_exercise_runs_clean(panel):
     panel.exercise()
     assert worker.wait_idle()
     assert set(panel.export()) >= {"saturation", "growth", "temperature_weights"}
+
+
+def test_exported_scripts_rebuild_the_changed_settings(panel, tmp_path):
+    """Step 1 after new scores and multiplier, step 2 divided with 300 samples: each script
+    prints the numbers its step now draws."""
+    from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
+
+    panel.saturation.scores_edit.setText("0.5, 1, 4, 2")
+    panel.saturation.multiplier_slider.setValue(8)
+    panel.growth.divide_box.setChecked(True)
+    panel.growth.samples_spin.setValue(300)
+    assert worker.wait_idle()
+    paths, drawn = [tmp_path / "saturation.py", tmp_path / "growth.py"], []
+    for i, path in enumerate(paths):
+        panel.set_step(i)
+        drawn.append(drawn_numbers(panel))
+        path.write_text(panel.script(i), encoding="utf-8")
+    runs = run_scripts(paths, tmp_path)
+    for run, numbers in zip(runs, drawn, strict=True):
+        assert run.returncode == 0, run.stderr
+        assert not unprinted(numbers, printed_numbers(run.stdout))
+    slope = scaling.saturate(np.array([0.5, 1, 4, 2]), 8).winner_gradient
+    assert f"p(1 − p) = {slope:.6g}" in runs[0].stdout
+    spread = scaling.dot_product_spread(scaling.GROWTH_WIDTHS, 300, np.random.default_rng(0))
+    assert f"divided by √dₖ it is {spread.at(64)[1]:.6g}" in runs[1].stdout

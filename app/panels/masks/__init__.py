@@ -189,4 +189,6 @@ class MasksPanel(Panel):
         k = self.kinds
         views = {"mask": k.mask_map, "scores": k.score_map, "weights": k.weight_map}
         views |= {f"additive_{name}": m for name, m in zip(FILL_NAMES, self.additive.add_maps, strict=True)}
-        return views | {"cross_attention": self.cross.cross_map, "copying": self.copying.copy_map}
+        views["cross_attention"] = self.cross.cross_map
+        # the bars first: the weights map stays the step's result (``result_views``)
+        return views | {"copying_next_token": self.copying.copy_plot, "copying": self.copying.copy_map}

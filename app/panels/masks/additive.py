@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QGridLayout, QPushButton, QVBoxLayout
 
+from app.panels.masks import scripts
 from app.panels.masks.state import FILL_NAMES, MasksResult, as_grid, key_labels, leak_text, unpadded
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.tables import fill_table, text_table
@@ -43,6 +45,9 @@ class AdditivePage(Step):
         grid = unpadded(self.result)
         grid[0] = False
         self.apply(kind="custom", custom=as_grid(grid))
+
+    def script(self) -> Script:
+        return scripts.additive(self.state)
 
     def draw(self, r: MasksResult) -> Notice:
         tokens, keys = r.example.tokens, key_labels(r)

@@ -7,7 +7,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QGridLayout
 
+from app.panels.masks import scripts
 from app.panels.masks.state import MasksResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import plot, tick_label, title_across
@@ -42,6 +44,9 @@ class CopyPage(Step):
             None,
             grid,
         )
+
+    def script(self) -> Script:
+        return scripts.copying(self.state)
 
     def draw(self, r: MasksResult) -> Notice:
         n = r.copy.weights.shape[0]

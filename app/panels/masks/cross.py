@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QLineEdit, QVBoxLayout
 
+from app.panels.masks import scripts
 from app.panels.masks.state import D_K, MasksResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note
@@ -39,6 +41,9 @@ class CrossPage(Step):
             None,
             layout,
         )
+
+    def script(self) -> Script:
+        return scripts.cross(self.state)
 
     def draw(self, r: MasksResult) -> Notice:
         q_tokens, kv_tokens = r.cross_tokens

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QGridLayout, QVBoxLayout
 
+from app.panels.masks import scripts
 from app.panels.masks.state import MasksResult, as_grid, key_labels, leak_text, unpadded
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.colors import default_levels
@@ -47,6 +49,9 @@ class KindsPage(Step):
         grid = unpadded(self.result)
         grid[i, j] = not grid[i, j]
         self.apply(kind="custom", custom=as_grid(grid))
+
+    def script(self) -> Script:
+        return scripts.kinds(self.state)
 
     def draw(self, r: MasksResult) -> Notice:
         tokens, keys = r.example.tokens, key_labels(r)

@@ -6,8 +6,10 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QGridLayout
 
+from app.panels.multihead import scripts
 from app.panels.multihead.side_by_side import head_color
 from app.panels.multihead.state import MultiHeadResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note, scrolling
@@ -50,6 +52,9 @@ class JoinPage(Step):
             heatmap.plot.addItem(item)
             blocks.append(item)
         return blocks[i]
+
+    def script(self) -> Script:
+        return scripts.join(self.state)
 
     def draw(self, r: MultiHeadResult) -> Notice:
         t, tokens = r.trace, r.tokens

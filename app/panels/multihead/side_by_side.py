@@ -7,7 +7,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QVBoxLayout, QWidget
 
+from app.panels.multihead import scripts
 from app.panels.multihead.state import MultiHeadResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets import Heatmap
@@ -161,6 +163,9 @@ class HeadsPage(Step):
         self.selected = min(max(int(i), 0), len(self.result.trace.heads) - 1)
         if not self.stale:
             self._show_selected(self.result)
+
+    def script(self) -> Script:
+        return scripts.heads(self.state, self.selected)
 
     def draw(self, r: MultiHeadResult) -> Notice:
         h, tokens, levels = len(r.trace.heads), r.tokens, self.shared_levels()

@@ -29,12 +29,21 @@ from core.qkv import tokenize
 MAX_HEADS = 16  # more heads than this do not fit on screen as separate heatmaps
 MAX_TOKENS = 128
 MAX_D_MODEL = 512
-MASKS = {  # short names: the mask box must not widen the control column at large text
-    "none": lambda n: None,
-    "causal": masks.causal,
-    "causal window of 3": lambda n: masks.sliding_window(n, 3),
-    "local ±1 + first token": lambda n: masks.global_local(n, 2, [0]),
+MASKS = {  # short names (the mask box must not widen the control column at large text): the
+    # core.masks function and its arguments after n, or None for no mask
+    "none": None,
+    "causal": (masks.causal,),
+    "causal window of 3": (masks.sliding_window, 3),
+    "local ±1 + first token": (masks.global_local, 2, [0]),
 }
+
+
+def build_mask(name: str, n: int) -> np.ndarray | None:
+    """The (n, n) bool mask ``name`` (a key of MASKS) stands for; None for no mask."""
+    if MASKS[name] is None:
+        return None
+    make, *args = MASKS[name]
+    return make(n, *args)
 
 
 @dataclass(frozen=True)
@@ -86,7 +95,7 @@ def compute_multihead(s: MultiHeadState) -> MultiHeadResult:
     if s.mask not in MASKS:
         raise ValueError(f"Choose a mask among {', '.join(MASKS)}.")
     projections, W_O = _projections(tuple(tokens), s.d_model, s.seed, s.heads, s.scale)
-    trace = attend_heads(*projections, W_O, mask=MASKS[s.mask](len(tokens)), temperature=s.temperature)
+    trace = attend_heads(*projections, W_O, mask=build_mask(s.mask, len(tokens)), temperature=s.temperature)
     n = len(tokens)
     return MultiHeadResult(
         tokens, trace, W_O, head_table(trace), split_cost(n, s.d_model, 1), split_cost(n, s.d_model, s.heads)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from app.panels.multihead import scripts
 from app.panels.multihead.side_by_side import head_color
 from app.panels.multihead.state import MultiHeadResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
@@ -29,6 +31,9 @@ class TablePage(Step):
         self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
         self.table_note = note()
         self.layout_with(self.caption, None, self.table, (self.table_note,), flush=True)
+
+    def script(self) -> Script:
+        return scripts.stats(self.state)
 
     def draw(self, r: MultiHeadResult) -> Notice:
         t, h = r.table, len(r.trace.heads)

@@ -7,8 +7,17 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar
 
 from app.panels.binding import set_quietly
-from app.panels.scale.state import GrowthView, Measured, MeasureState, check_growth_view, measure_growth
+from app.panels.scale import scripts
+from app.panels.scale.state import (
+    GUIDE_WIDTHS,
+    GrowthView,
+    Measured,
+    MeasureState,
+    check_growth_view,
+    measure_growth,
+)
 from app.panels.scale.views import GUIDE, add_plot, log_x, marker
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.spin_boxes import spin
@@ -47,9 +56,8 @@ class GrowthPage(Step):
         self.growth_plot = add_plot(self.view, "", "dₖ (log scale)", "typical size of q·k", 0, 0)
         log_x(self.growth_plot, widths)
         self.growth_plot.addLegend(offset=(10, 10))
-        self.reference_x = np.geomspace(1, widths[-1], 200)
         self.reference_curve = self.growth_plot.plot(
-            self.reference_x, np.sqrt(self.reference_x), pen=pg.mkPen(GUIDE, width=2)
+            GUIDE_WIDTHS, np.sqrt(GUIDE_WIDTHS), pen=pg.mkPen(GUIDE, width=2)
         )
         self.measured_points = self.growth_plot.plot(
             [], [], pen=None, symbol="o", symbolSize=8, symbolBrush="#3d7bd9", name="measured std of q·k"
@@ -87,14 +95,17 @@ class GrowthPage(Step):
         self.progress.setMaximum(total)
         self.progress.setValue(done)
 
+    def script(self) -> Script:
+        return scripts.growth(self.state, self.measure.state.samples)
+
     def draw(self, s: GrowthView) -> Notice:
         if s.divide != self.drawn_divide:  # the axes change only with the division
             self.drawn_divide = s.divide
             title = "Spread of q·k ÷ √dₖ stays near 1" if s.divide else "Spread of q·k grows like √dₖ"
             self.growth_plot.setTitle(title)
             self.growth_plot.setLabel("left", "spread of q·k / √dₖ" if s.divide else "spread of q·k")
-            reference = np.ones_like(self.reference_x) if s.divide else np.sqrt(self.reference_x)
-            self.reference_curve.setData(self.reference_x, reference)
+            reference = np.ones_like(GUIDE_WIDTHS) if s.divide else np.sqrt(GUIDE_WIDTHS)
+            self.reference_curve.setData(GUIDE_WIDTHS, reference)
             self.growth_plot.legend.getLabel(self.reference_curve).setText("1" if s.divide else "√dₖ")
             self.growth_plot.setYRange(0, 1.6 if s.divide else 34, padding=0)
         measured: Measured | None = self.measure.result

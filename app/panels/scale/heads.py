@@ -6,8 +6,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout
 
+from app.panels.scale import scripts
 from app.panels.scale.state import HEAD_TOKENS, HEAD_WIDTHS, MAX_SEED, HeadsResult, HeadsState, compute_heads
 from app.panels.scale.views import CEILING_ROOM, SECOND, add_plot, log_x, marker, uniform_line
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
 from app.widgets.spin_boxes import spin
@@ -68,6 +70,9 @@ class HeadsPage(Step):
             (self.readout,),
             on_top=True,
         )
+
+    def script(self) -> Script:
+        return scripts.heads(self.state)
 
     def draw(self, r: HeadsResult) -> Notice:
         sweep, c = r.sweep, r.comparison

@@ -6,8 +6,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit
 
+from app.panels.scale import scripts
 from app.panels.scale.state import MULTIPLIER_GRID, SaturationResult, SaturationState, compute_saturation
 from app.panels.scale.views import add_plot, marker
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.text import note
@@ -57,6 +59,9 @@ class SaturationPage(Step):
             (self.readout,),
             on_top=True,
         )
+
+    def script(self) -> Script:
+        return scripts.saturation(self.state)
 
     def draw(self, r: SaturationResult) -> Notice:
         if r.sweep is not self.drawn_sweep:  # the cached sweep: new only when the scores change

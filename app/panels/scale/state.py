@@ -16,6 +16,7 @@ from core import scaling
 
 MULTIPLIER_GRID = np.linspace(0.1, 16.0, 160)  # x of the winner's-gradient curve
 TEMPERATURE_GRID = np.geomspace(0.05, 20.0, 121)  # x of the mean-entropy curve
+GUIDE_WIDTHS = np.geomspace(1, scaling.GROWTH_WIDTHS[-1], 200)  # x of the √d_k guide beside the spread
 ARTICLE_TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)  # the second article's sweep
 HEAD_WIDTHS = 2 ** np.arange(10)  # d_k = 1 … 512 within d_model 512
 HEAD_TOKENS = 8

@@ -7,6 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout
 
 from app.panels.binding import set_quietly
+from app.panels.scale import scripts
 from app.panels.scale.state import (
     ARTICLE_TEMPERATURES,
     MAX_SEED,
@@ -15,6 +16,7 @@ from app.panels.scale.state import (
     compute_temperature,
 )
 from app.panels.scale.views import CEILING_ROOM, add_plot, log_x, marker, uniform_line
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
 from app.widgets.spin_boxes import spin
@@ -87,6 +89,9 @@ class TemperaturePage(Step):
         if index < len(scaling.PRESETS):  # "Custom" changes nothing
             p = scaling.PRESETS[index]
             self.apply(n_tokens=p.n_tokens, d_k=p.d_k, seed=p.seed)
+
+    def script(self) -> Script:
+        return scripts.temperature(self.state)
 
     def draw(self, r: TemperatureResult) -> Notice:
         if r.curve is not self.drawn_curve:  # cached per tokens: new only when they change
