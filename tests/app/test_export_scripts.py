@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pytest
+from PySide6.QtWidgets import QTableWidget
 
 from app import worker
 from app.panels import PANELS
@@ -38,6 +39,23 @@ def drawn_numbers(panel) -> np.ndarray:
             found.append(np.array([float(c) for c in cells]))
     numbers = np.concatenate(found) if found else np.array([])
     return numbers[np.isfinite(numbers)]
+
+
+def table_cells(panel) -> list[str]:
+    """The numbers, as text, of the tables on screen at this step (a table shows 3–4 decimals)."""
+    tables = [t for t in panel.findChildren(QTableWidget) if t.isVisibleTo(panel)]
+    cells = [t.item(r, c) for t in tables for r in range(t.rowCount()) for c in range(t.columnCount())]
+    return [c.text() for c in cells if c is not None and NUMBER.fullmatch(c.text().strip())]
+
+
+def untold_cells(cells: list[str], printed: np.ndarray) -> list[str]:
+    """The table cells no printed number rounds to, at the digits the cell shows."""
+    digits = [len(c.partition(".")[2]) for c in cells]
+    return [
+        c
+        for c, d in zip(cells, digits, strict=True)
+        if not np.any(np.abs(printed - float(c.replace("−", "-"))) <= 0.5 * 10.0**-d + 1e-12)
+    ]
 
 
 def printed_numbers(text: str) -> np.ndarray:
@@ -94,11 +112,12 @@ def open_panel(key: str, qtbot, llama_folder):
 @pytest.mark.parametrize("key", [e.key for e in PANELS])
 def test_every_step_exports_a_script_that_prints_what_it_draws(key, qtbot, tmp_path, llama_folder):
     panel = open_panel(key, qtbot, llama_folder)
-    paths, drawn = [], []
+    paths, drawn, cells = [], [], []
     for i in range(len(panel.steps)):
         settle(panel.set_step, i)
         qtbot.wait(10)
         drawn.append(drawn_numbers(panel))
+        cells.append(table_cells(panel))
         path = tmp_path / f"{key}_step{i + 1}.py"
         path.write_text(panel.script(i), encoding="utf-8")
         paths.append(path)
@@ -108,9 +127,12 @@ def test_every_step_exports_a_script_that_prints_what_it_draws(key, qtbot, tmp_p
         assert run.stdout.strip(), f"step {i + 1} printed nothing"
         if (key, i) in MEASURED:
             continue
-        assert len(drawn[i]), f"step {i + 1} draws no numbers to compare"
-        missing = unprinted(drawn[i], printed_numbers(run.stdout))
+        assert len(drawn[i]) or cells[i], f"step {i + 1} draws no numbers to compare"
+        printed = printed_numbers(run.stdout)
+        missing = unprinted(drawn[i], printed)
         assert not missing, f"step {i + 1} draws numbers its script does not print: {missing[:10]}"
+        untold = untold_cells(cells[i], printed)
+        assert not untold, f"step {i + 1}'s table shows numbers its script does not print: {untold[:10]}"
 
 
 def test_the_comparison_catches_a_number_that_is_not_printed():
