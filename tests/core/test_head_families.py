@@ -17,6 +17,7 @@ from core.head.parts import frozen_norm, head_writes
 from core.models import load_model
 from tests.tiny_models import FAMILY_TYPES, LLAMA_PROMPT, OUT_PROJECTIONS, save_tiny_decoder
 
+pytestmark = pytest.mark.models
 CELLS = [(0, 1, 5, 2), (1, 2, 13, 3), (1, 0, 9, 9)]  # layer, head, query, key
 AFTER_ATTENTION = {  # by hand: the norm Gemma 2 and 3 put on the attention output before the stream
     "gemma2": lambda m, layer: m.model.layers[layer].post_attention_layernorm,
@@ -66,12 +67,14 @@ def seen_by_transformers(module, ids):
     cap = getattr(config, "final_logit_softcapping", None)
     modeling.eager_attention_forward = wrapped
     try:
-        config.final_logit_softcapping = None
+        if cap is not None:
+            config.final_logit_softcapping = None
         with transformers_own(module), torch.no_grad():
             seen["logits"] = module(input_ids=torch.tensor([ids])).logits[0, -1].double()
     finally:
         modeling.eager_attention_forward = own
-        config.final_logit_softcapping = cap
+        if cap is not None:
+            config.final_logit_softcapping = cap
         for handle in handles:
             handle.remove()
     return seen
