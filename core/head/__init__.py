@@ -6,8 +6,9 @@
     what_it_writes(rec, layer, head, i, j)           # step 3: its output through the frozen final norm
     direct_shares(rec, target_id, foil_id)           # step 4: each component's direct logit share
 
-Layers, heads and positions are 0-based in code. Steps 2–4 need a decoder of the Llama or GPT-2
-family; step 1 works on any model the taps read, the MiniLM encoder included.
+Layers, heads and positions are 0-based in code. Steps 2–4 need a decoder of a supported family
+(Gemma 2's capped scores and logits are split before the cap; ``note`` says so); step 1 works on
+any model the taps read, the MiniLM encoder included.
 """
 
 from core.head.parts import check_split

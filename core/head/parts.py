@@ -6,10 +6,12 @@
     norm = frozen_norm(module, x)          # x (hidden,): the input this norm saw in the run
     norm(parts.vectors) + norm.bias        # exact: the norm of the sum, linear in the parts
 
-Parts: the token embedding, the position embedding (learned positions), each earlier head's
-output through its slice of the output projection ("L1 H2"), each earlier MLP's output
-("L1 MLP"), and the attention output biases ("attention biases"). Only families whose blocks
-add plain attention and MLP outputs to one stream are split (``check_split``).
+Parts: the token embedding (Gemma's already scaled by √hidden), the position embedding
+(learned positions), each earlier head's output through its slice of the output projection
+("L1 H2"), each earlier MLP's output ("L1 MLP"), and the attention output biases ("attention
+biases"). Gemma 2 and 3 put a norm after attention and after the MLP: the one after attention is
+frozen at the whole attention output it saw, so each head's part goes through it linearly.
+Parallel blocks (GPT-NeoX) add the same two outputs, so their stream splits the same way.
 """
 
 from __future__ import annotations
@@ -21,13 +23,17 @@ import numpy as np
 
 from core.head.record import Recorded
 
-NOT_YET = {  # what keeps a family's score or logits from being an exact sum of parts here
-    "Gemma": "Gemma's extra norms around each attention and MLP output (and Gemma 2's capped scores)",
-    "GPT-NeoX": "GPT-NeoX's rotary on part of each head beside its parallel attention and MLP",
-    "Phi-3": "Phi-3's fused query, key and value projection",
-    "qwen3": "Qwen3's norm on each head's queries and keys",
+PRE_ATTENTION_NORM = {
+    "Llama": "input_layernorm",
+    "Gemma": "input_layernorm",
+    "Phi-3": "input_layernorm",
+    "GPT-NeoX": "input_layernorm",
+    "GPT-2": "ln_1",
 }
-PRE_ATTENTION_NORM = {"Llama": "input_layernorm", "GPT-2": "ln_1"}
+AFTER_NORMS = {  # model type: the norms after attention and after the MLP, before the stream
+    "gemma2": ("post_attention_layernorm", "post_feedforward_layernorm"),
+    "gemma3_text": ("post_attention_layernorm", "post_feedforward_layernorm"),
+}
 TOLERANCE = 1e-4  # relative: parts that do not rebuild the real vector mean a family not handled
 
 
@@ -41,11 +47,9 @@ def check_split(rec: Recorded) -> Any:
     from core.decoder.adapter import adapter_of
 
     adapter = adapter_of(rec.module)
-    reason = NOT_YET.get(rec.module.config.model_type) or NOT_YET.get(adapter.family.name)
-    if reason or adapter.family.name not in PRE_ATTENTION_NORM:
+    if adapter.family.name not in PRE_ATTENTION_NORM:
         raise ValueError(
-            f"Splitting into parts is not handled yet for {reason or adapter.family.name}; "
-            "steps 2–4 work on Llama-like models (SmolLM2) and GPT-2. Step 1 works here."
+            f"Splitting into parts is not handled yet for {adapter.family.name} decoders; step 1 works here."
         )
     return adapter
 
@@ -63,13 +67,43 @@ class Parts:
     vectors: Any  # (P, hidden) torch float64
 
 
-def head_writes(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
-    """(heads, hidden) float64: what each head of ``layer`` adds to the stream at position t."""
+def _out_bias(adapter: Any, layer: int) -> Any:
+    """(hidden,) float64 bias of ``layer``'s attention output projection, or None."""
+    bias = getattr(adapter.out_proj(layer), "bias", None)
+    return None if bias is None else bias.detach().double()
+
+
+def _head_outputs(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
+    """(heads, hidden) float64: each head's z at t through its slice of the output projection."""
     import torch
 
     shape = adapter.shape
     weight = adapter.out_weight(layer).detach().double().reshape(shape.hidden, shape.heads, shape.head_dim)
     return torch.einsum("hd,nhd->hn", rec.z[layer][t].double(), weight)
+
+
+def after_attention(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
+    """(…, hidden) -> (…, hidden): what ``layer``'s attention output at t goes through before the
+    stream; Gemma 2 and 3's norm after attention frozen at the output it saw, else nothing."""
+    names = AFTER_NORMS.get(rec.module.config.model_type)
+    if names is None:
+        return lambda x: x
+    bias = _out_bias(adapter, layer)
+    seen = _head_outputs(adapter, rec, layer, t).sum(0) + (0 if bias is None else bias)
+    return frozen_norm(getattr(adapter.blocks[layer], names[0]), seen)
+
+
+def head_writes(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
+    """(heads, hidden) float64: what each head of ``layer`` adds to the stream at position t."""
+    return after_attention(adapter, rec, layer, t)(_head_outputs(adapter, rec, layer, t))
+
+
+def mlp_writes(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
+    """(hidden,) float64: what the MLP of ``layer`` adds to the stream at t (through the norm after
+    it, Gemma 2 and 3)."""
+    out = rec.mlp[layer, t].double()
+    names = AFTER_NORMS.get(rec.module.config.model_type)
+    return out if names is None else frozen_norm(getattr(adapter.blocks[layer], names[1]), out)(out)
 
 
 def stream_parts(adapter: Any, rec: Recorded, layer: int, t: int) -> Parts:
@@ -85,11 +119,11 @@ def stream_parts(adapter: Any, rec: Recorded, layer: int, t: int) -> Parts:
         biases = torch.zeros_like(token)
         for earlier in range(layer):
             names += [f"L{earlier + 1} H{h + 1}" for h in range(rec.heads)] + [f"L{earlier + 1} MLP"]
-            vectors += [head_writes(adapter, rec, earlier, t), rec.mlp[earlier, t].double()[None]]
-            bias = getattr(adapter.out_proj(earlier), "bias", None)
+            vectors += [head_writes(adapter, rec, earlier, t), mlp_writes(adapter, rec, earlier, t)[None]]
+            bias = _out_bias(adapter, earlier)
             if bias is not None:
-                biases += bias.detach().double()
-        if layer and getattr(adapter.out_proj(0), "bias", None) is not None:
+                biases += after_attention(adapter, rec, earlier, t)(bias)
+        if layer and _out_bias(adapter, 0) is not None:
             names.append("attention biases")
             vectors.append(biases[None])
         parts = Parts(tuple(names), torch.cat(vectors))
@@ -101,7 +135,7 @@ def stream_parts(adapter: Any, rec: Recorded, layer: int, t: int) -> Parts:
 class FrozenNorm:
     """A norm with its scale frozen at one position's value: linear in what it is given."""
 
-    gain: Any  # (hidden,) torch float64
+    gain: Any  # (hidden,) torch float64: the weight, or Gemma's 1 + weight
     scale: float  # 1/rms (RMSNorm) or 1/std (LayerNorm) of the input it saw
     centre: bool  # LayerNorm subtracts the mean first (linear too)
     bias: Any  # (hidden,) torch float64 or None: LayerNorm's β, added once, not per part
@@ -119,13 +153,15 @@ def frozen_norm(norm: Any, x: Any) -> FrozenNorm:
     import torch
 
     x = torch.as_tensor(x).double()
-    gain = norm.weight.detach().double()
     if isinstance(norm, torch.nn.LayerNorm):
         centred = x - x.mean()
         bias = None if norm.bias is None else norm.bias.detach().double()
-        frozen = FrozenNorm(gain, float((centred.pow(2).mean() + norm.eps) ** -0.5), True, bias)
+        scale = float((centred.pow(2).mean() + norm.eps) ** -0.5)
+        frozen = FrozenNorm(norm.weight.detach().double(), scale, True, bias)
     else:
         eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", 1e-6)
+        with torch.inference_mode():  # a vector of ones has rms 1: the output is gain / √(1 + eps)
+            gain = norm(torch.ones(1, len(x)))[0].double() * (1 + eps) ** 0.5
         frozen = FrozenNorm(gain, float((x.pow(2).mean() + eps) ** -0.5), False, None)
     with torch.inference_mode():
         real = norm(x.to(norm.weight.dtype)[None])[0]

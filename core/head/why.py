@@ -6,8 +6,13 @@
 
 With the norm before attention frozen at this run's scale (``parts.frozen_norm``), q_i and k_j are
 linear in the parts of the residual stream at i and j: each part goes through the frozen norm,
-the head's slice of the query (key) projection and, with rotary, the rotation of its position
-(linear per position). Biases (the norm's β, the projection's bias) are parts of their own.
+the head's slice of the query (key) projection (rows of a fused projection for GPT-2, Phi-3 and
+GPT-NeoX), the norm on each head's query (key) frozen the same way (Qwen3, Gemma 3) and, with
+rotary, the rotation of its position (linear per position, on part of the head for GPT-NeoX).
+Biases (the norm's β, the projection's bias) are parts of their own.
+
+Gemma 2 soft-caps its scores, cap·tanh(score/cap), before the softmax; that is not linear, so
+what is split is the score before the cap, and ``note`` says so with the capped value.
 """
 
 from __future__ import annotations
@@ -29,10 +34,11 @@ TOP_PAIRS = 50
 class ScoreSplit:
     """The score of query i against key j, split by where the query and the key came from."""
 
-    score: float  # the real score, q_i·k_j·scale, from the recorded run
+    score: float  # the real score, q_i·k_j·scale, from the recorded run (before any soft cap)
     query_parts: tuple[str, ...]  # (Pq,)
     key_parts: tuple[str, ...]  # (Pk,)
     pairs: np.ndarray  # (Pq, Pk) the term of each query part with each key part
+    note: str = ""  # where the softmax receives other than ``score`` (Gemma 2's cap)
 
     @property
     def query_totals(self) -> np.ndarray:
@@ -54,19 +60,24 @@ class ScoreSplit:
         ]
 
 
+FUSED = {  # family: its one query-key-value projection, and where head h's query (k=0) or key
+    # (k=1) rows start, counted in heads
+    "GPT-2": ("c_attn", lambda shape, k, h: k * shape.heads + h),  # [all q | all k | all v]
+    "Phi-3": ("qkv_proj", lambda shape, k, h: k * shape.heads + h),
+    "GPT-NeoX": ("query_key_value", lambda shape, k, h: 3 * h + k),  # [q k v of head 0 | head 1 …]
+}
+
+
 def _projection(adapter: Any, layer: int, which: str, head: int) -> tuple[Any, Any]:
     """(d, hidden) weight and (d,) bias or None of one head's query ("q") or key ("k") projection."""
-    attention, d = adapter.attention(layer), adapter.shape.head_dim
-    rows = slice(head * d, (head + 1) * d)
-    if adapter.family.name == "GPT-2":  # c_attn: Conv1D (hidden, 3·hidden) = [q | k | v]
-        start = 0 if which == "q" else adapter.shape.hidden
-        cols = slice(start + rows.start, start + rows.stop)
-        return attention.c_attn.weight[:, cols].T.detach().double(), attention.c_attn.bias[
-            cols
-        ].detach().double()
-    linear = getattr(attention, f"{which}_proj")
+    shape = adapter.shape
+    name, start = FUSED.get(adapter.family.name, (f"{which}_proj", lambda _, k, h: h))
+    linear = getattr(adapter.attention(layer), name)
+    first = start(shape, int(which == "k"), head) * shape.head_dim
+    rows = slice(first, first + shape.head_dim)
+    weight = linear.weight.T if adapter.family.out_proj_transposed else linear.weight  # Conv1D: (in, out)
     bias = None if linear.bias is None else linear.bias[rows].detach().double()
-    return linear.weight[rows].detach().double(), bias
+    return weight[rows].detach().double(), bias
 
 
 def side(adapter: Any, rec: Recorded, layer: int, which: str, head: int, t: int) -> tuple[list[str], Any]:
@@ -86,6 +97,9 @@ def side(adapter: Any, rec: Recorded, layer: int, which: str, head: int, t: int)
         names.append("query bias" if which == "q" else "key bias")
         vectors.append(bias[None])
     projected = torch.cat(vectors)
+    head_norm = getattr(adapter.attention(layer), f"{which}_norm", None)
+    if head_norm is not None:  # Qwen3, Gemma 3: an RMSNorm on each head's query (key), frozen at its input
+        projected = frozen_norm(head_norm, projected.sum(0))(projected)
     if rec.rotary[layer] is not None:
         cos, sin = (c[t].double()[None, None] for c in rec.rotary[layer])  # (1, 1, d)
         rotate = sys.modules[type(adapter.attention(layer)).__module__].apply_rotary_pos_emb
@@ -97,7 +111,8 @@ def side(adapter: Any, rec: Recorded, layer: int, which: str, head: int, t: int)
 
 
 def why_here(rec: Recorded, layer: int, head: int, i: int, j: int) -> ScoreSplit:
-    """Split head ``head`` of ``layer``'s score of query ``i`` against key ``j`` (0-based)."""
+    """Split head ``head`` of ``layer``'s score of query ``i`` against key ``j`` (0-based); with
+    Gemma 2's soft cap, the score before the cap (``note`` gives the capped one)."""
     check_cell(rec, layer, head, i, j)
     adapter = check_split(rec)
     query_names, queries = side(adapter, rec, layer, "q", head, i)
@@ -107,4 +122,10 @@ def why_here(rec: Recorded, layer: int, head: int, i: int, j: int) -> ScoreSplit
         float(rec.q[layer][head, i].double() @ rec.k[layer][rec.kv_head(head), j].double())
         * rec.scaling[layer]
     )
-    return ScoreSplit(real, tuple(query_names), tuple(key_names), pairs)
+    cap, note = getattr(adapter.attention(layer), "attn_logit_softcapping", None), ""
+    if cap:
+        note = (
+            f"This model caps its scores: the softmax receives {cap:g}·tanh(score/{cap:g}) = "
+            f"{cap * np.tanh(real / cap):.4f}. The parts add up to the score before the cap, {real:.4f}."
+        )
+    return ScoreSplit(real, tuple(query_names), tuple(key_names), pairs, note)

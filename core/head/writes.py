@@ -4,10 +4,12 @@ every part's direct share of logit(target) − logit(foil) at the last position.
     w = what_it_writes(rec, layer, head, i, j)    # w.up, w.down: [(token id, logit change)]
     d = direct_shares(rec, target_id, foil_id)    # d.values.sum() ≈ d.logit_difference
 
-The final norm is frozen at its input at that position, so a part's direct effect is linear and
-the shares add up exactly; the final norm's β (GPT-2) and an unembedding bias are parts of their
-own. A final soft cap (Gemma 2) is not linear; Gemma is refused before it matters
-(``parts.check_split``), so the differences here are the model's real logit differences.
+A head's output goes through the norm after attention where the model has one (Gemma 2 and 3,
+frozen at the attention output it saw) and the final norm frozen at its input at that position, so
+a part's direct effect is linear and the shares add up exactly; the final norm's β (GPT-2) and an
+unembedding bias are parts of their own. Gemma 2 soft-caps its final logits, cap·tanh(logit/cap),
+which is not linear: there the shares add up to the difference before the cap, and ``note`` says
+so with the capped difference.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from core.head.parts import check_close, check_split, frozen_norm, stream_parts
+from core.head.parts import after_attention, check_close, check_split, frozen_norm, stream_parts
 from core.head.record import Recorded
 from core.head.step import check_cell
 
@@ -54,13 +56,14 @@ def what_it_writes(rec: Recorded, layer: int, head: int, i: int, j: int, top: in
     d = adapter.shape.head_dim
     norm = frozen_norm(adapter.final_norm, rec.streams[-1, i])
     out_slice = adapter.out_weight(layer)[:, head * d : (head + 1) * d].detach().double()  # (hidden, d)
+    after = after_attention(adapter, rec, layer, i)
     values = rec.weights[layer][head, i, :, None].double() * rec.v[layer][rec.kv_head(head)].double()
-    written = norm(rec.z[layer][i, head].double() @ out_slice.T)  # (hidden,) its output, normed
+    written = norm(after(rec.z[layer][i, head].double() @ out_slice.T))  # (hidden,) its output, normed
     logits = (adapter.unembed.weight.detach().float() @ written.float()).double().numpy()  # (vocab,)
     order = np.argsort(-logits)
     token = rec.ids[j]
     row = _unembed(adapter, [token])[0]
-    paths = (norm(values @ out_slice.T) @ row).numpy()
+    paths = (norm(after(values @ out_slice.T)) @ row).numpy()
     rank = int(np.flatnonzero(order == token)[0]) + 1
     return Writes(
         up=[(int(t), float(logits[t])) for t in order[:top]],
@@ -79,13 +82,15 @@ class DirectShares:
 
     names: tuple[str, ...]  # "embeddings", "L1 H1"…, "L1 MLP"…, biases
     values: np.ndarray  # (P,) they sum to logit_difference
-    logit_difference: float  # the model's own, from its final norm and unembedding
+    logit_difference: float  # the model's own, from its final norm and unembedding (before any cap)
     heads: np.ndarray  # (layers, heads) the heads' shares as a grid
     mlps: np.ndarray  # (layers,)
+    note: str = ""  # where the model's logits are capped after this difference (Gemma 2)
 
 
 def direct_shares(rec: Recorded, target: int, foil: int) -> DirectShares:
-    """Every head's, MLP's, the embeddings' and the biases' direct share of the logit difference."""
+    """Every head's, MLP's, the embeddings' and the biases' direct share of the logit difference;
+    with Gemma 2's final soft cap, of the difference before the cap (``note`` gives the capped one)."""
     import torch
 
     adapter = check_split(rec)
@@ -108,12 +113,19 @@ def direct_shares(rec: Recorded, target: int, foil: int) -> DirectShares:
             names.append(name)
             values = torch.cat([values, share[None]])
     with torch.inference_mode():
-        real = adapter.token_logits(adapter.final_norm(rec.streams[-1, last][None]), [target, foil])[0]
-    difference = float(real[0] - real[1])
+        logits = adapter.unembed(adapter.final_norm(rec.streams[-1, last][None]))[0, [target, foil]]
+        capped = adapter.capped(logits)
+    difference, note = float(logits[0] - logits[1]), ""
+    if adapter.softcap:
+        note = (
+            f"This model caps its logits, {adapter.softcap:g}·tanh(logit/{adapter.softcap:g}): the shares "
+            f"add up to the difference before the cap, {difference:.4f}; after it, "
+            f"{float(capped[0] - capped[1]):.4f}."
+        )
     values = values.numpy()
     check_close(values.sum(), difference, "logit difference")
     grid = np.array(
         [values[names.index(f"L{layer + 1} H{h + 1}")] for layer in range(layers) for h in range(rec.heads)]
     )
     mlps = np.array([values[names.index(f"L{layer + 1} MLP")] for layer in range(layers)])
-    return DirectShares(tuple(names), values, difference, grid.reshape(layers, rec.heads), mlps)
+    return DirectShares(tuple(names), values, difference, grid.reshape(layers, rec.heads), mlps, note)
