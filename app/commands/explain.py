@@ -122,7 +122,7 @@ def document(model, tokens, step, split, writes, note: str) -> dict:
             "whole": _r(writes.whole),
             "rank": writes.rank,
         }
-    notes = [note] if note else []
+    notes = [n for n in (note, split and split.note) if n]  # why not split, or Gemma 2's cap
     if step.masked:
         notes.insert(0, mask_note(step))
     if notes:

@@ -280,6 +280,8 @@ class DecoderReadout:
         if lens is not None:
             doc["logit_lens"] = [self._lens_row(lens, layer) for layer in range(len(lens.top_ids))]
         notes = [t.notice for t in (self.target, self.foil) if t is not None and t.notice]
+        if self.shares is not None and self.shares.note:  # Gemma 2 caps the logits after the sum
+            notes.append(self.shares.note)
         if notes:
             doc["notes"] = notes
         return doc
@@ -301,6 +303,8 @@ class DecoderReadout:
         from core.decoder import visible
 
         out = [f"note: {t.notice}" for t in (self.target, self.foil) if t is not None and t.notice]
+        if self.shares is not None and self.shares.note:
+            out.append(f"note: {self.shares.note}")
         if self.heads:
             named = " ".join(f"{layer + 1}.{head + 1}" for layer, head in self.heads)
             where = ", first token too" if self.first else ", first token left alone"

@@ -29,6 +29,7 @@ class Recorded:
     z: list  # [layer] (T, heads, d) each head's output before the output projection
     weights: list  # [layer] (heads, T, T)
     scaling: list  # [layer] float: what q·k is multiplied by before the softmax
+    caps: list  # [layer] float or None: c in c·tanh(score/c), Gemma 2's soft cap on the scores
     rotary: list  # [layer] (cos, sin) each (T, rotary dims), or None without rotary
     streams: Any = None  # (layers + 1, T, hidden) decoders only
     mlp: Any = None  # (layers, T, hidden) each MLP's output, decoders only
@@ -59,14 +60,15 @@ class _Keep(Tap):
         return z
 
 
-def _scalings(module: Any, layers: int, head_dim: int) -> list[float]:
-    """Each layer's own ``scaling`` (its attention module's), else 1/√d."""
+def _per_layer(module: Any, layers: int, name: str, default: float | None) -> list:
+    """Each layer's attention module's float attribute ``name`` (found by its ``layer_idx``), else
+    ``default``."""
     found = {
-        m.layer_idx: float(m.scaling)
+        m.layer_idx: float(getattr(m, name))
         for m in module.modules()
-        if isinstance(getattr(m, "scaling", None), float) and isinstance(getattr(m, "layer_idx", None), int)
+        if isinstance(getattr(m, name, None), float) and isinstance(getattr(m, "layer_idx", None), int)
     }
-    return [found.get(layer, head_dim**-0.5) for layer in range(layers)]
+    return [found.get(layer, default) for layer in range(layers)]
 
 
 def _use_taps(module: Any) -> None:
@@ -141,7 +143,8 @@ def _recorded(model, ids, keep: _Keep, rotary, streams=None, mlp=None) -> Record
         v=list(v),
         z=list(z),
         weights=list(w),
-        scaling=_scalings(model.module, layers, q[0].shape[-1]),
+        scaling=_per_layer(model.module, layers, "scaling", q[0].shape[-1] ** -0.5),
+        caps=_per_layer(model.module, layers, "attn_logit_softcapping", None),
         rotary=rotary,
         streams=streams,
         mlp=mlp,

@@ -2,6 +2,7 @@
 
 s = head_step(rec, layer, head, i, j)        # rec: core.head.record.Recorded, all 0-based
 s.dot * s.scale == s.score; s.row[j] == s.weight; s.row @ s.values == s.output
+softmax(s.scores) == s.row                    # scores: what the softmax receives (capped, masked)
 """
 
 from __future__ import annotations
@@ -26,12 +27,18 @@ class HeadStep:
     k: np.ndarray  # (d,) the real key (after rotary)
     dot: float
     scale: float  # the model's own multiplier (1/√d for GPT-2 and Llama)
-    score: float  # dot · scale, what the softmax receives unless masked
+    score: float  # dot · scale, what the softmax receives unless masked or capped
     masked: bool  # the key is after the query in a causal model: the mask adds −∞, weight 0
-    scores: np.ndarray  # (T,) the query's row of scores, −inf where masked
+    scores: np.ndarray  # (T,) the query's row as the softmax receives it: capped, −inf where masked
     row: np.ndarray  # (T,) the model's weights for this query
     values: np.ndarray  # (T, d) the real values the head reads
     output: np.ndarray  # (d,) the head's output at the query: the row's weighted sum of values
+    cap: float | None = None  # c of Gemma 2's soft cap c·tanh(score/c) before the softmax
+
+    @property
+    def received(self) -> float:
+        """The score as the softmax receives it (before the mask): capped where the model caps."""
+        return self.score if self.cap is None else self.cap * float(np.tanh(self.score / self.cap))
 
     @property
     def weight(self) -> float:
@@ -57,7 +64,9 @@ def head_step(rec: Recorded, layer: int, head: int, i: int, j: int) -> HeadStep:
     q = rec.q[layer][head, i].numpy().astype(np.float64)
     keys = rec.k[layer][g].numpy().astype(np.float64)
     scale = rec.scaling[layer]
-    scores = keys @ q * scale
+    scores, cap = keys @ q * scale, rec.caps[layer]
+    if cap is not None:
+        scores = cap * np.tanh(scores / cap)
     if rec.causal:
         scores[i + 1 :] = -np.inf
     return HeadStep(
@@ -76,6 +85,7 @@ def head_step(rec: Recorded, layer: int, head: int, i: int, j: int) -> HeadStep:
         row=rec.weights[layer][head, i].numpy().astype(np.float64),
         values=rec.v[layer][g].numpy().astype(np.float64),
         output=rec.z[layer][i, head].numpy().astype(np.float64),
+        cap=cap,
     )
 
 

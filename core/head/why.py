@@ -122,7 +122,7 @@ def why_here(rec: Recorded, layer: int, head: int, i: int, j: int) -> ScoreSplit
         float(rec.q[layer][head, i].double() @ rec.k[layer][rec.kv_head(head), j].double())
         * rec.scaling[layer]
     )
-    cap, note = getattr(adapter.attention(layer), "attn_logit_softcapping", None), ""
+    cap, note = rec.caps[layer], ""
     if cap:
         note = (
             f"This model caps its scores: the softmax receives {cap:g}·tanh(score/{cap:g}) = "

@@ -104,3 +104,16 @@ def test_an_encoder_gets_step_one_and_is_told_why_not_the_rest(capsys):
     doc = run_json(capsys, *argv, "--query", "5", "--key", "trophy")
     assert doc["key"] == 3 and 0 < doc["weight"] < 1 and "query_parts" not in doc and "writes" not in doc
     assert "encoder" in doc["notes"][0]
+
+
+def test_gemma2s_caps_are_named_where_the_parts_add_up_before_them(capsys, tmp_path):
+    """Gemma 2 caps its scores and its logits with tanh: the split adds up before each cap, and
+    both commands say so."""
+    gemma = save_tiny_decoder(tmp_path / "gemma2", "gemma2")
+    doc = run_json(capsys, *explain(gemma))
+    assert any("before the cap" in n for n in doc["notes"])
+    assert sum(p["value"] for p in doc["query_parts"]) == pytest.approx(doc["score"], abs=1e-4)
+    argv = ["predict", "--text", PROMPT, "--model", str(gemma), "--target", " the", "--foil", " cat"]
+    doc = run_json(capsys, *argv, "--direct")
+    assert doc["direct_sum"] == pytest.approx(doc["logit_difference"], abs=1e-4)
+    assert any("cap" in n for n in doc["notes"])

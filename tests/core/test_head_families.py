@@ -152,3 +152,15 @@ def test_a_frozen_norm_is_the_norms_derivative_where_its_scale_stays(family):
         with torch.no_grad():
             whole = frozen(x) + (0 if frozen.bias is None else frozen.bias)
             np.testing.assert_allclose(whole.numpy(), norm(x.float()).double().numpy(), atol=1e-5)
+
+
+def test_step_one_row_is_the_softmax_of_what_it_receives(family):
+    """Step 1's row of scores, capped where the model caps them (Gemma 2), gives the real weights."""
+    from core.attention import softmax
+    from core.head import head_step
+
+    _, _, _, rec, _ = family
+    for layer, head, query, key in CELLS:
+        step = head_step(rec, layer, head, query, key)
+        np.testing.assert_allclose(softmax(step.scores), step.row, atol=2e-6)
+        assert step.scores[key] == pytest.approx(step.received, rel=1e-6)
