@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from app import worker
-from app.panels.memory.state import BETAS, digit_glyphs
+from app.panels.memory.state import BETAS
 from core.attention import attend
-from core.hopfield import article_experiment, capacity_sweep, corrupt_and_compare
+from core.hopfield import article_experiment, capacity_sweep, corrupt_and_compare, digit_glyphs
 
 
 def bar_heights(bars):

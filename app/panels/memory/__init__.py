@@ -17,7 +17,7 @@ from app.panels.memory.article import ArticlePage
 from app.panels.memory.beta import BetaPage
 from app.panels.memory.capacity import CapacityPage
 from app.panels.memory.retrieve import RetrievePage
-from app.panels.memory.state import ARTICLE_NOTE, SOURCES, MemoryState, N, compute_memory, digit_glyphs
+from app.panels.memory.state import ARTICLE_NOTE, SOURCES, MemoryState, N, compute_memory
 from app.panels.step import Live
 from app.widgets import LabelledSlider
 from app.widgets.side_column import side_column
@@ -25,7 +25,7 @@ from app.widgets.spin_boxes import spin
 from app.widgets.text import WrappingButton
 from core import inputs
 from core.explain import num
-from core.hopfield import BETA_RANGE
+from core.hopfield import BETA_RANGE, digit_glyphs
 
 
 class MemoryPanel(Panel):
