@@ -13,9 +13,12 @@ Shapes: M stored patterns of N numbers each (N neurons, or d = N dimensions); B 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
+from importlib.resources import files
 
 import numpy as np
 
@@ -26,8 +29,8 @@ __all__ = [
     "ClassicalHopfield", "ClassicalRetrieval", "Comparison", "ModernHopfield", "ModernRetrieval",
     "Outcome", "Progress", "Verdict", "add_noise", "article_experiment", "beta_for_temperature",
     "capacity_sweep", "check_beta", "check_patterns", "compare", "corrupt_and_compare", "default_loads",
-    "flip_bits", "glyph_patterns", "hebbian_weights", "judge", "pick_patterns", "random_bipolar",
-    "recovered", "sign_step", "temperature_for_beta", "weights_over_beta"
+    "digit_glyphs", "flip_bits", "glyph_patterns", "hebbian_weights", "judge", "pick_patterns",
+    "random_bipolar", "recovered", "sign_step", "temperature_for_beta", "weights_over_beta"
 ]  # fmt: skip
 
 CAPACITY_RATIO = 0.14  # classical capacity ≈ 0.14·N random patterns
@@ -403,6 +406,13 @@ def glyph_patterns(glyphs: list[list[str]]) -> np.ndarray:
     if len(shapes) != 1 or any(len(row) != len(g[0]) for g in glyphs for row in g):
         raise ValueError("Every glyph needs the same number of rows and of characters per row.")
     return np.array([[1.0 if c == "#" else -1.0 for c in "".join(g)] for g in glyphs])
+
+
+@lru_cache(maxsize=1)
+def digit_glyphs() -> np.ndarray:
+    """The ten 8 × 8 digit pictures shipped in resources/presets, 0 to 9, as bipolar rows. (10, 64)"""
+    data = json.loads(files("resources").joinpath("presets", "memory_digits.json").read_text("utf-8"))
+    return glyph_patterns(list(data["glyphs"].values()))
 
 
 # ----------------------------------------------------------------------------- the article

@@ -6,6 +6,7 @@ from core.attention import attend
 from core.complexity import MEMORY_SIZES, MIB, attention_cost, loglog_slope, pattern_cells
 from core.flash import tiled_attention
 from core.masks import causal, global_local
+from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 
 ARTICLE_FLOPS = [
     "117,440,512",
@@ -270,3 +271,17 @@ def test_cost_states_compute_without_a_panel():
         compute_sparse(SparseState(n_global=49))
     h = compute_handshakes(HandshakeState(people=4))
     assert h.now == 6 and h.doubled == 28 and len(h.ends) == 12
+
+
+def test_the_flash_script_shows_the_tile_step_on_screen(panel, tmp_path):
+    page = panel.flash
+    page.causal_box.setChecked(True)
+    page.bk_spin.setValue(5)
+    page.step_slider.setValue(5)
+    panel.set_step(2)
+    path = tmp_path / "flash.py"
+    path.write_text(panel.script(2), encoding="utf-8")
+    (run,) = run_scripts([path], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert f"Step 6 of {len(page.trace.steps)}:" in run.stdout
+    assert not unprinted(drawn_numbers(panel), printed_numbers(run.stdout))

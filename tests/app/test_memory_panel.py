@@ -2,9 +2,10 @@ import numpy as np
 import pytest
 
 from app import worker
-from app.panels.memory.state import BETAS, digit_glyphs
+from app.panels.memory.state import BETAS
 from core.attention import attend
-from core.hopfield import article_experiment, capacity_sweep, corrupt_and_compare
+from core.hopfield import article_experiment, capacity_sweep, corrupt_and_compare, digit_glyphs
+from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 
 
 def bar_heights(bars):
@@ -165,3 +166,19 @@ def test_cancelled_sweep_keeps_the_last_plot(panel, qtbot):
     assert panel.capacity.classical_curve.xData is None
     assert panel.capacity.sweep is None and "cancelled" in panel.message.text()
     assert panel.capacity.run_button.isEnabled()
+
+
+def test_the_capacity_script_reruns_the_sweep_on_the_plot(panel, tmp_path):
+    panel.seed_spin.setValue(3)
+    panel.capacity.trials_spin.setValue(2)
+    panel.capacity.run_sweep()
+    assert worker.wait_idle(30)
+    panel.seed_spin.setValue(4)  # after the sweep: the plot still shows seed 3's
+    panel.set_step(4)
+    path = tmp_path / "capacity.py"
+    path.write_text(panel.script(4), encoding="utf-8")
+    (run,) = run_scripts([path], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "seed, trials, flips, beta = 3, 2, 8, 1.0" in panel.script(4)
+    drawn = drawn_numbers(panel)
+    assert len(drawn) and not unprinted(drawn, printed_numbers(run.stdout))

@@ -4,6 +4,7 @@ from PySide6.QtCore import QVariantAnimation
 
 from app.panels.position.state import HEATMAP_ROWS
 from core import positional as pos
+from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 
 
 def error_shown(panel, text):
@@ -163,3 +164,18 @@ def test_exercise_ends_on_a_valid_rope_view(panel):
     panel.exercise()
     assert panel.step == 3
     assert all(np.all(np.isfinite(h)) for h in panel.rope.clocks.hands)
+
+
+def test_the_rope_script_rebuilds_the_moved_positions_and_seed(panel, tmp_path):
+    page = panel.rope
+    page.seed_spin.setValue(7)
+    page.m_slider.setValue(30)
+    page.shift_slider.setValue(500)
+    page.finish_animation()
+    panel.set_step(3)
+    path = tmp_path / "rope.py"
+    path.write_text(panel.script(3), encoding="utf-8")
+    (run,) = run_scripts([path], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert f"q·k at m = 530, n = 502: {page.result.score:.6g}" in run.stdout
+    assert not unprinted(drawn_numbers(panel), printed_numbers(run.stdout))

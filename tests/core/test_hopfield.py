@@ -14,6 +14,7 @@ from core.hopfield import (
     capacity_sweep,
     corrupt_and_compare,
     default_loads,
+    digit_glyphs,
     flip_bits,
     glyph_patterns,
     hebbian_weights,
@@ -202,6 +203,12 @@ def test_side_by_side_comparison_uses_one_query_for_both_networks():
     assert c.modern_verdict.outcome is Outcome.RECOVERED
     with pytest.raises(ValueError, match="between 0 and 3"):
         corrupt_and_compare(x, 4, flips=5, noise=0.0, beta=1.0, rng=np.random.default_rng(0))
+
+
+def test_the_ten_digits_are_bipolar_8_by_8_pictures():
+    digits = digit_glyphs()
+    assert digits.shape == (10, 64) and set(np.unique(digits)) == {-1.0, 1.0}
+    assert len({row.tobytes() for row in digits}) == 10  # ten different pictures
 
 
 def test_glyphs_become_bipolar_rows():

@@ -41,6 +41,7 @@ class CostPanel(Panel):
             "article_table": self.calculator.table,
             "handshakes": self.handshakes.room,
             "flash_scores": self.flash.scores,
+            "flash_tile": self.flash.tile_view,
             "flash_state": self.flash.state_view,
             "sparse_cells": self.sparse.cells_plot,
         }

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.panels.cost import scripts
 from app.panels.cost.plots import COLORS, curve, place_slope, slope_label
 from app.panels.cost.state import (
     ARTICLE,
@@ -27,6 +28,7 @@ from app.panels.cost.state import (
     percent,
     size_text,
 )
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.plots import loglog_plot
@@ -119,6 +121,9 @@ class CalculatorPage(Step):
     def article_settings(self) -> None:
         """Back to the second article's settings (d_model 512, one head, one layer, fp32); n stays."""
         self.apply(**{**asdict(ARTICLE), "n": self.state.n})
+
+    def script(self) -> Script:
+        return scripts.calculator(self.state)
 
     def draw(self, r: CostResult) -> Notice:
         for key, values in r.flops.items():

@@ -6,7 +6,9 @@ import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QPushButton, QSlider, QVBoxLayout, QWidget
 
+from app.panels.cost import scripts
 from app.panels.cost.state import FlashResult, FlashState, compute_flash
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, MatrixView
 from app.widgets.colors import default_levels
@@ -76,6 +78,9 @@ class FlashPage(Step):
     @property
     def trace(self) -> FlashTrace:
         return self.result.trace
+
+    def script(self) -> Script:
+        return scripts.flash(self.state, self.step_slider.value())
 
     def draw(self, r: FlashResult) -> Notice:
         s, held = r.state, r.held

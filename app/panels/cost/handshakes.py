@@ -6,8 +6,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
+from app.panels.cost import scripts
 from app.panels.cost.plots import COLORS
 from app.panels.cost.state import HandshakeResult, HandshakeState, compute_handshakes
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.plots import plot
@@ -44,6 +46,9 @@ class HandshakePage(Step):
     @property
     def n(self) -> int:
         return self.result.n
+
+    def script(self) -> Script:
+        return scripts.handshakes(self.state)
 
     def draw(self, r: HandshakeResult) -> Notice:
         x, y = r.seats[:, 0], r.seats[:, 1]

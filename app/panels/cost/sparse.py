@@ -6,6 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QVBoxLayout
 
+from app.panels.cost import scripts
 from app.panels.cost.plots import COLORS, curve, place_slope, slope_label
 from app.panels.cost.state import (
     N_MAX,
@@ -17,6 +18,7 @@ from app.panels.cost.state import (
     compute_sparse,
     percent,
 )
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
 from app.widgets.plots import loglog_plot
@@ -67,6 +69,9 @@ class SparsePage(Step):
         plots.addWidget(self.cells_plot)
         plots.addWidget(self.fraction_plot)
         self.layout_with(None, left, plots)
+
+    def script(self) -> Script:
+        return scripts.sparse(self.state)
 
     def draw(self, r: SparseResult) -> Notice:
         s = r.state

@@ -29,7 +29,8 @@ from core.masks import causal as causal_mask
 from core.masks import global_local
 
 N_MIN, N_MAX = 128, 2**20
-N_GRID = np.unique(np.round(np.logspace(np.log10(N_MIN), np.log10(N_MAX), 61)).astype(int)).tolist()
+GRID_POINTS = 61  # lengths on the plots' axis, evenly spaced on a log scale
+N_GRID = np.unique(np.round(np.geomspace(N_MIN, N_MAX, GRID_POINTS)).astype(int)).tolist()
 ARTICLE_LENGTHS = (128, 512, 1_024, 4_096, 16_384, 65_536)  # the rows of the second article's table
 PATTERN_PICTURE_N = 48  # tokens in the small picture of the sparse pattern
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")

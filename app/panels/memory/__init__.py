@@ -17,7 +17,9 @@ from app.panels.memory.article import ArticlePage
 from app.panels.memory.beta import BetaPage
 from app.panels.memory.capacity import CapacityPage
 from app.panels.memory.retrieve import RetrievePage
-from app.panels.memory.state import ARTICLE_NOTE, SOURCES, MemoryState, N, compute_memory, digit_glyphs
+from app.panels.memory.scripts import RETRIEVAL_PICTURES, retrieval
+from app.panels.memory.state import ARTICLE_NOTE, SOURCES, MemoryState, N, compute_memory
+from app.panels.scripts import Script
 from app.panels.step import Live
 from app.widgets import LabelledSlider
 from app.widgets.side_column import side_column
@@ -25,7 +27,7 @@ from app.widgets.spin_boxes import spin
 from app.widgets.text import WrappingButton
 from core import inputs
 from core.explain import num
-from core.hopfield import BETA_RANGE
+from core.hopfield import BETA_RANGE, digit_glyphs
 
 
 class MemoryPanel(Panel):
@@ -128,6 +130,12 @@ class MemoryPanel(Panel):
         for widget in (self.stored_spin, self.target_spin, self.flips_spin, self.noise_slider):
             widget.setEnabled(s.source != "article")
 
+    def step_script(self, i: int) -> Script:
+        """Steps 1–3 share one page: each script prints all of it and draws its step's part."""
+        if self.step_pages[i] is self.retrieve:
+            return retrieval(self.settings, RETRIEVAL_PICTURES[i])
+        return super().step_script(i)
+
     def exercise(self) -> None:
         self.stored_spin.setValue(0)
         self.stored_spin.setValue(4)
@@ -165,4 +173,6 @@ class MemoryPanel(Panel):
             "weights": view.modern_bars,
             "beta_curve": self.beta.beta_plot,
             "capacity": self.capacity.capacity_plot,
+            "weight_bars": view.modern_bars.plot,
+            "article_weights": self.article.view.modern_bars.plot,
         }

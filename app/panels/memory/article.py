@@ -7,8 +7,10 @@ from dataclasses import asdict
 
 from PySide6.QtWidgets import QPushButton
 
+from app.panels.memory import scripts
 from app.panels.memory.retrieve import RetrieveView
 from app.panels.memory.state import ARTICLE, ARTICLE_NOTE, MemoryResult
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 
 
@@ -24,6 +26,9 @@ class ArticlePage(Step):
     def load(self) -> None:
         """Copy the second article's experiment (seed 0, β = 1, its draws) into the settings."""
         self.apply(**asdict(ARTICLE))
+
+    def script(self) -> Script:
+        return scripts.retrieval(self.state)
 
     def draw(self, r: MemoryResult) -> Notice:
         self.view.show_result(r)

@@ -7,8 +7,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
+from app.panels.memory import scripts
 from app.panels.memory.retrieve import pattern_level
 from app.panels.memory.state import BETAS, MemoryResult, N
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.pattern_grid import PatternGrid
 from app.widgets.plots import plot
@@ -68,6 +70,9 @@ class BetaPage(Step):
         side.addWidget(self.beta_bars, 2)
         row.addLayout(side, 2)
         self.layout_with(self.formula_note, None, row)
+
+    def script(self) -> Script:
+        return scripts.beta(self.state)
 
     def draw(self, r: MemoryResult) -> Notice:
         c, t = r.comparison, r.comparison.target

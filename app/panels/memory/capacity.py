@@ -9,7 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from app import worker
+from app.panels.memory import scripts
 from app.panels.memory.state import MemoryResult, N
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.plots import plot
 from app.widgets.reflow_grid import ReflowGrid
@@ -26,6 +28,7 @@ class CapacityPage(Step):
     def __init__(self, live: Live):
         super().__init__(live)
         self.sweep: CapacitySweep | None = None
+        self.sweep_seed = 0  # the seed the shown sweep drew from
         self.task: worker.Task | None = None
         self.trials_spin = spin(50, 0, 1000, tracking=True)
         self.run_button = QPushButton("Run the sweep")
@@ -80,6 +83,18 @@ class CapacityPage(Step):
         self.run_button.clicked.connect(self.run_sweep)
         self.cancel_button.clicked.connect(self.cancel_sweep)
 
+    def script(self) -> Script:
+        """The sweep on the plot; before any, the one Run would start now."""
+        if self.sweep is None:
+            s = self.state
+            return scripts.capacity(s.seed, self.trials_spin.value(), self.flips(), s.beta)
+        w = self.sweep
+        return scripts.capacity(self.sweep_seed, w.trials, w.flips, w.beta)
+
+    def flips(self) -> int:
+        """Flipped pixels per query: the article's 6, or the shared setting."""
+        return 6 if self.state.source == "article" else self.state.flips
+
     def draw(self, r: MemoryResult) -> Notice:
         return None  # the plot changes only when a sweep is run
 
@@ -97,9 +112,9 @@ class CapacityPage(Step):
             np.random.default_rng(s.seed),
             n=N,
             trials=self.trials_spin.value(),
-            flips=6 if s.source == "article" else s.flips,
+            flips=self.flips(),
             beta=s.beta,
-            on_result=self._show_sweep,
+            on_result=lambda sweep, seed=s.seed: self._show_sweep(sweep, seed),
             on_error=lambda text: self.tell(text),
             on_progress=self._on_progress,
             on_finished=self._sweep_finished,
@@ -119,8 +134,8 @@ class CapacityPage(Step):
         if self.task is not None and self.task.cancelled:
             self.tell("Sweep cancelled; the plot keeps the last finished sweep.", "info")
 
-    def _show_sweep(self, sweep: CapacitySweep) -> None:
-        self.sweep = sweep
+    def _show_sweep(self, sweep: CapacitySweep, seed: int) -> None:
+        self.sweep, self.sweep_seed = sweep, seed
         self.tell("")
         self.classical_curve.setData(sweep.loads, sweep.classical)
         self.modern_curve.setData(sweep.loads, sweep.modern)

@@ -7,10 +7,7 @@ retrieval, β and capacity steps) and the article's fixed experiment (its own st
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib.resources import files
 
 import numpy as np
 
@@ -18,7 +15,7 @@ from core.hopfield import (
     Comparison,
     article_experiment,
     corrupt_and_compare,
-    glyph_patterns,
+    digit_glyphs,
     pick_patterns,
     weights_over_beta,
 )
@@ -26,13 +23,6 @@ from core.hopfield import (
 N = 64  # neurons: every pattern is an 8 × 8 picture
 SOURCES = {"digits": "Digits 0–9 (8 × 8)", "random": "Random ±1 patterns", "article": "Article experiment"}
 BETAS = np.geomspace(1e-3, 1e2, 121)  # β axis of the sharpening curve
-
-
-@lru_cache(maxsize=1)
-def digit_glyphs() -> np.ndarray:
-    """The ten 8 × 8 digit pictures shipped with the app. (10, 64)"""
-    data = json.loads(files("resources").joinpath("presets", "memory_digits.json").read_text("utf-8"))
-    return glyph_patterns(list(data["glyphs"].values()))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout
 
 from app.panels.binding import set_quietly
+from app.panels.position import scripts
 from app.panels.position.state import (
     METHODS,
     ExtensionResult,
@@ -15,6 +16,7 @@ from app.panels.position.state import (
     compute_extension,
     extension_formula,
 )
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.plots import plot
 from app.widgets.spin_boxes import float_spin, spin
@@ -86,6 +88,9 @@ class ExtensionPage(Step):
             views,
             (self.formula, self.summary),
         )
+
+    def script(self) -> Script:
+        return scripts.extension(self.state)
 
     def draw(self, r: ExtensionResult) -> Notice:
         s = r.state

@@ -6,6 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QVBoxLayout
 
+from app.panels.position import scripts
 from app.panels.position.state import (
     HEATMAP_ROWS,
     MAX_TABLE_ROWS,
@@ -14,6 +15,7 @@ from app.panels.position.state import (
     TableState,
     compute_table,
 )
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import plot
@@ -57,6 +59,9 @@ class TablePage(Step):
             controls,
             views,
         )
+
+    def script(self) -> Script:
+        return scripts.learned_table(self.state)
 
     def draw(self, r: TableResult) -> Notice:
         shown = pos.sample_positions(len(r.vectors), HEATMAP_ROWS)

@@ -7,7 +7,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEasingCurve, QVariantAnimation
 from PySide6.QtWidgets import QFormLayout, QVBoxLayout
 
+from app.panels.position import scripts
 from app.panels.position.state import RopeResult, RopeState, compute_rope
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.clock_hands import ClockHands
@@ -67,6 +69,9 @@ class RopePage(Step):
         self.animation.setEndValue(1.0)
         self.animation.setEasingCurve(QEasingCurve.Type.OutCubic)
         self.animation.valueChanged.connect(self._frame)
+
+    def script(self) -> Script:
+        return scripts.rope(self.state)
 
     def draw(self, r: RopeResult) -> Notice:
         old, self.drawn = self.drawn, r

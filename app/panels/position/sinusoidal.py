@@ -6,7 +6,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout
 
+from app.panels.position import scripts
 from app.panels.position.state import SinusoidalResult, SinusoidalState, compute_sinusoidal
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import plot
@@ -49,6 +51,9 @@ class SinusoidalPage(Step):
             controls,
             views,
         )
+
+    def script(self) -> Script:
+        return scripts.sinusoidal(self.state)
 
     def draw(self, r: SinusoidalResult) -> Notice:
         dims = [str(j) for j in range(r.table.shape[1])]

@@ -7,7 +7,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit
 
+from app.panels.position import scripts
 from app.panels.position.state import ENCODINGS, OrderState, compute_order
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import keep_plots_whole, tick_label
@@ -58,6 +60,9 @@ class OrderPage(Step):
     @property
     def trace(self) -> pos.PermutationTrace:
         return self.result
+
+    def script(self) -> Script:
+        return scripts.order(self.state)
 
     def draw(self, t: pos.PermutationTrace) -> Notice:
         self.map_a.set_data(t.a.weights, t.words_a, t.words_a, levels=(0.0, 1.0))
