@@ -55,3 +55,30 @@ def heatmap(values: str, rows: str, cols: str, title: str) -> str:
     plt.title({title!r})
     plt.tight_layout()
     """
+
+
+def bars(x: str, heights: str, title: str, xlabel: str, ylabel: str) -> str:
+    """Picture code: a bar of the list ``heights`` at each position of the list ``x`` (names of
+    variables in the script)."""
+    return f"""
+    plt.bar({x}, {heights})
+    plt.xlabel({xlabel!r})
+    plt.ylabel({ylabel!r})
+    plt.title({title!r})
+    plt.tight_layout()
+    """
+
+
+def lines(series: str, title: str, xlabel: str, ylabel: str, log: bool = False) -> str:
+    """Picture code: one line per entry of the dict named ``series``, {label: (x values, y values)},
+    with a legend; ``log``: both axes logarithmic."""
+    scales = '\n    plt.xscale("log")\n    plt.yscale("log")' if log else ""
+    return f"""
+    for label, (x, y) in {series}.items():
+        plt.plot(x, y, marker=".", label=label)
+    plt.xlabel({xlabel!r})
+    plt.ylabel({ylabel!r}){scales}
+    plt.title({title!r})
+    plt.legend()
+    plt.tight_layout()
+    """
