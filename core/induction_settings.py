@@ -1,9 +1,12 @@
-"""The settings of an induction training run and their allowed ranges (no torch needed)."""
+"""The settings of an induction training run, their allowed ranges, and the least loss the task
+allows (no torch needed)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -66,3 +69,10 @@ class InductionSettings:
             divisors = ", ".join(str(h) for h in range(1, 9) if self.width % h == 0)
             raise ValueError(f"The width {self.width} must split evenly into heads: choose {divisors} heads.")
         return self
+
+
+def least_losses(length: int, vocab: int) -> np.ndarray:
+    """(2·length − 1,) the least loss any model can expect at targets 1…2·length−1 of a block of
+    ``length`` random tokens shown twice: ln ``vocab`` while the tokens are new (the repeat's first
+    token too, since nothing says the repeat begins), 0 once the block repeats."""
+    return np.where(np.arange(1, 2 * length) <= length, math.log(vocab), 0.0)

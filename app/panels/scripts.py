@@ -68,6 +68,18 @@ def bar_chart(values: str, labels: str, title: str) -> str:
     """
 
 
+def bars(x: str, heights: str, title: str, xlabel: str, ylabel: str) -> str:
+    """Picture code: a bar of the list ``heights`` at each position of the list ``x`` (names of
+    variables in the script)."""
+    return f"""
+    plt.bar({x}, {heights})
+    plt.xlabel({xlabel!r})
+    plt.ylabel({ylabel!r})
+    plt.title({title!r})
+    plt.tight_layout()
+    """
+
+
 def line_plot(x: str, curves: dict[str, str], title: str, log_x: bool = False) -> str:
     """Picture code: each of ``curves`` (legend name: variable) against ``x``, on a logarithmic x axis
     with ``log_x``."""
@@ -87,3 +99,18 @@ def subplots(*pictures: str, columns: int = 2) -> str:
     for k, picture in enumerate(pictures, 1):
         parts += [f"plt.subplot({rows}, {columns}, {k})", dedent(picture).strip()]
     return indent("\n".join(parts), "    ")
+
+
+def lines(series: str, title: str, xlabel: str, ylabel: str, log: bool = False) -> str:
+    """Picture code: one line per entry of the dict named ``series``, {label: (x values, y values)},
+    with a legend; ``log``: both axes logarithmic."""
+    scales = '\n    plt.xscale("log")\n    plt.yscale("log")' if log else ""
+    return f"""
+    for label, (x, y) in {series}.items():
+        plt.plot(x, y, marker=".", label=label)
+    plt.xlabel({xlabel!r})
+    plt.ylabel({ylabel!r}){scales}
+    plt.title({title!r})
+    plt.legend()
+    plt.tight_layout()
+    """

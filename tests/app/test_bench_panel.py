@@ -13,6 +13,7 @@ from app.panels.bench import BenchPanel
 from app.panels.bench.state import COLUMNS, row_texts
 from core.bench import MEANINGFUL_SLOPE_LENGTHS, fastest_summary, fit_slopes
 from core.bench_device import cuda_available
+from tests.app.test_export_scripts import run_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -160,6 +161,19 @@ def test_export_writes_csv_and_json_of_the_report(panel, qtbot, tmp_path):
     assert json.loads((tmp_path / "r.json").read_text()) == panel.report.as_dict()
     with pytest.raises(ValueError, match=r"\.csv or \.json"):
         panel.save_results(tmp_path / "r.txt")
+
+
+def test_a_script_runs_the_sweep_the_controls_describe_then_the_one_the_plots_show(panel, qtbot, tmp_path):
+    panel.lengths_edit.setText("32 48")
+    assert "lengths=(32, 48)" in panel.script(0) and "heads=2, head_dim=16" in panel.script(0)
+    run_sweep(panel, qtbot, "64 128", ("numpy-naive",))
+    panel.lengths_edit.setText("32")  # after the sweep: the plots still show 64 and 128
+    path = tmp_path / "memory.py"
+    path.write_text(panel.script(3), encoding="utf-8")
+    (run,) = run_scripts([path], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "numpy-naive, n = 64: ok" in run.stdout and "numpy-naive, n = 128: ok" in run.stdout
+    assert "n = 32" not in run.stdout
 
 
 def test_steps_show_the_matching_plot(panel):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from core.induction_settings import LIMITS, InductionSettings
+from core.induction_settings import LIMITS, InductionSettings, least_losses
 
 torch = pytest.importorskip("torch")
 
@@ -58,6 +58,11 @@ def test_bad_settings_name_the_allowed_range(change):
 def test_limits_cover_every_setting():
     assert set(LIMITS) == set(InductionSettings.__dataclass_fields__)
     assert InductionSettings().checked() == InductionSettings()
+
+
+def test_the_least_loss_is_a_guess_until_the_block_repeats():
+    # targets 1-5 are guesses (the 5th starts the repeat, which nothing announces); 6-9 copy
+    assert least_losses(5, 64) == pytest.approx([math.log(64)] * 5 + [0.0] * 4)
 
 
 def test_repeated_sequences_show_the_block_twice():

@@ -29,9 +29,11 @@ from PySide6.QtWidgets import (
 
 from app import worker
 from app.panels.base import Panel
+from app.panels.bench import scripts
 from app.panels.bench.state import COLUMNS, PLOTS, SweepState, probe, row_texts, summarise
 from app.panels.bench.sweep_plot import SweepPlotPage
 from app.panels.binding import set_quietly
+from app.panels.scripts import Script
 from app.panels.step import Live
 from app.widgets.side_column import side_column
 from app.widgets.sizing import WholeItems
@@ -324,6 +326,11 @@ class BenchPanel(Panel):
             self.show_message(str(exc))
         else:
             self.show_message(f"Saved {path}.", "info")
+
+    def step_script(self, i: int) -> Script:
+        """Every step runs the sweep again: the one the plots show, else the one the controls describe."""
+        config = self.config or self.current_config()
+        return scripts.what_runs(config) if i == 0 else scripts.plot_step(config, self.step_pages[i].field)
 
     # --- smoke, export ------------------------------------------------------------------------------
     def exercise(self) -> None:

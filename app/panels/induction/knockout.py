@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QFormLayout, QGridLayout
 
+from app.panels.induction import scripts
 from app.panels.induction.state import KnockoutResult, KnockoutState, compute_knockout
 from app.panels.induction.trainer import Phase, Trainer
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.spin_boxes import spin
@@ -72,6 +74,9 @@ class KnockoutPage(Step):
                 self.apply(run=run, step=run.step)
         elif run is None and self.live.wanted.run is not None:
             self.apply(run=None, step=0)  # a reset: also supersedes a measurement still running
+
+    def script(self) -> Script:
+        return scripts.knockout(self.state)
 
     def draw(self, r: KnockoutResult) -> Notice:
         s = self.state

@@ -10,8 +10,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton
 
+from app.panels.induction import scripts
 from app.panels.induction.train import REPEAT, guess_line
 from app.panels.induction.trainer import Phase, Trainer
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.plots import plot
 from app.widgets.text import note
@@ -58,6 +60,9 @@ class OneLayerPage(Step):
             self.tell(str(exc), "error")
             return
         self.one.start(settings)
+
+    def script(self) -> Script:
+        return scripts.one_layer(self.two.shown(self.state), self.one.shown(replace(self.state, layers=1)))
 
     def draw(self, settings) -> Notice:
         self.guess_line.setValue(math.log(settings.vocab))

@@ -8,7 +8,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QVBoxLayout
 
+from app.panels.induction import scripts
 from app.panels.induction.state import TaskResult, TaskState, compute_task
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.plots import plot
 from app.widgets.spin_boxes import spin
@@ -32,7 +34,10 @@ class TaskPage(Step):
         self.best = plot("The least loss any model can expect", "position of the token to predict", "nats")
         self.best.addLegend(offset=(-8, 8))
         self.new_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=NEW)
-        self.repeat_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=REPEAT)
+        # A repeated target's least loss is 0: its bar is a thick line at 0, so it still shows.
+        self.repeat_bars = pg.BarGraphItem(
+            x=[], height=[], width=0.8, brush=REPEAT, pen=pg.mkPen(REPEAT, width=6)
+        )
         for bars in (self.new_bars, self.repeat_bars):
             self.best.addItem(bars)
         self.best.plotItem.legend.addItem(self.new_bars, "new token: a guess among V")
@@ -49,6 +54,9 @@ class TaskPage(Step):
             views,
         )
 
+    def script(self) -> Script:
+        return scripts.task(self.state)
+
     def draw(self, r: TaskResult) -> Notice:
         n = len(r.tokens) // 2
         first = " ".join(str(t) for t in r.tokens[:n])
@@ -60,7 +68,7 @@ class TaskPage(Step):
         targets = np.arange(1, 2 * n)
         guess = r.best_loss > 0
         self.new_bars.setOpts(x=targets[guess], height=r.best_loss[guess])
-        self.repeat_bars.setOpts(x=targets[~guess], height=np.full((~guess).sum(), 0.03))  # a sliver: 0 shows
+        self.repeat_bars.setOpts(x=targets[~guess], height=r.best_loss[~guess])
         self.best.setYRange(0, math.log(max(r.vocab, 2)) * 1.15, padding=0)
         return (
             f"Guessing among {r.vocab} tokens costs ln {r.vocab} = {math.log(r.vocab):.2f} nats a token. "

@@ -8,7 +8,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton
 
+from app.panels.induction import scripts
 from app.panels.induction.trainer import Phase, Trainer
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets import Heatmap
@@ -183,6 +185,9 @@ class TrainPage(Step):
             f"diagonal that starts {settings.length} rows down."
         )
         self.clear_views()
+
+    def script(self) -> Script:
+        return scripts.train(*self.trainer.shown(self.state))
 
     def draw(self, settings) -> Notice:
         run = self.trainer.run

@@ -75,6 +75,13 @@ class Trainer(QObject):
         self._set_phase(Phase.RUNNING)
         self.timer.start()
 
+    def shown(self, fallback: InductionSettings) -> tuple[InductionSettings, int]:
+        """The run the plots show and the step of its last checkpoint; before any checkpoint,
+        ``fallback`` and its last step (the run Start would train)."""
+        if self.checkpoints:
+            return self.run.settings, self.checkpoints[-1].step
+        return fallback, fallback.steps
+
     def pause(self) -> None:
         if self.phase == Phase.RUNNING:
             self._paused.set()
