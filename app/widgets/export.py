@@ -236,7 +236,8 @@ def _xy(item) -> tuple[np.ndarray, np.ndarray]:
         x, height = np.broadcast_arrays(np.asarray(x, float), np.asarray(height, float))
         return x, height
     if hasattr(item, "getData"):
-        x, y = item.getData()
+        # The data as given, not as drawn: on a log axis a curve draws log10 of it.
+        x, y = item.getOriginalDataset() if hasattr(item, "getOriginalDataset") else item.getData()
         if x is None or y is None:
             return np.zeros(0), np.zeros(0)
         return np.asarray(x, float), np.asarray(y, float)

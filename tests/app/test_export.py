@@ -135,3 +135,14 @@ def test_whole_panel_renders_at_the_chosen_scale(window, tmp_path):
 def test_plain_widgets_have_no_numbers(qtbot, tmp_path):
     with pytest.raises(ValueError, match="no numbers"):
         export.save_csv(QWidget(), tmp_path / "x.csv")
+
+
+def test_a_log_axis_exports_the_values_not_their_logarithms(qtbot, tmp_path):
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.setLogMode(x=True, y=True)
+    plot.plot([10.0, 100.0, 1000.0], [2.0, 20.0, 200.0], name="curve")
+    export.save_csv(plot, tmp_path / "log.csv")
+    with open(tmp_path / "log.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))[1:]
+    assert [(float(r[2]), float(r[3])) for r in rows] == [(10.0, 2.0), (100.0, 20.0), (1000.0, 200.0)]

@@ -22,20 +22,21 @@ from tests.app.conftest import settle
 
 CHECKOUT = Path(__file__).resolve().parents[2]  # the scripts import this checkout's core
 NUMBER = re.compile(r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|[-+−]?inf")
-# Steps that measure time: a script measures again, so only what does not change is compared.
-MEASURED: dict[tuple[str, int], str] = {}
+# Panels whose plots are measurements (time, throughput, memory): a script measures again, so only
+# what it measures at (the x values: the lengths) is compared.
+MEASURED = {"bench": "every plot is a timing, a throughput or a memory reading"}
 
 
-def drawn_numbers(panel) -> np.ndarray:
-    """Every finite number the step's views on screen show (matrices' cells, plots' y and values):
+def drawn_numbers(panel, columns=("y", "value")) -> np.ndarray:
+    """Every finite number the step's views on screen show (matrices' cells, plots' ``columns``):
     the views the panel can export (``Panel.export``) that are visible at this step."""
     found = []
     for view in [v for v in panel.export().values() if v.isVisibleTo(panel)]:
         if isinstance(view, (Heatmap, MatrixView)):
             found.append(np.asarray(view.values, dtype=float).ravel())
         elif isinstance(view, pg.GraphicsView):
-            y, value = PLOT_HEADER.index("y"), PLOT_HEADER.index("value")
-            cells = [row[k] for row in plot_rows(view)[1:] for k in (y, value) if row[k] != ""]
+            ks = [PLOT_HEADER.index(c) for c in columns]
+            cells = [row[k] for row in plot_rows(view)[1:] for k in ks if row[k] != ""]
             found.append(np.array([float(c) for c in cells]))
     numbers = np.concatenate(found) if found else np.array([])
     return numbers[np.isfinite(numbers)]
@@ -109,14 +110,45 @@ def open_panel(key: str, qtbot, llama_folder):
     return panel
 
 
+def sweep(panel) -> None:
+    """Benchmark: a small sweep, so its plots have points."""
+    panel.lengths_edit.setText("64 128")
+    panel.select_impls(("numpy-naive",))
+    settle(panel.run)
+
+
+def train(panel) -> None:
+    """Grow an induction head: a short seeded run of both models, away from the defaults, and a
+    head knocked out."""
+    panel.task.seed_spin.setValue(3)
+    panel.task.length_spin.setValue(5)
+    panel.settings.apply(steps=300, heads=2, length=16)
+    settle(panel.train.start_button.click)
+    settle(panel.one_layer.start_button.click)
+    panel.knockout.layer_spin.setValue(1)
+    settle(panel.knockout.head_spin.setValue, 2)
+
+
+def capacity(panel) -> None:
+    """Memory: a two-trial capacity sweep under another seed."""
+    panel.seed_spin.setValue(3)
+    panel.capacity.trials_spin.setValue(2)
+    settle(panel.capacity.run_sweep)
+
+
+PREPARE = {"bench": sweep, "induction": train, "memory": capacity}  # steps that show a run's results
+
+
 @pytest.mark.parametrize("key", [e.key for e in PANELS])
 def test_every_step_exports_a_script_that_prints_what_it_draws(key, qtbot, tmp_path, llama_folder):
     panel = open_panel(key, qtbot, llama_folder)
+    if key in PREPARE:
+        PREPARE[key](panel)
     paths, drawn, cells = [], [], []
     for i in range(len(panel.steps)):
         settle(panel.set_step, i)
         qtbot.wait(10)
-        drawn.append(drawn_numbers(panel))
+        drawn.append(drawn_numbers(panel, ("x",) if key in MEASURED else ("y", "value")))
         cells.append(table_cells(panel))
         path = tmp_path / f"{key}_step{i + 1}.py"
         path.write_text(panel.script(i), encoding="utf-8")
@@ -125,8 +157,6 @@ def test_every_step_exports_a_script_that_prints_what_it_draws(key, qtbot, tmp_p
     for i, run in enumerate(run_scripts(paths, tmp_path)):
         assert run.returncode == 0, f"step {i + 1}: {run.stderr[-3000:]}"
         assert run.stdout.strip(), f"step {i + 1} printed nothing"
-        if (key, i) in MEASURED:
-            continue
         assert len(drawn[i]) or cells[i], f"step {i + 1} draws no numbers to compare"
         printed = printed_numbers(run.stdout)
         missing = unprinted(drawn[i], printed)

@@ -10,7 +10,6 @@ import pytest
 
 from app import worker
 from app.panels.induction.trainer import Phase
-from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -167,27 +166,3 @@ def test_knock_a_head_out_says_training_comes_first(panel):
     k = panel.knockout
     assert k.untrained.isVisibleTo(panel) and "train the model in step 2 first" in k.untrained.text()
     assert not k.losses.isVisibleTo(panel) and not k.table.isVisibleTo(panel)
-
-
-def test_every_step_exports_a_script_that_retrains_the_run_and_prints_what_it_draws(panel, tmp_path):
-    """The scripts rebuild the panel's state: its example, both trained runs, the head knocked out."""
-    panel.task.seed_spin.setValue(3)
-    panel.task.length_spin.setValue(5)
-    train(panel)
-    panel.set_step(2)
-    panel.one_layer.start_button.click()
-    assert worker.wait_idle(600)
-    panel.set_step(3)
-    panel.knockout.layer_spin.setValue(1)
-    panel.knockout.head_spin.setValue(2)
-    assert worker.wait_idle(60)
-    paths, drawn = [], []
-    for i in range(len(panel.steps)):
-        panel.set_step(i)
-        drawn.append(drawn_numbers(panel))
-        paths.append(tmp_path / f"step{i + 1}.py")
-        paths[-1].write_text(panel.script(i), encoding="utf-8")
-    assert "layer, head = 1, 2" in paths[3].read_text()
-    for i, run in enumerate(run_scripts(paths, tmp_path)):
-        assert run.returncode == 0, f"step {i + 1}: {run.stderr[-3000:]}"
-        assert len(drawn[i]) and not unprinted(drawn[i], printed_numbers(run.stdout)), f"step {i + 1}"
