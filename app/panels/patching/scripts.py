@@ -6,9 +6,10 @@ from app.panels.patching.state import TOP, PairState
 from app.panels.scripts import Script, bars, heatmap
 
 
-def pair_code(s: PairState, *imports: str) -> str:
+def pair_code(s: PairState, *imports: str, runs: bool = False) -> str:
     """Code that loads the model and reads the pair as ``pair``, with the ``direction``;
-    ``imports`` are more import lines."""
+    ``imports`` are more import lines. Without ``runs`` (the two runs only) it says what a
+    patching grid's cells mean."""
     lines = "\n    ".join(
         sorted({"from core.models import load_model", "from core.printing import table", *imports})
     )
@@ -25,8 +26,13 @@ def pair_code(s: PairState, *imports: str) -> str:
     pair = prepare(model, clean, corrupt, {s.target!r}, {s.foil!r})
     direction = {s.direction!r}  # denoise: clean activations into the corrupted run; noise: the reverse
     print("The prompts differ at positions", [i + 1 for i in pair.differ])
+    """ + (
+        ""
+        if runs
+        else """
     print("Each cell is the metric of one patched run, normalised: 0 = the corrupted run, 1 = the clean run")
     """
+    )
 
 
 def grid_code(name: str, what: str, title: str, head: str = "") -> str:
@@ -48,7 +54,7 @@ def two_runs(s: PairState) -> Script:
         "from core.patching import prepare",
     )
     body = (
-        pair_code(s, *imports)
+        pair_code(s, *imports, runs=True)
         + f"""
     for name, ids in (("Clean", pair.clean), ("Corrupted", pair.corrupt)):
         logits = run(model.module, ids)[0][-1].astype(np.float64)  # (vocab,) after the last token
@@ -99,7 +105,7 @@ def heads(s: PairState, head: tuple[int, int] | None) -> Script:
         + """
     # Each head knocked out of the clean run (zero-ablation): the drop in the metric over its size.
     knockout = rank_by_ablation(model.module, pair.clean, pair.target, pair.foil)
-    print("Knockout: drop / clean")
+    print("Knockout: the share of the clean metric lost with each head knocked out")
     print(table(knockout.relative_drop, grid.rows, grid.columns))
     """
     )
