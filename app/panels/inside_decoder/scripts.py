@@ -9,8 +9,10 @@ from app.panels.scripts import Script, bars, heatmap
 def model_code(source: str, prompt: str | None, *imports: str) -> str:
     """Code that loads the model as ``model`` with ``layers`` and ``heads`` (labels from 1) and,
     given a prompt, reads it as ``ids`` and ``pieces``; ``imports`` are more import lines."""
-    core = ("from core import decoder as dec", "from core.models import load_model")
-    lines = "\n    ".join(sorted({*core, "from core.printing import table", *imports}))
+    core = {"from core.models import load_model", "from core.printing import table"}
+    if prompt is not None:
+        core.add("from core import decoder as dec")
+    lines = "\n    ".join(sorted({*core, *imports}))
     code = f"""
     import numpy as np
 
