@@ -91,6 +91,12 @@ class AblationRanking:
         return self.clean - self.ablated
 
     @property
+    def relative_drop(self) -> np.ndarray:
+        """(layers, heads): ``drop`` over the size of the clean difference (1 = all of it lost;
+        the plain drop when the clean difference is 0)."""
+        return self.drop / (abs(self.clean) or 1.0)
+
+    @property
     def ranking(self) -> HeadRanking:
         """Heads ranked by ``drop``, the biggest first."""
         where = ", first token too" if self.first else ""

@@ -114,3 +114,16 @@ def lines(series: str, title: str, xlabel: str, ylabel: str, log: bool = False) 
     plt.legend()
     plt.tight_layout()
     """
+
+
+def hbars(values: str, labels: str, title: str) -> str:
+    """Picture code: the list ``values`` as horizontal bars, the first on top, named by the list
+    ``labels`` (names of variables in the script)."""
+    return f"""
+    plt.figure()
+    plt.barh(range(len({values})), {values})
+    plt.yticks(range(len({labels})), {labels})
+    plt.gca().invert_yaxis()
+    plt.title({title!r})
+    plt.tight_layout()
+    """

@@ -236,6 +236,7 @@ def test_batched_ranking_equals_knocking_out_one_head_at_a_time(llama, ids):
             assert ranking.ablated[layer, head] == pytest.approx(expected, abs=1e-5)
     best = ranking.ranking.best
     assert ranking.drop[best.layer, best.head] == ranking.drop.max()
+    np.testing.assert_allclose(ranking.relative_drop * abs(ranking.clean), ranking.drop)
     assert no_hooks_left(model)
 
 

@@ -6,9 +6,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from app.panels.inside_decoder import scripts
 from app.panels.inside_decoder.knock_out import mode_box
 from app.panels.inside_decoder.state import MAX_RANDOM, InductionResult, InductionState, compute_induction
 from app.panels.inside_decoder.views import HeadMap, first_token_box, toggle_on_click
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.plots import plot
 from app.widgets.spin_boxes import spin
@@ -66,6 +68,9 @@ class InductionPage(Step):
         for view in (self.induction_map, self.previous_map):
             toggle_on_click(view, self)
         self.reset.clicked.connect(lambda: self.apply(heads=()))
+
+    def script(self) -> Script:
+        return scripts.induction(self.state)
 
     def draw(self, r: InductionResult) -> Notice:
         test = r.clean

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QPushButton,
 )
 
+from app.panels.inside_decoder import scripts
 from app.panels.inside_decoder.state import KnockResult
 from app.panels.inside_decoder.views import (
     HeadMap,
@@ -20,6 +21,7 @@ from app.panels.inside_decoder.views import (
     toggled,
     visible,
 )
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
@@ -75,6 +77,9 @@ class KnockPage(Step):
             return
         layer = self.layer.value() - 1
         self.apply(heads=toggled(self.state.heads, *((layer, h) for h in range(self.result.model.n_heads))))
+
+    def script(self) -> Script:
+        return scripts.knock_out(self.state)
 
     def draw(self, r: KnockResult) -> Notice:
         m = r.model

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QWidget
 
+from app.panels.inside_decoder import scripts
 from app.panels.inside_decoder.state import LensResult, LensState, compute_lens
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import plot
@@ -46,6 +48,9 @@ class LensPage(Step):
             (self.summary,),
             wide=(("Prompt", self.prompt),),
         )
+
+    def script(self) -> Script:
+        return scripts.lens(self.state)
 
     def draw(self, r: LensResult) -> Notice:
         lens = r.lens

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QLineEdit
 
+from app.panels.inside_decoder import scripts
 from app.panels.inside_decoder.state import SinkResult, SinkState, compute_sinks
 from app.panels.inside_decoder.views import HeadMap, map_over_pair, show_top
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
@@ -33,6 +35,9 @@ class SinkPage(Step):
             (self.summary,),
             wide=(("Prompt", self.prompt),),
         )
+
+    def script(self) -> Script:
+        return scripts.sinks(self.state)
 
     def draw(self, r: SinkResult) -> Notice:
         self.grid.set_scores(r.scores, (0.0, 1.0))

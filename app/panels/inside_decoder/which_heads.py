@@ -9,6 +9,7 @@ import numpy as np
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QProgressBar, QPushButton, QWidget
 
 from app import worker
+from app.panels.inside_decoder import scripts
 from app.panels.inside_decoder.state import KnockResult, KnockState, compute_ranking
 from app.panels.inside_decoder.views import (
     HeadMap,
@@ -17,6 +18,7 @@ from app.panels.inside_decoder.views import (
     toggle_on_click,
     visible,
 )
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.text import note
 from core.ablation_ranking import AblationRanking
@@ -137,6 +139,9 @@ class RankPage(Step):
         if self.ranking_task.cancel():
             self._ended()
             self.tell("Ranking cancelled; the model is intact.", "info")
+
+    def script(self) -> Script:
+        return scripts.which_heads(self.state, self.result.looking is not None)
 
     def draw(self, r: KnockResult) -> Notice:
         m = r.model

@@ -126,6 +126,7 @@ class InsideHeadPanel(RowPanel):
             "query_side": self.why.query_map,
             "key_side": self.why.key_map,
             "value_paths": self.writes.paths,
+            "value_path_bars": self.writes.paths.plot,  # the bars' plot: its numbers export as CSV
             "direct": self.direct.direct_map,
             "knockout": self.direct.total_map,
         }

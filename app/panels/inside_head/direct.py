@@ -9,8 +9,10 @@ import numpy as np
 from PySide6.QtWidgets import QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout
 
 from app import worker
+from app.panels.inside_head import scripts
 from app.panels.inside_head.state import HeadState, PartsResult, compute_knockout
 from app.panels.inside_head.views import side_by_side
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.reflow_grid import ReflowGrid
@@ -87,6 +89,9 @@ class DirectPage(Step):
     def _progressed(self, done: int, total: int) -> None:
         self.progress.setMaximum(total)
         self.progress.setValue(done)
+
+    def script(self) -> Script:
+        return scripts.direct(self.state, self.result.model.kind, self.result.why_not)
 
     def draw(self, r: PartsResult) -> Notice:
         d = r.direct

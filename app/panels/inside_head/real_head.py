@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
+from app.panels.inside_head import scripts
 from app.panels.inside_head.state import HeadResult
 from app.panels.inside_head.views import counted_from_one
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note
@@ -54,6 +56,9 @@ class RealHeadPage(Step):
         if r.step.scores.size and r.model.is_causal and j > i:
             return "after the query: the mask adds −∞, weight 0"
         return f"q·k = {dot_terms(r.queries[i], r.keys[j])} × {num(r.step.scale, 4)}"
+
+    def script(self) -> Script:
+        return scripts.real_head(self.state, self.result.model.kind)
 
     def draw(self, r: HeadResult) -> Notice:
         s = r.step

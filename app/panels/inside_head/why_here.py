@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QVBoxLayout
 
+from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult, per_head
 from app.panels.inside_head.views import side_by_side
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note
@@ -54,6 +56,9 @@ class WhyHerePage(Step):
     def _open(self, layer: int, column: int) -> None:
         if column < self.result.model.n_heads:
             self.cell.apply(layer=layer + 1, head=column + 1)
+
+    def script(self) -> Script:
+        return scripts.why_here(self.state, self.result.model.kind, self.result.why_not)
 
     def draw(self, r: PartsResult) -> Notice:
         if r.split is None:

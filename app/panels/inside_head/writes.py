@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
+from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult
 from app.panels.inside_head.views import counted_from_one, side_by_side
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
@@ -40,6 +42,9 @@ class WritesPage(Step):
         )
         page.addWidget(side_by_side(lists, self.paths), 1)
         page.addWidget(self.summary)
+
+    def script(self) -> Script:
+        return scripts.writes(self.state, self.result.model.kind, self.result.why_not)
 
     def draw(self, r: PartsResult) -> Notice:
         w = r.writes

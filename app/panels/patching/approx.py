@@ -7,8 +7,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
 
+from app.panels.patching import scripts
 from app.panels.patching.state import PairResult
 from app.panels.patching.sweep import SweepStep, beside, grid_map, show_grid
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice
 from app.widgets.plots import plot
 from app.widgets.text import note
@@ -59,6 +61,9 @@ class ApproxPage(SweepStep):
 
     def _chosen(self) -> None:
         self.mark_stale()
+
+    def script(self) -> Script:
+        return scripts.approx(self.state, self.what.currentData())
 
     def wanted(self, r: PairResult) -> dict[str, tuple]:
         return {"approx": (r.state.key, None), self.what.currentData(): (r.state.key, None)}

@@ -7,8 +7,10 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QPushButton, QVBoxLayout, QWidget
 
+from app.panels.patching import scripts
 from app.panels.patching.state import PairResult
 from app.panels.patching.sweep import SweepStep, beside, grid_map, show_grid
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice
 from app.widgets.text import note
 
@@ -79,6 +81,9 @@ class HeadsPage(SweepStep):
             return None
         return top_heads(self.grids["heads"].values, 1)[0]
 
+    def script(self) -> Script:
+        return scripts.heads(self.state, self.chosen(self.result))
+
     def wanted(self, r: PairResult) -> dict[str, tuple]:
         key, head = r.state.key, self.chosen(r)
         wanted = {"heads": (key, None), "knockout": (key[:5], None)}
@@ -88,8 +93,7 @@ class HeadsPage(SweepStep):
         heads, knock, one = (self.grids.get(w) for w in ("heads", "knockout", "head"))
         show_grid(self.heads_map, heads, *self._labels(r))
         if knock is not None:
-            scale = abs(knock.clean) or 1.0
-            self.knock_map.set_data(knock.drop / scale, *self._labels(r), (-1.0, 1.0))
+            self.knock_map.set_data(knock.relative_drop, *self._labels(r), (-1.0, 1.0))
         chosen = self.chosen(r)
         if chosen is not None:
             self.head_map.set_title(f"L{chosen[0] + 1} H{chosen[1] + 1} by position")

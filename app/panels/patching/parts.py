@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout
 
+from app.panels.patching import scripts
 from app.panels.patching.state import PairResult
 from app.panels.patching.sweep import SweepStep, beside, grid_map, show_grid
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice
 from app.widgets.text import note
 
@@ -25,6 +27,9 @@ class PartsPage(SweepStep):
             beside(self.attn_map, self.mlp_map),
             (self.status,),
         )
+
+    def script(self) -> Script:
+        return scripts.parts(self.state)
 
     def wanted(self, r: PairResult) -> dict[str, tuple]:
         return {"attn": (r.state.key, None), "mlp": (r.state.key, None)}

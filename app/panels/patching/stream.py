@@ -6,8 +6,10 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFormLayout
 
 from app import worker
+from app.panels.patching import scripts
 from app.panels.patching.state import PairResult, cell_top
 from app.panels.patching.sweep import SweepStep, beside, grid_map, show_grid, show_top
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
@@ -31,6 +33,9 @@ class StreamPage(SweepStep):
             (self.status, self.picked),
         )
         self.map.clicked.connect(self.pick)
+
+    def script(self) -> Script:
+        return scripts.stream(self.state)
 
     def wanted(self, r: PairResult) -> dict[str, tuple]:
         return {"resid": (r.state.key, None)}

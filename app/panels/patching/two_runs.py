@@ -7,8 +7,10 @@ from html import escape
 
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit
 
+from app.panels.patching import scripts
 from app.panels.patching.state import PRESETS, PairResult
 from app.panels.patching.sweep import beside, direction_box, show_top
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
@@ -63,6 +65,9 @@ class TwoRunsPage(Step):
             return
         clean, corrupt, target, foil = PRESETS[self.preset.itemText(index)]
         self.apply(clean=clean, corrupt=corrupt, target=target, foil=foil)
+
+    def script(self) -> Script:
+        return scripts.two_runs(self.state)
 
     def draw(self, r: PairResult) -> Notice:
         p = r.pair
