@@ -229,12 +229,14 @@ def _x_tick_labels(box: pg.ViewBox) -> dict[float, str]:
 def _xy(item) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(item, pg.BarGraphItem):
         opts = item.opts
-        x = opts.get("x") if opts.get("x") is not None else opts.get("x0")
-        height = opts.get("height")
-        if x is None or height is None:
+        if np.ndim(opts.get("width")) and not np.ndim(opts.get("height")):  # horizontal: widths are values
+            at, size = opts.get("y") if opts.get("y") is not None else opts.get("y0"), opts.get("width")
+        else:
+            at, size = opts.get("x") if opts.get("x") is not None else opts.get("x0"), opts.get("height")
+        if at is None or size is None:
             return np.zeros(0), np.zeros(0)
-        x, height = np.broadcast_arrays(np.asarray(x, float), np.asarray(height, float))
-        return x, height
+        at, size = np.broadcast_arrays(np.asarray(at, float), np.asarray(size, float))
+        return at, size
     if hasattr(item, "getData"):
         # The data as given, not as drawn: on a log axis a curve draws log10 of it.
         x, y = item.getOriginalDataset() if hasattr(item, "getOriginalDataset") else item.getData()

@@ -146,3 +146,11 @@ def test_a_log_axis_exports_the_values_not_their_logarithms(qtbot, tmp_path):
     with open(tmp_path / "log.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))[1:]
     assert [(float(r[2]), float(r[3])) for r in rows] == [(10.0, 2.0), (100.0, 20.0), (1000.0, 200.0)]
+
+
+def test_horizontal_bars_export_their_lengths(qtbot, tmp_path):
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.addItem(pg.BarGraphItem(x0=[0, 0], y=[0, 1], height=0.7, width=[0.25, 0.5]))
+    rows = export.plot_rows(plot)[1:]
+    assert [(float(r[2]), float(r[3])) for r in rows] == [(0.0, 0.25), (1.0, 0.5)]

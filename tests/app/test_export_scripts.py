@@ -22,21 +22,21 @@ from tests.app.conftest import settle
 
 CHECKOUT = Path(__file__).resolve().parents[2]  # the scripts import this checkout's core
 NUMBER = re.compile(r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|[-+−]?inf")
-# Panels whose plots are measurements (time, throughput, memory): a script measures again, so only
-# what it measures at (the x values: the lengths) is compared.
-MEASURED = {"bench": "every plot is a timing, a throughput or a memory reading"}
+# Panels whose plots are measurements (time, throughput, memory): a script measures again, so what
+# it must print is what it measures at (the sweep's lengths, below).
+MEASURED = {"bench": (64.0, 128.0)}
 
 
-def drawn_numbers(panel, columns=("y", "value")) -> np.ndarray:
-    """Every finite number the step's views on screen show (matrices' cells, plots' ``columns``):
+def drawn_numbers(panel) -> np.ndarray:
+    """Every finite number the step's views on screen show (matrices' cells, plots' y and values):
     the views the panel can export (``Panel.export``) that are visible at this step."""
     found = []
     for view in [v for v in panel.export().values() if v.isVisibleTo(panel)]:
         if isinstance(view, (Heatmap, MatrixView)):
             found.append(np.asarray(view.values, dtype=float).ravel())
         elif isinstance(view, pg.GraphicsView):
-            ks = [PLOT_HEADER.index(c) for c in columns]
-            cells = [row[k] for row in plot_rows(view)[1:] for k in ks if row[k] != ""]
+            y, value = PLOT_HEADER.index("y"), PLOT_HEADER.index("value")
+            cells = [row[k] for row in plot_rows(view)[1:] for k in (y, value) if row[k] != ""]
             found.append(np.array([float(c) for c in cells]))
     numbers = np.concatenate(found) if found else np.array([])
     return numbers[np.isfinite(numbers)]
@@ -112,7 +112,7 @@ def open_panel(key: str, qtbot, llama_folder):
 
 def sweep(panel) -> None:
     """Benchmark: a small sweep, so its plots have points."""
-    panel.lengths_edit.setText("64 128")
+    panel.lengths_edit.setText(" ".join(str(int(n)) for n in MEASURED["bench"]))
     panel.select_impls(("numpy-naive",))
     settle(panel.run)
 
@@ -136,7 +136,71 @@ def capacity(panel) -> None:
     settle(panel.capacity.run_sweep)
 
 
-PREPARE = {"bench": sweep, "induction": train, "memory": capacity}  # steps that show a run's results
+PROMPT = "the cat sat on the mat because the cat"  # the tiny model's words: " because", " the" are tokens
+
+
+def knock(panel) -> None:
+    """Inside a decoder: a pair the tiny model has, mean-ablation of one head, a longer induction test."""
+    settle(panel.knock.prompt.setText, PROMPT)
+    settle(panel.rank.target.setText, " because")
+    settle(panel.rank.foil.setText, " the")
+    settle(panel.knock.mode.setCurrentIndex, 1)  # mean-ablation
+    settle(panel.knock.grid.clicked.emit, 1, 2)
+    settle(panel.induction.n.setValue, 6)
+    settle(panel.induction.induction_map.clicked.emit, 1, 1)
+
+
+def noise(panel) -> None:
+    """Patching: a one-word change, the noising direction, one head chosen, the MLP grid estimated."""
+    corrupt = PROMPT.replace(" on ", " in ")
+    settle(panel.runs.apply, clean=PROMPT, corrupt=corrupt, target="the", foil="because")
+    settle(panel.runs.direction.setCurrentIndex, 1)  # noise: corrupted activations into the clean run
+    settle(panel.heads.choose, 1, 2)
+    settle(panel.approx.what.setCurrentIndex, 2)  # MLP outputs
+
+
+def cell(panel) -> None:
+    """Inside a head: another head and cell, and a pair the tiny model has."""
+    settle(panel.prompt.setText, PROMPT)
+    settle(panel.live.apply, layer=2, head=3, query=0, key=3)
+    settle(panel.parts.apply, target=" because", foil=" the")
+
+
+# How each panel is set up before its steps are exported: away from the defaults, and with the runs
+# that some steps show (a sweep, a training).
+PREPARE = {
+    "bench": sweep,
+    "induction": train,
+    "memory": capacity,
+    "inside_decoder": knock,
+    "patching": noise,
+    "inside_head": cell,
+}
+
+
+def export_and_check(panel, qtbot, tmp_path, measured: tuple[float, ...] = ()) -> list:
+    """Export every step of ``panel`` as it is now, run the scripts, and check that each exits
+    cleanly and prints every number its step draws (with ``measured``: the points it measures
+    at, which are those numbers); returns the runs."""
+    paths, drawn, cells = [], [], []
+    for i in range(len(panel.steps)):
+        settle(panel.set_step, i)
+        qtbot.wait(10)
+        drawn.append(np.array(measured) if measured else drawn_numbers(panel))
+        cells.append([] if measured else table_cells(panel))
+        paths.append(tmp_path / f"step{i + 1}.py")
+        paths[-1].write_text(panel.script(i), encoding="utf-8")
+    worker.cancel_all()
+    runs = run_scripts(paths, tmp_path)
+    for i, run in enumerate(runs):
+        assert run.returncode == 0, f"step {i + 1}: {run.stderr[-3000:]}"
+        assert len(drawn[i]) or cells[i], f"step {i + 1} draws no numbers to compare"
+        printed = printed_numbers(run.stdout)
+        missing = unprinted(drawn[i], printed)
+        assert not missing, f"step {i + 1} draws numbers its script does not print: {missing[:10]}"
+        untold = untold_cells(cells[i], printed)
+        assert not untold, f"step {i + 1}'s table shows numbers its script does not print: {untold[:10]}"
+    return runs
 
 
 @pytest.mark.parametrize("key", [e.key for e in PANELS])
@@ -144,25 +208,7 @@ def test_every_step_exports_a_script_that_prints_what_it_draws(key, qtbot, tmp_p
     panel = open_panel(key, qtbot, llama_folder)
     if key in PREPARE:
         PREPARE[key](panel)
-    paths, drawn, cells = [], [], []
-    for i in range(len(panel.steps)):
-        settle(panel.set_step, i)
-        qtbot.wait(10)
-        drawn.append(drawn_numbers(panel, ("x",) if key in MEASURED else ("y", "value")))
-        cells.append(table_cells(panel))
-        path = tmp_path / f"{key}_step{i + 1}.py"
-        path.write_text(panel.script(i), encoding="utf-8")
-        paths.append(path)
-    worker.cancel_all()
-    for i, run in enumerate(run_scripts(paths, tmp_path)):
-        assert run.returncode == 0, f"step {i + 1}: {run.stderr[-3000:]}"
-        assert run.stdout.strip(), f"step {i + 1} printed nothing"
-        assert len(drawn[i]) or cells[i], f"step {i + 1} draws no numbers to compare"
-        printed = printed_numbers(run.stdout)
-        missing = unprinted(drawn[i], printed)
-        assert not missing, f"step {i + 1} draws numbers its script does not print: {missing[:10]}"
-        untold = untold_cells(cells[i], printed)
-        assert not untold, f"step {i + 1}'s table shows numbers its script does not print: {untold[:10]}"
+    export_and_check(panel, qtbot, tmp_path, MEASURED.get(key, ()))
 
 
 def test_the_comparison_catches_a_number_that_is_not_printed():

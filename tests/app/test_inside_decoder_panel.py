@@ -303,37 +303,3 @@ def test_the_copy_boundary_sits_before_the_second_copys_first_target(panel):
     assert x[second][0] == 8  # target 8 is the second copy's first token, on the second copy's side
     assert y[second].mean() == pytest.approx(test.loss_second, rel=1e-6)
     assert y[~second].mean() == pytest.approx(test.loss_first, rel=1e-6)
-
-
-def exported_runs(panel, qtbot, tmp_path, steps=None) -> list:
-    """Export ``steps`` (default: all) of ``panel`` as they are now, run the scripts, and check
-    that each exits cleanly and prints every number its step draws; returns the runs."""
-    from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
-
-    steps = range(len(panel.steps)) if steps is None else steps
-    paths, drawn = [], []
-    for i in steps:
-        settle(panel.set_step, i)
-        qtbot.wait(10)
-        drawn.append(drawn_numbers(panel))
-        paths.append(tmp_path / f"step{i + 1}.py")
-        paths[-1].write_text(panel.script(i), encoding="utf-8")
-    runs = run_scripts(paths, tmp_path)
-    for i, done, numbers in zip(steps, runs, drawn, strict=True):
-        assert done.returncode == 0, f"step {i + 1}: {done.stderr[-3000:]}"
-        assert not unprinted(numbers, printed_numbers(done.stdout)), f"step {i + 1}"
-    return runs
-
-
-def test_every_step_exports_the_state_on_screen(panel, qtbot, tmp_path):
-    """Changed controls travel with the scripts: each prints every number its step draws."""
-    from tests.app.test_export_scripts import printed_numbers, unprinted
-
-    settle(panel.knock.mode.setCurrentIndex, 1)  # mean-ablation
-    settle(panel.knock.grid.clicked.emit, 1, 2)
-    settle(panel.induction.n.setValue, 6)
-    settle(panel.induction.induction_map.clicked.emit, 1, 1)
-    runs = exported_runs(panel, qtbot, tmp_path)
-    knocked = panel.induction.result.ablated.losses  # depends on the head knocked out at step 5
-    assert not unprinted(knocked, printed_numbers(runs[-1].stdout))
-    assert "mean-ablation" in panel.script(0) and "[(1, 2)]" in panel.script(0)

@@ -123,14 +123,3 @@ def test_without_smollm2_the_panel_offers_to_add_it_and_then_uses_it(qtbot, tmp_
     monkeypatch.setattr(p.row, "load", used.append)
     settle(p.row.add_button.click)
     assert used == [smollm2.KEY]
-
-
-def test_every_step_exports_the_cell_on_screen(panel, qtbot, tmp_path):
-    """The head, the cell and the answer chosen travel with the scripts."""
-    from tests.app.test_export_scripts import printed_numbers, unprinted
-    from tests.app.test_inside_decoder_panel import exported_runs
-
-    runs = exported_runs(panel, qtbot, tmp_path)
-    weights = panel.live.result.weights[13]  # the last query's row in layer 2, head 3: the cell set above
-    assert not unprinted(weights, printed_numbers(runs[0].stdout))
-    assert "layer, head = 1, 2" in panel.script(0) and "' because'" in panel.script(3)

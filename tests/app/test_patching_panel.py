@@ -99,18 +99,3 @@ def test_cancel_stops_the_sweep_and_leaves_the_model_clean(panel, llama_folder):
     panel.heads.cancel()
     assert worker.wait_idle(120)
     assert panel.heads.task is None and hooks(model.module) == before
-
-
-def test_every_step_exports_the_pair_on_screen(panel, qtbot, tmp_path, llama_folder):
-    """The direction, the chosen head and the grid compared travel with the scripts."""
-    from tests.app.test_export_scripts import printed_numbers, unprinted
-    from tests.app.test_inside_decoder_panel import exported_runs
-
-    settle(panel.runs.direction.setCurrentIndex, 1)  # noise: corrupted activations into the clean run
-    settle(panel.heads.choose, 1, 2)
-    panel.approx.what.setCurrentIndex(2)  # MLP outputs
-    runs = exported_runs(panel, qtbot, tmp_path)
-    model, pair = core_pair(llama_folder)
-    noised = patch(model.module, pair, "mlp", "noise").values
-    assert not unprinted(noised.ravel(), printed_numbers(runs[-1].stdout))
-    assert "direction = 'noise'" in panel.script(0) and "head = (1, 2)" in panel.script(3)
