@@ -9,7 +9,6 @@ from app import worker
 from app.panels.model import ModelPanel
 from app.panels.model.patterns import HINT
 from app.widgets.attention_lines import LEVELS, MIN_WEIGHT
-from app.widgets.head_grid import mosaic
 from core.head_analysis import drop_special, find_pattern, only_part, to_words
 from core.head_tiles import head_tiles
 from core.loaded_models import shared
@@ -87,7 +86,7 @@ def test_views_draw_exactly_the_weights_of_core(panel):
         for i, j in zip(*np.nonzero(a[0, 2] >= MIN_WEIGHT), strict=True)
     }
     assert lines == expected and (2, 1) in lines  # layer 1, head 3 looks one step back
-    np.testing.assert_array_equal(panel.page.grid.image.image, mosaic(a, panel.page.grid.gap))
+    np.testing.assert_array_equal(panel.page.grid.image.image, head_tiles(a).mosaic())
     assert panel.page.heatmap.levels == (0.0, 1.0) and panel.page.heatmap.row_labels == list(panel.raw.labels)
 
 
@@ -246,9 +245,7 @@ def test_long_text_is_cut_with_a_visible_notice(panel):
     grid = panel.page.grid
     panel.page.tabs.setCurrentWidget(grid)
     assert grid.reduced and grid.shape == (6, 12, 64, 64)
-    np.testing.assert_array_equal(
-        grid.image.image, mosaic(head_tiles(panel.result.attentions).maps, grid.gap)
-    )
+    np.testing.assert_array_equal(grid.image.image, head_tiles(panel.result.attentions).mosaic())
 
 
 def test_unusual_scripts_stay_finite(panel):
