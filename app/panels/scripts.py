@@ -55,3 +55,15 @@ def heatmap(values: str, rows: str, cols: str, title: str) -> str:
     plt.title({title!r})
     plt.tight_layout()
     """
+
+
+def horizontal_bars(values: str, labels: str, title: str) -> str:
+    """Picture code: the list named ``values`` as horizontal bars, the first on top, labelled by the
+    list ``labels`` (names of variables in the script)."""
+    return f"""
+    plt.barh(range(len({values})), {values})
+    plt.yticks(range(len({labels})), {labels})
+    plt.gca().invert_yaxis()
+    plt.title({title!r})
+    plt.tight_layout()
+    """
