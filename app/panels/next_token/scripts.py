@@ -18,12 +18,12 @@ def picks(g: decoder.Generation, s: SamplingState) -> list[int | None]:
     return found
 
 
-def generation_code(r: RunState, g: decoder.Generation, s: SamplingState) -> str:
+def generation_code(r: RunState, g: decoder.Generation, s: SamplingState, imports: str = "") -> str:
     """Code that rebuilds ``g``, the run of ``r``, as ``generation``: the prompt prefilled, then the
-    tokens appended in step 3, drawn with the seed of ``s`` where they were drawn."""
+    tokens appended in step 3, drawn with the seed of ``s`` where they were drawn. ``imports``:
+    more lines for the top."""
     code = f"""
-    import numpy as np
-
+    {imports}
     from core import decoder, sampling
     from core.decoder import visible
     from core.models import load_model
@@ -70,11 +70,11 @@ def candidates_code(dist: str, what: str) -> str:
 
 def predictions(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
     body = (
-        generation_code(r, g, s)
+        generation_code(r, g, s, "import math\n")
         + """
     plain = sampling.reshape(generation.logits)  # temperature 1, no cuts: the model's own probabilities
     print(f"{generation.length} tokens in, one distribution out over {plain.probs.size} tokens.")
-    print(f"Entropy {plain.entropy:.6g} nats (0 = certain, {np.log(plain.probs.size):.6g} = uniform)")
+    print(f"Entropy {plain.entropy:.6g} nats (0 = certain, {math.log(plain.probs.size):.6g} = uniform)")
     """
         + candidates_code("plain", "The most probable next tokens")
     )
@@ -121,7 +121,7 @@ def generate(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
 
 def kv_cache(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
     body = (
-        generation_code(r, g, s)
+        generation_code(r, g, s, "import numpy as np\n")
         + """
     # What every layer keeps: one row per layer, one column per cached token; the map shades the
     # tokens from the prompt (prefill) 1 and those from decode steps 0.55.
