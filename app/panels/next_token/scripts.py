@@ -92,7 +92,8 @@ def sampled_code() -> str:
 
 
 def temperature(r: RunState, g: decoder.Generation, s: SamplingState, drawn: int) -> Script:
-    """``drawn``: the draws made with the step's button since the settings last changed."""
+    """``drawn``: the draws made with the step's button since the run or settings last changed (the
+    script shows at least one)."""
     body = (
         generation_code(r, g, s)
         + sampled_code()
@@ -131,9 +132,9 @@ def kv_cache(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
 
     # The cache's size in float32, with shared key/value heads and with one per query head.
     size = decoder.cache_size(model, generation.length)
-    m = model
-    print(f"Per token: 2 × {m.n_layers} layers × {m.n_kv_heads} key/value heads × {m.head_dim} values")
-    print(f"  × 4 bytes = {size.per_token} bytes; {size.per_token_full} with a key/value head per query head")
+    print(f"Per token: 2 (keys, values) × {model.n_layers} layers × {model.n_kv_heads} key/value heads")
+    print(f"  × {model.head_dim} values × 4 bytes = {size.per_token} bytes")
+    print(f"  ({size.per_token_full} bytes with a key/value head per query head)")
     mib_now = np.array([size.total, size.total_full]) / 2**20
     print(f"At {size.tokens} tokens: {mib_now[0]:.6g} MiB; {mib_now[1]:.6g} MiB without sharing")
     lengths = np.linspace(0, max(model.max_tokens, 1), 50)
