@@ -6,23 +6,26 @@ from app.panels.model.state import RunState, ViewState
 from app.panels.scripts import Script, heatmap
 
 
-def run_code(run: RunState, view: ViewState, imports: str = "") -> str:
+def run_code(run: RunState, view: ViewState, names: tuple[str, ...] = (), more: tuple[str, ...] = ()) -> str:
     """Code that runs the model on the texts as ``attention`` (layers, heads, T, T) with the
-    view's options, and labels each token ``tokens`` ("position text"); ``imports``: more lines
-    for the top."""
+    view's options, and labels each token ``tokens`` ("position text"). ``names``: more to import
+    from core.head_analysis; ``more``: more import lines."""
+    imports = [
+        f"from core.head_analysis import {', '.join(('express', *names))}",
+        "from core.models import load_model, run",
+        "from core.printing import table",
+        *more,
+    ]
+    top = "\n    ".join(imports)  # indented as the lines below, which are dedented together
     return f"""
-    from core.head_analysis import express
-    from core.models import load_model, run
-    from core.printing import table
-    {imports}
+    {top}
 
     # The model and the texts at the top of the panel.
     model = load_model({run.model.source!r})
     raw = run(model, {run.text!r}, {run.text_b!r})  # every head's weights
-    # The options above the views: the weights re-expressed, the model is not run again.
-    attention = express(
-        raw, words={view.words}, hide_special={view.hide_special}, rescale={view.rescale}, part={view.part!r}
-    )
+    # The options above the views re-express the weights; the model does not run again.
+    words, hide_special, rescale, part = {view.words}, {view.hide_special}, {view.rescale}, {view.part!r}
+    attention = express(raw, words, hide_special, rescale, part)
     n_layers, n_heads, T, _ = attention.shape  # attention.attentions: (layers, heads, T, T)
     tokens = [f"{{k}} {{label}}" for k, label in enumerate(attention.labels)]  # position and text
     """
@@ -43,12 +46,17 @@ def head_picture(layer: int, head: int) -> str:
 
 
 def lines_script(
-    run: RunState, view: ViewState, layer: int, heads: list[int], imports: str = "", before: str = ""
+    run: RunState,
+    view: ViewState,
+    layer: int,
+    heads: list[int],
+    names: tuple[str, ...] = (),
+    before: str = "",
 ) -> Script:
     """The head view: the shown heads of ``layer`` as lines from each token to those it weights;
     ``before`` prints more first."""
     body = (
-        run_code(run, view, imports)
+        run_code(run, view, names)
         + before
         + f"""
     layer, heads = {layer}, {heads}  # the layer and the heads whose lines are shown, from 0
@@ -90,7 +98,7 @@ def head_view(run: RunState, view: ViewState, layer: int, heads: list[int]) -> S
 
 def model_view(run: RunState, view: ViewState) -> Script:
     body = (
-        run_code(run, view, "from core.head_tiles import head_tiles")
+        run_code(run, view, more=("from core.head_tiles import head_tiles",))
         + """
     tiles = head_tiles(attention.attentions)  # every head as a tile; block means past 64 tokens
     picture = tiles.mosaic()  # rows of tiles = layers, columns = heads, NaN between tiles
@@ -114,7 +122,7 @@ def model_view(run: RunState, view: ViewState) -> Script:
 def find_head(run: RunState, view: ViewState, layer: int, head: int, pair: tuple[int, int]) -> Script:
     """``pair``: the From and To positions chosen in the step's box."""
     body = (
-        run_code(run, view, "from core.head_analysis import find_head")
+        run_code(run, view, ("find_head",))
         + f"""
     i, j = {pair[0]}, {pair[1]}  # From and To: the token that looks and the token it looks at
     ranking = find_head(attention, i, j)  # every head scored by the weight row i puts on column j
@@ -137,5 +145,4 @@ def patterns(run: RunState, view: ViewState, layer: int, heads: list[int]) -> Sc
             continue
         print(f"{title}: " + ", ".join(f"{s.label} ({s.score:.6g})" for s in ranked))
     """
-    imports = "from core.head_analysis import PATTERNS, find_pattern"
-    return lines_script(run, view, layer, heads, imports, ranks)
+    return lines_script(run, view, layer, heads, ("PATTERNS", "find_pattern"), ranks)
