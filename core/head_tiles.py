@@ -5,6 +5,7 @@ mean of the weights of one block of consecutive rows and columns. Shorter maps s
 
     tiles = head_tiles(attention.attentions)  # (layers, heads, 496, 496) -> (layers, heads, 64, 64)
     tiles.reduced  # True: the tiles show block means
+    picture = tiles.mosaic()  # every tile in one image, rows = layers, columns = heads
 """
 
 from __future__ import annotations
@@ -22,6 +23,20 @@ class HeadTiles:
 
     maps: np.ndarray
     reduced: bool  # True when a side was longer than the tile: pixels are block means
+
+    @property
+    def gap(self) -> int:
+        """Empty pixels between two tiles of the mosaic: a twelfth of a tile's side, at least 1."""
+        return max(1, max(self.maps.shape[2:]) // 12)
+
+    def mosaic(self) -> np.ndarray:
+        """Every tile in one picture, (rows·(n'+gap)−gap, cols·(m'+gap)−gap) float32, NaN in the
+        gaps: tile (r, c) starts at row r·(n'+gap), column c·(m'+gap)."""
+        r, c, n, m = self.maps.shape
+        gap = self.gap
+        out = np.full((r, n + gap, c, m + gap), np.nan, dtype=np.float32)
+        out[:, :n, :, :m] = self.maps.transpose(0, 2, 1, 3)
+        return out.reshape(r * (n + gap), c * (m + gap))[: r * (n + gap) - gap, : c * (m + gap) - gap]
 
 
 def block_starts(n: int, size: int) -> np.ndarray:

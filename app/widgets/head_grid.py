@@ -22,14 +22,6 @@ OUTLINE = QColor("#ff8c00")
 HINT = "Rows are layers, columns are heads. Click a head to open it large."
 
 
-def mosaic(maps: np.ndarray, gap: int) -> np.ndarray:
-    """(rows, cols, n, m) maps -> one (rows·(n+gap)−gap, cols·(m+gap)−gap) image, gaps NaN."""
-    r, c, n, m = maps.shape
-    out = np.full((r, n + gap, c, m + gap), np.nan, dtype=np.float32)
-    out[:, :n, :, :m] = maps.transpose(0, 2, 1, 3)
-    return out.reshape(r * (n + gap), c * (m + gap))[: r * (n + gap) - gap, : c * (m + gap) - gap]
-
-
 class HeadGrid(QWidget):
     """``set_data(core.head_tiles.HeadTiles, levels)``; ``select(layer, head)`` outlines a tile.
 
@@ -77,8 +69,8 @@ class HeadGrid(QWidget):
         reshaped = maps.shape != self.shape
         self.shape, self.levels = maps.shape, levels
         n, m = maps.shape[2:]
-        self.gap = max(1, max(n, m) // 12)
-        image = mosaic(maps, self.gap)
+        self.gap = tiles.gap
+        image = tiles.mosaic()
         self.image.setImage(image, autoLevels=False, levels=levels)
         self.image.setRect(QRectF(0, 0, image.shape[1], image.shape[0]))
         if reshaped:

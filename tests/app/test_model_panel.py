@@ -9,10 +9,10 @@ from app import worker
 from app.panels.model import ModelPanel
 from app.panels.model.patterns import HINT
 from app.widgets.attention_lines import LEVELS, MIN_WEIGHT
-from app.widgets.head_grid import mosaic
 from core.head_analysis import drop_special, find_pattern, only_part, to_words
 from core.head_tiles import head_tiles
 from core.loaded_models import shared
+from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 from tests.tiny_models import save_tiny_gpt2
 
 pytestmark = pytest.mark.models
@@ -87,7 +87,7 @@ def test_views_draw_exactly_the_weights_of_core(panel):
         for i, j in zip(*np.nonzero(a[0, 2] >= MIN_WEIGHT), strict=True)
     }
     assert lines == expected and (2, 1) in lines  # layer 1, head 3 looks one step back
-    np.testing.assert_array_equal(panel.page.grid.image.image, mosaic(a, panel.page.grid.gap))
+    np.testing.assert_array_equal(panel.page.grid.image.image, head_tiles(a).mosaic())
     assert panel.page.heatmap.levels == (0.0, 1.0) and panel.page.heatmap.row_labels == list(panel.raw.labels)
 
 
@@ -246,9 +246,7 @@ def test_long_text_is_cut_with_a_visible_notice(panel):
     grid = panel.page.grid
     panel.page.tabs.setCurrentWidget(grid)
     assert grid.reduced and grid.shape == (6, 12, 64, 64)
-    np.testing.assert_array_equal(
-        grid.image.image, mosaic(head_tiles(panel.result.attentions).maps, grid.gap)
-    )
+    np.testing.assert_array_equal(grid.image.image, head_tiles(panel.result.attentions).mosaic())
 
 
 def test_unusual_scripts_stay_finite(panel):
@@ -356,3 +354,18 @@ def test_the_head_on_screen_opens_inside_a_head(panel, qtbot):
         "query": 0,
         "key": key,
     }
+
+
+def test_the_exported_script_rebuilds_the_text_options_and_head_on_screen(panel, tmp_path):
+    settle(panel.text_edit.setText, "The cat sat on the mat because it was tired.")
+    settle(panel.page.words_box.setChecked, True)
+    panel.select_head(4, 7)
+    shown = to_words(panel.raw).attentions[4, 7]
+    np.testing.assert_array_equal(panel.page.heatmap.values, shown)
+    path = tmp_path / "model.py"
+    path.write_text(panel.script(0), encoding="utf-8")
+    (run,) = run_scripts([path], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "Layer 5, head 8" in run.stdout and "10 tired" in run.stdout
+    drawn = drawn_numbers(panel)
+    assert drawn.size == shown.size and not unprinted(drawn, printed_numbers(run.stdout))

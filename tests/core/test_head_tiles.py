@@ -71,3 +71,14 @@ def test_a_short_text_is_drawn_as_it_is():
 def test_maps_without_layers_and_heads_are_refused():
     with pytest.raises(ValueError, match="rows, cols, n, m"):
         head_tiles(np.zeros((12, 17, 17)))
+
+
+def test_the_mosaic_places_every_tile_with_nan_gaps():
+    weights = np.random.default_rng(2).random((2, 3, 30, 26), dtype=np.float32)
+    tiles = head_tiles(weights)
+    picture, gap = tiles.mosaic(), tiles.gap
+    assert gap == 2 and picture.shape == (2 * 32 - 2, 3 * 28 - 2)
+    for layer, head in np.ndindex(2, 3):
+        top, left = layer * 32, head * 28
+        np.testing.assert_array_equal(picture[top : top + 30, left : left + 26], weights[layer, head])
+    assert np.isnan(picture[30:32]).all() and np.isnan(picture[:, 26:28]).all()

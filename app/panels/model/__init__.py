@@ -18,9 +18,11 @@ from PySide6.QtWidgets import QFormLayout, QLineEdit, QWidget
 from app import worker
 from app.panels.base import Panel
 from app.panels.binding import bind
+from app.panels.model import scripts
 from app.panels.model.state import DEFAULT_TEXT, RunState, ViewState, compute_run, compute_view
 from app.panels.model.views import AttentionPage
 from app.panels.model_row import ModelRow
+from app.panels.scripts import Script
 from app.panels.step import Live
 from core.head_analysis import PAIR_PARTS, PATTERNS
 from core.models import BUNDLED
@@ -114,6 +116,21 @@ class ModelPanel(Panel):
         p.tabs.setCurrentWidget((p.heatmap, p.lines, p.grid, p.heatmap, p.lines)[i])
         p.finder.step_shown(self.steps[i] == "Find a head")
 
+    def step_script(self, i: int) -> Script:
+        """Every step shares the page: each exports the view it talks about, as the page shows it now."""
+        p, run, view = self.page, self.run.state, self.options
+        heads = sorted(p.lines.visible)
+        if i == 0:
+            return scripts.tokens(run, view, p.layer, p.head)
+        if i == 1:
+            return scripts.head_view(run, view, p.layer, heads)
+        if i == 2:
+            return scripts.model_view(run, view)
+        if i == 3:
+            pair = (p.finder.from_combo.currentIndex(), p.finder.to_combo.currentIndex())
+            return scripts.find_head(run, view, p.layer, p.head, pair)
+        return scripts.patterns(run, view, p.layer, heads)
+
     def exercise(self) -> None:
         worker.wait_idle()
 
@@ -148,4 +165,4 @@ class ModelPanel(Panel):
 
     def export(self) -> dict[str, QWidget]:
         p = self.page
-        return {"head_view": p.lines, "model_view": p.grid, "heatmap": p.heatmap}
+        return {"head_view": p.lines.view, "model_view": p.grid.view, "heatmap": p.heatmap}

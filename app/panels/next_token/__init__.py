@@ -58,9 +58,9 @@ class NextTokenPanel(RowPanel):
         self.streams = DrawStreams()
         self._build_rows()
         self.predictions = PredictionsPage(self.run, self.sampling)
-        self.temperature = TemperaturePage(self.run, self.sampling)
+        self.temperature = TemperaturePage(self.run, self.sampling, self.streams)
         self.generate = GeneratePage(self.run, self.sampling)
-        self.cache = CachePage(self.run)
+        self.cache = CachePage(self.run, self.sampling)
         self.groups = GroupsPage(self.run)
         self.add_steps(self.predictions, self.temperature, self.generate, self.cache, self.groups)
         self.offer: tuple[str, str] | None = None  # why there is no model and what to do
@@ -242,9 +242,9 @@ class NextTokenPanel(RowPanel):
 
     def export(self):
         return {
-            "predictions": self.predictions.bars,
-            "sampling": self.temperature.bars,
+            "predictions": self.predictions.bars.plot,
+            "sampling": self.temperature.bars.plot,
             "kv cache": self.cache.cache_map,
             "kv cache size": self.cache.size_plot,
-            "shared heads": self.groups.grid,
+            "shared heads": self.groups.grid.view,
         }

@@ -5,8 +5,10 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QListWidget, QPushButton, QVBoxLayout
 
+from app.panels.next_token import scripts
 from app.panels.next_token.predictions import text_so_far
 from app.panels.next_token.state import context_notice, snapshot
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.text import note
 from core.decoder import visible
@@ -65,6 +67,9 @@ class GeneratePage(Step):
 
     def stop_auto(self) -> None:
         self.auto_button.setChecked(False)
+
+    def script(self) -> Script:
+        return scripts.generate(self.state, self.result, self.settings.state)
 
     def draw(self, generation) -> Notice:
         snap = snapshot(generation, self.settings.result)

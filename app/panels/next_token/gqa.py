@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout
 
+from app.panels.next_token import scripts
 from app.panels.next_token.state import context_notice
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.head_grid import HeadGrid
 from app.widgets.spin_boxes import spin
@@ -38,6 +40,9 @@ class GroupsPage(Step):
         m = self.result.model
         size = m.n_heads // m.n_kv_heads
         return f"query head {row * size + col + 1} reads key/value head {row + 1}"
+
+    def script(self) -> Script:
+        return scripts.groups(self.state.model.source, self.state.prompt, self.layer_spin.value() - 1)
 
     def draw(self, generation) -> Notice:
         m = generation.model

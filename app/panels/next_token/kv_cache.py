@@ -8,7 +8,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from app.panels.next_token import scripts
 from app.panels.next_token.state import context_notice
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import legend_lines, plot
@@ -27,12 +29,14 @@ def human_bytes(n: float) -> str:
 
 
 class CachePage(Step):
-    """Emits ``measure()`` when the timing button is pressed."""
+    """Emits ``measure()`` when the timing button is pressed. ``settings`` (step 2's, not drawn
+    here) say how the appended tokens were drawn, for the exported script."""
 
     measure = Signal()
 
-    def __init__(self, run: Live):
+    def __init__(self, run: Live, settings: Live):
         super().__init__(run)
+        self.settings = settings
         self.cache_map = Heatmap(
             "KV cache: what every layer keeps",
             colorbar=False,
@@ -71,6 +75,9 @@ class CachePage(Step):
         row.addWidget(holder)
         row.addLayout(views, 1)
         self.measure_button.clicked.connect(self.measure)
+
+    def script(self) -> Script:
+        return scripts.kv_cache(self.state, self.result, self.settings.state)
 
     def draw(self, g) -> Notice:
         m = g.model

@@ -8,7 +8,9 @@ from html import escape
 from PySide6.QtWidgets import QFormLayout
 
 from app.panels.binding import bind
+from app.panels.next_token import scripts
 from app.panels.next_token.state import context_notice, snapshot
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
@@ -53,6 +55,9 @@ class PredictionsPage(Step):
             self.bars,
             (self.tokens, self.summary),
         )
+
+    def script(self) -> Script:
+        return scripts.predictions(self.state, self.result, self.settings.state)
 
     def draw(self, generation) -> Notice:
         snap = snapshot(generation, self.settings.result)

@@ -6,7 +6,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QPushButton
 
 from app.panels.binding import bind
-from app.panels.next_token.state import context_notice, snapshot
+from app.panels.next_token import scripts
+from app.panels.next_token.state import DrawStreams, context_notice, snapshot
+from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.spin_boxes import spin
@@ -18,13 +20,15 @@ DRAW_HINT = "Press Draw a token to sample one from these bars."
 
 
 class TemperaturePage(Step):
-    """Emits ``draw_token()`` for a seeded draw and ``open_scale()`` for the Scale panel."""
+    """Emits ``draw_token()`` for a seeded draw (from ``streams.preview``) and ``open_scale()``
+    for the Scale panel."""
 
     draw_token = Signal()
     open_scale = Signal()
 
-    def __init__(self, run: Live, settings: Live):
+    def __init__(self, run: Live, settings: Live, streams: DrawStreams):
         super().__init__(run)
+        self.streams = streams
         self.settings = self.follow(settings)
         s = settings.state
         self.temperature = bind(
@@ -57,6 +61,10 @@ class TemperaturePage(Step):
         )
         self.draw_button.clicked.connect(self.draw_token)
         self.scale_button.clicked.connect(self.open_scale)
+
+    def script(self) -> Script:
+        s = self.settings.state
+        return scripts.temperature(self.state, self.result, s, self.streams.preview.count)
 
     def draw(self, generation) -> Notice:
         snap = snapshot(generation, self.settings.result)

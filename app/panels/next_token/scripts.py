@@ -1,0 +1,193 @@
+"""The Next token panel's steps as scripts over core (see app/panels/scripts.py)."""
+
+from __future__ import annotations
+
+from app.panels.next_token.state import RunState, SamplingState
+from app.panels.scripts import Script, hbars
+from core import decoder, sampling
+
+
+def picks(g: decoder.Generation, s: SamplingState) -> list[int | None]:
+    """Per appended token of ``g``: None when the seed draws it under the settings ``s`` (as the
+    panel's draws do), else its id (clicked, or drawn under other settings)."""
+    draws = sampling.Draws(s.seed)
+    found: list[int | None] = []
+    for k, (logits, chosen) in enumerate(zip(g._logits[:-1], g.chosen, strict=True)):
+        token, _ = draws.draw(sampling.reshape(logits, s.temperature, s.top_k or None, s.top_p), k)
+        found.append(None if token == chosen.id else chosen.id)
+    return found
+
+
+def generation_code(r: RunState, g: decoder.Generation, s: SamplingState, imports: str = "") -> str:
+    """Code that rebuilds ``g``, the run of ``r``, as ``generation``: the prompt prefilled, then the
+    tokens appended in step 3, drawn with the seed of ``s`` where they were drawn. ``imports``:
+    more lines for the top."""
+    code = f"""
+    {imports}
+    from core import decoder, sampling
+    from core.decoder import visible
+    from core.models import load_model
+    from core.printing import table
+
+    # The decoder and the prompt at the top of the panel.
+    model = load_model({r.model.source!r})
+    prediction = decoder.predict(model, {r.prompt!r}, keep_cache=True)  # one prefill, the KV cache kept
+    generation = decoder.Generation(model, prediction)
+    # Step 2's settings: the temperature, top-k (None: no cut), top-p and the seed of the draws.
+    temperature, top_k, top_p, seed = {s.temperature!r}, {s.top_k or None}, {s.top_p!r}, {s.seed}
+    listed = {s.listed}  # how many candidates are listed
+    """
+    if g.chosen:
+        code += f"""
+    # The tokens appended in step 3: None = drawn with the seed, a token id = clicked in the list.
+    picks = {picks(g, s)}
+    draws = sampling.Draws(seed)  # one random number per generated position, in turn
+    for k, pick in enumerate(picks):
+        dist = sampling.reshape(generation.logits, temperature, top_k, top_p)
+        token, prob = draws.draw(dist, k) if pick is None else (pick, float(dist.probs[pick]))
+        generation.append(token, prob)  # one decode step: the KV cache grows by one token
+    """
+    return (
+        code
+        + """
+    pieces = [*generation.prompt.pieces, *(c.piece for c in generation.chosen)]
+    print("The text so far, one token per box:", " | ".join(visible(p) for p in pieces))
+    """
+    )
+
+
+def candidates_code(dist: str, what: str) -> str:
+    """Code that prints the ``listed`` most probable tokens of the distribution ``dist`` and the
+    rest as ``labels`` and ``probs``, cut tokens marked."""
+    return f"""
+    choices, rest = sampling.top({dist}, listed)
+    labels = [visible(model.tokenizer.decode([c.id])) + ("" if c.kept else " (cut)") for c in choices]
+    labels, probs = [*labels, "(rest)"], [*(c.prob for c in choices), rest]
+    print({what!r})
+    print(table(probs, labels, ["probability"]))
+    """
+
+
+def predictions(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
+    body = (
+        generation_code(r, g, s, "import math\n")
+        + """
+    plain = sampling.reshape(generation.logits)  # temperature 1, no cuts: the model's own probabilities
+    print(f"{generation.length} tokens in, one distribution out over {plain.probs.size} tokens.")
+    print(f"Entropy {plain.entropy:.6g} nats (0 = certain, {math.log(plain.probs.size):.6g} = uniform)")
+    """
+        + candidates_code("plain", "The most probable next tokens")
+    )
+    return Script(body, hbars("probs", "labels", "Next token: the model's probabilities"))
+
+
+def sampled_code() -> str:
+    """Code that reshapes the next token's distribution by step 2's settings as ``dist`` and prints it."""
+    return """
+    dist = sampling.reshape(generation.logits, temperature, top_k, top_p)  # softmax(logits / T), cut
+    held = dist.probs[dist.kept].sum()
+    print(f"{int(dist.kept.sum())} of {dist.probs.size} tokens can be drawn; together they held {held:.6g}")
+    print(f"Entropy {dist.entropy:.6g} nats")
+    """ + candidates_code("dist", "After the temperature, before renormalising (cut tokens are never drawn)")
+
+
+def temperature(r: RunState, g: decoder.Generation, s: SamplingState, drawn: int) -> Script:
+    """``drawn``: the draws made with the step's button since the run or settings last changed (the
+    script shows at least one)."""
+    body = (
+        generation_code(r, g, s)
+        + sampled_code()
+        + f"""
+    preview = sampling.Draws(seed)  # the button's draws: the seed's numbers in turn
+    for n in range({max(drawn, 1)}):
+        token, prob = preview.draw(dist)
+        print(f"Draw {{n + 1}}: {{visible(model.tokenizer.decode([token]))}}, p = {{prob:.6g}}")
+    """
+    )
+    return Script(body, hbars("probs", "labels", "Next token after the temperature"))
+
+
+def generate(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
+    body = (
+        generation_code(r, g, s)
+        + """
+    print("Chosen tokens and the probability each had:")
+    for step, c in enumerate(generation.chosen, 1):
+        print(f"  {step}. {visible(c.piece)}  {c.prob:.6g}")
+    """
+        + sampled_code()
+    )
+    return Script(body, hbars("probs", "labels", "Candidates for the next token"))
+
+
+def kv_cache(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
+    body = (
+        generation_code(r, g, s, "import numpy as np\n")
+        + """
+    # What every layer keeps: one row per layer, one column per cached token; the map shades the
+    # tokens from the prompt (prefill) 1 and those from decode steps 0.55.
+    cached = np.full((model.n_layers, generation.length), 1.0)
+    cached[:, len(generation.prompt.ids) :] = 0.55
+    print(table(cached, [str(k + 1) for k in range(model.n_layers)], [visible(p) for p in pieces]))
+
+    # The cache's size in float32, with shared key/value heads and with one per query head.
+    size = decoder.cache_size(model, generation.length)
+    print(f"Per token: 2 (keys, values) × {model.n_layers} layers × {model.n_kv_heads} key/value heads")
+    print(f"  × {model.head_dim} values × 4 bytes = {size.per_token} bytes")
+    print(f"  ({size.per_token_full} bytes with a key/value head per query head)")
+    mib_now = np.array([size.total, size.total_full]) / 2**20
+    print(f"At {size.tokens} tokens: {mib_now[0]:.6g} MiB; {mib_now[1]:.6g} MiB without sharing")
+    lengths = np.linspace(0, max(model.max_tokens, 1), 50)
+    mib = np.column_stack([lengths * size.per_token, lengths * size.per_token_full]) / 2**20
+    print(table(mib, [f"{n:.6g} tokens" for n in lengths], ["MiB, this model", "MiB, full multi-head"]))
+
+    # One decode step timed with the cache and without it (the whole text run again): medians of 5.
+    timing = decoder.time_decode(model, generation.ids, generation.length)
+    print(f"With the cache {1000 * timing.cached:.3g} ms, without {1000 * timing.uncached:.3g} ms")
+    """
+    )
+    picture = """
+    plt.plot(lengths, mib[:, 0], label="this model (shared key/value heads)")
+    plt.plot(lengths, mib[:, 1], "--", label="full multi-head")
+    plt.plot([size.tokens], mib_now[:1], "o")
+    plt.xlabel("tokens")
+    plt.ylabel("MiB")
+    plt.title("KV cache size (float32)")
+    plt.legend()
+    """
+    return Script(body, picture)
+
+
+def groups(source: str, prompt: str, layer: int) -> Script:
+    body = f"""
+    from core import decoder
+    from core.decoder import visible
+    from core.head_tiles import head_tiles
+    from core.models import load_model
+    from core.printing import table
+
+    # The decoder and the prompt at the top of the panel; every head's weights over the prompt.
+    model = load_model({source!r})
+    prediction = decoder.predict(model, {prompt!r})
+    tokens = [visible(p) for p in prediction.pieces]
+    layer = {layer}  # counted from 0 (the panel counts from 1)
+    groups = decoder.query_groups(model.n_heads, model.n_kv_heads)  # the query heads of each kv head
+    for kv, heads in enumerate(groups):
+        print(f"Key/value head {{kv + 1}} ← query heads {{', '.join(str(h + 1) for h in heads)}}")
+    # One row of tiles per key/value head, one column per query head that reads it.
+    tiles = head_tiles(prediction.attentions[layer][groups])  # (kv heads, query heads each, T, T)
+    picture = tiles.mosaic()  # one image, NaN between the tiles
+    n, m = tiles.maps.shape[2:]
+    cols = tokens if m == len(tokens) else [f"block {{b}}" for b in range(m)]
+    for k in range(len(groups[0])):
+        left = k * (m + tiles.gap)  # the picture column where these tiles start
+        print(f"Query head {{k + 1}} of each group, key/value head 1 on top; rows numbered as in the picture")
+        print(table(picture[:, left : left + m], range(len(picture)), cols))
+    """
+    picture = """
+    plt.imshow(picture, cmap="viridis", vmin=0, vmax=1)
+    plt.xlabel("query heads of a group")
+    plt.ylabel("key/value heads")
+    plt.title(f"Layer {layer + 1}: heads that share keys and values")
+    """
+    return Script(body, picture)
