@@ -248,16 +248,16 @@ def test_a_pasted_word_of_thousands_of_characters_does_not_widen_the_panel(panel
 def test_exported_table_script_rebuilds_the_heads_and_mask(panel, tmp_path):
     """8 heads under a causal mask at T = 0.5: the table step's script prints every number of
     the table, to the digits shown."""
-    from tests.app.test_export_scripts import printed_numbers, run_scripts, untold_cells
+    from tests.app.test_export_scripts import printed_numbers, run_scripts, text_numbers, untold
 
     panel.choose_heads(8)
     panel.mask_box.setCurrentText("causal")
     panel.temperature_slider.setValue(0.5)
-    shown = [cell for row in table_texts(panel) for cell in row[1:]]
     path = tmp_path / "table.py"
     path.write_text(panel.script(1), encoding="utf-8")
     (run,) = run_scripts([path], tmp_path)
     assert run.returncode == 0, run.stderr
-    assert not untold_cells(shown, printed_numbers(run.stdout))
+    panel.set_step(1)
+    assert not untold(text_numbers(panel), printed_numbers(run.stdout))
     table = head_table(core_trace(ARTICLE_TOKENS, 32, 8, mask=causal(8), temperature=0.5))
     assert f"{table.mean_entropy[7]:.6g}" in run.stdout

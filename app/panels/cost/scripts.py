@@ -35,12 +35,10 @@ def grid_code(n: int) -> str:
 
 
 def log_plot(columns: str, names: str, what: str) -> str:
-    """Code that prints ``columns`` (one per curve, one row per length of ``grid``) and their log10."""
+    """Code that prints ``columns`` (one per curve, one row per length of ``grid``)."""
     return f"""
     print("{what}")
     print(table({columns}, grid, {names}))
-    print("The same in log10, as the log-log plot places them")
-    print(table(np.log10({columns}), grid, {names}))
     """
 
 
@@ -83,7 +81,7 @@ def calculator(s: CostState) -> Script:
     for label, size in MEMORY_SIZES:
         at = first_length_exceeding(size, pair)
         held = at * at * pair  # bytes
-        print(f"{{label}}: exceeded at n = {{at:,}} ({{held:,}} bytes, log10 {{np.log10(held):.6g}})")
+        print(f"{{label}}: exceeded at n = {{at:,}} ({{held:.6g}} bytes)")
     print("The article's table (one layer, one sequence): n, article FLOPs, benchmark FLOPs, MiB per head")
     for k in {ARTICLE_LENGTHS}:
         a = attention_cost(k, d_model, heads, causal, dtype=dtype)

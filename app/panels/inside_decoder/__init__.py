@@ -77,8 +77,8 @@ class InsideDecoderPanel(RowPanel):
     def export(self) -> dict[str, QWidget]:
         return {
             "knocked": self.knock.grid,
-            "before": self.knock.before,
-            "after": self.knock.after,
+            "before": self.knock.before.plot,
+            "after": self.knock.after.plot,
             "effect": self.rank.effect_map,
             "weight": self.rank.weight_map,
             "lens": self.lens.grid,

@@ -125,8 +125,7 @@ class InsideHeadPanel(RowPanel):
             "weights": self.real.weight_map,
             "query_side": self.why.query_map,
             "key_side": self.why.key_map,
-            "value_paths": self.writes.paths,
-            "value_path_bars": self.writes.paths.plot,  # the bars' plot: its numbers export as CSV
+            "value_paths": self.writes.paths.plot,
             "direct": self.direct.direct_map,
             "knockout": self.direct.total_map,
         }

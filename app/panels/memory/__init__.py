@@ -170,9 +170,8 @@ class MemoryPanel(Panel):
             "classical_stored": view.classical_stored,
             "classical_path": view.classical_path,
             "modern_path": view.modern_path,
-            "weights": view.modern_bars,
+            "weights": view.modern_bars.plot,
             "beta_curve": self.beta.beta_plot,
             "capacity": self.capacity.capacity_plot,
-            "weight_bars": view.modern_bars.plot,
             "article_weights": self.article.view.modern_bars.plot,
         }

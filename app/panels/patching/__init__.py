@@ -77,8 +77,8 @@ class PatchingPanel(RowPanel):
 
     def export(self) -> dict[str, QWidget]:
         return {
-            "clean": self.runs.clean_bars,
-            "corrupted": self.runs.corrupt_bars,
+            "clean": self.runs.clean_bars.plot,
+            "corrupted": self.runs.corrupt_bars.plot,
             "stream": self.stream.map,
             "attention": self.parts.attn_map,
             "mlp": self.parts.mlp_map,

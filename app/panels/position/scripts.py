@@ -141,8 +141,6 @@ def extension(s: ExtensionState) -> Script:
     ratio = np.column_stack([pos.overshoot(freqs[key], w, trained, target) for key in methods])
     pairs = [str(i) for i in range(d // 2)]
     print(table(ratio, pairs, methods))
-    print("The same in log10, as the plot's log axis places it")
-    print(table(np.log10(ratio), pairs, methods))
     # Pairs that go past every angle seen in training (no full turn within L, ratio above 1).
     for key in methods:
         unseen = pos.unseen_pairs(freqs[key], w, trained, target)
