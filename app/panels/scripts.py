@@ -57,22 +57,12 @@ def heatmap(values: str, rows: str, cols: str, title: str) -> str:
     """
 
 
-def bar_chart(values: str, labels: str, title: str) -> str:
+def bars(values: str, labels: str, title: str, xlabel: str = "", ylabel: str = "") -> str:
     """Picture code: the list ``values`` as bars labelled by the list ``labels`` (names of variables
     in the script)."""
     return f"""
     plt.bar(range(len({values})), {values})
     plt.xticks(range(len({labels})), {labels})
-    plt.title({title!r})
-    plt.tight_layout()
-    """
-
-
-def bars(x: str, heights: str, title: str, xlabel: str, ylabel: str) -> str:
-    """Picture code: a bar of the list ``heights`` at each position of the list ``x`` (names of
-    variables in the script)."""
-    return f"""
-    plt.bar({x}, {heights})
     plt.xlabel({xlabel!r})
     plt.ylabel({ylabel!r})
     plt.title({title!r})
@@ -80,14 +70,17 @@ def bars(x: str, heights: str, title: str, xlabel: str, ylabel: str) -> str:
     """
 
 
-def line_plot(x: str, curves: dict[str, str], title: str, log_x: bool = False) -> str:
-    """Picture code: each of ``curves`` (legend name: variable) against ``x``, on a logarithmic x axis
-    with ``log_x``."""
-    plots = "".join(f"    plt.plot({x}, {y}, label={name!r})\n" for name, y in curves.items())
-    scale = '    plt.xscale("log")\n' if log_x else ""
+def lines(series: str, title: str, xlabel: str = "", ylabel: str = "", log: str = "") -> str:
+    """Picture code: one line per entry of ``series``, code for a dict {label: (x values, y values)},
+    with a legend; ``log``: the logarithmic axes, "x", "y" or "xy"."""
+    scales = "".join(f'\n    plt.{axis}scale("log")' for axis in log)
     return f"""
-{plots}{scale}    plt.legend()
+    for label, (x, y) in {series}.items():
+        plt.plot(x, y, marker=".", label=label)
+    plt.xlabel({xlabel!r})
+    plt.ylabel({ylabel!r}){scales}
     plt.title({title!r})
+    plt.legend()
     plt.tight_layout()
     """
 
@@ -99,21 +92,6 @@ def subplots(*pictures: str, columns: int = 2) -> str:
     for k, picture in enumerate(pictures, 1):
         parts += [f"plt.subplot({rows}, {columns}, {k})", dedent(picture).strip()]
     return indent("\n".join(parts), "    ")
-
-
-def lines(series: str, title: str, xlabel: str, ylabel: str, log: bool = False) -> str:
-    """Picture code: one line per entry of the dict named ``series``, {label: (x values, y values)},
-    with a legend; ``log``: both axes logarithmic."""
-    scales = '\n    plt.xscale("log")\n    plt.yscale("log")' if log else ""
-    return f"""
-    for label, (x, y) in {series}.items():
-        plt.plot(x, y, marker=".", label=label)
-    plt.xlabel({xlabel!r})
-    plt.ylabel({ylabel!r}){scales}
-    plt.title({title!r})
-    plt.legend()
-    plt.tight_layout()
-    """
 
 
 def hbars(values: str, labels: str, title: str) -> str:

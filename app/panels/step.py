@@ -80,10 +80,6 @@ class Live(QObject):
         self._accept(candidate, result)
         return True
 
-    def refresh(self) -> None:
-        """Announce the current result again (its contents grew in place, e.g. a generated token)."""
-        self.changed.emit()
-
     def _accept(self, state, result) -> None:
         # A compute may settle the state it was given (e.g. keep the table it drew): a result
         # that carries a ``state`` field is the state from now on.

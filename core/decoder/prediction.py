@@ -5,9 +5,9 @@ cache, and how much that cache holds.
     p = predict(model, "The capital of France is")
     p.logits                         # (V,) next-token logits after the last prompt token
     p.attentions.shape               # (30, 9, T, T) = (layers, query heads, T, T)
-    g = Generation(model, p)         # prefill: the cache now holds T tokens
-    g.append(token_id)               # one decode step: 1 new query against T + 1 keys
-    g.undo()                         # the cache is cut back to where it was
+    g = Generation.start(model, p)   # prefill: the cache holds T tokens
+    g2 = g.append(token_id, prob)    # one decode step: 1 new query against T + 1 keys; g unchanged
+    g2.undo() is g                   # back one token, nothing recomputed
 
 torch is imported inside the functions that run the model (through core.models.libraries).
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import statistics
+import threading
 import time
 import unicodedata
 from dataclasses import dataclass
@@ -125,28 +126,42 @@ def cache_argument(model: LoadedModel, cache) -> dict:
     return {"cache": cache} if "cache" in accepts else {"past_key_values": cache}
 
 
-class Generation:
-    """A prompt and the tokens appended to it, decoded one at a time with the KV cache.
+class _Cache:
+    """The KV cache a line of generations shares, with the number of tokens it holds now. Each
+    layer's keys and values are (1, kv_heads, tokens, head_dim). Only ``Generation.append`` changes
+    it, under the lock: it cuts the cache back to the generation it extends, then adds one token."""
 
-    The cache holds each layer's keys and values, (1, kv_heads, tokens, head_dim) each, so a
-    decode step computes one new query row (1 × n weights per head) instead of the n × n of the
-    prefill. ``undo`` cuts the cache back, so no step is recomputed.
+    def __init__(self, cache):
+        self.cache = cache
+        self.lock = threading.Lock()
+
+
+@dataclass(frozen=True, eq=False)
+class Generation:
+    """A prompt and the tokens appended to it, decoded one at a time with the KV cache; never
+    changed once made: ``append`` returns the next generation and ``undo`` the one before.
+
+    Generations grown from one prompt share one cache (``_Cache``): a decode step computes one new
+    query row (1 × n weights per head) instead of the n × n of the prefill, and going back needs
+    no recomputing. What a generation shows (its logits, weights and cache shapes) is its own.
     """
 
-    def __init__(self, model: LoadedModel, prompt: Prediction):
+    model: LoadedModel
+    prompt: Prediction
+    chosen: tuple[Chosen, ...]
+    logits: np.ndarray  # (V,) the logits for the next token
+    last_attentions: np.ndarray | None  # (L, H, q, n): q = T after the prefill, 1 after a step
+    shapes: tuple[tuple[int, ...], ...]  # per layer, the shape of its cached keys (values alike)
+    before: Generation | None  # the generation this one appended a token to
+    shared: _Cache
+
+    @classmethod
+    def start(cls, model: LoadedModel, prompt: Prediction) -> Generation:
+        """The prompt alone, prefilled (again, when ``prompt`` kept no cache)."""
         if prompt.cache is None:
             prompt = prefill(model, prompt.ids, prompt.dropped)
-        self.model = model
-        self.prompt = prompt
-        self.cache = prompt.cache
-        self.chosen: list[Chosen] = []
-        self._logits = [prompt.logits]  # next-token logits after the prompt and after each step
-        self.last_attentions = prompt.attentions  # (L, H, q, n): q = T after prefill, 1 after a step
-
-    @property
-    def logits(self) -> np.ndarray:
-        """(V,) the logits for the next token."""
-        return self._logits[-1]
+        shapes = tuple(tuple(layer.keys.shape) for layer in prompt.cache.layers)
+        return cls(model, prompt, (), prompt.logits, prompt.attentions, shapes, None, _Cache(prompt.cache))
 
     @property
     def ids(self) -> list[int]:
@@ -157,37 +172,38 @@ class Generation:
         """Tokens in the cache."""
         return len(self.prompt.ids) + len(self.chosen)
 
-    def append(self, token_id: int, prob: float) -> Chosen:
-        """One decode step: feed ``token_id`` with the cache; the cache grows by one token."""
+    def append(self, token_id: int, prob: float) -> Generation:
+        """One decode step: feed ``token_id`` with the cache; the next generation, one token longer."""
         torch, _ = libraries()
         if self.length >= context_limit(self.model):
             raise ValueError(f"The context is full ({context_limit(self.model)} tokens); undo a step first.")
-        with torch.inference_mode():
+        with self.shared.lock, torch.inference_mode():
+            cache = self.shared.cache
+            extra = cache.get_seq_length() - self.length  # what later generations of this line added
+            if extra:
+                cache.crop(-extra)
             out = self.model.module(
                 input_ids=torch.tensor([[int(token_id)]]),
                 use_cache=True,
-                **cache_argument(self.model, self.cache),
+                **cache_argument(self.model, cache),
                 output_attentions=True,
             )
-        self.cache = out.past_key_values
-        self.last_attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()
-        self._logits.append(out.logits[0, -1].double().numpy())
+            self.shared.cache = out.past_key_values
+            shapes = tuple(tuple(layer.keys.shape) for layer in out.past_key_values.layers)
         chosen = Chosen(int(token_id), pieces(self.model, [token_id])[0], float(prob))
-        self.chosen.append(chosen)
-        return chosen
+        attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()
+        logits = out.logits[0, -1].double().numpy()
+        return Generation(
+            self.model, self.prompt, (*self.chosen, chosen), logits, attentions, shapes, self, self.shared
+        )
 
-    def undo(self) -> Chosen | None:
-        """Remove the last appended token (None when only the prompt is left)."""
-        if not self.chosen:
-            return None
-        self.cache.crop(-1)  # drop the last token's keys and values in every layer
-        self._logits.pop()
-        self.last_attentions = None
-        return self.chosen.pop()
+    def undo(self) -> Generation | None:
+        """The generation before the last appended token (None when only the prompt is here)."""
+        return self.before
 
     def cache_shapes(self) -> list[tuple[int, ...]]:
         """Per layer, the shape of its cached keys (the values have the same shape)."""
-        return [tuple(layer.keys.shape) for layer in self.cache.layers]
+        return list(self.shapes)
 
 
 def generate(
@@ -199,14 +215,14 @@ def generate(
         raise ValueError(f"Generate at least one token (got {n}).")
     reshape(np.zeros(1), temperature, top_k, top_p)  # check the settings before running
     prompt = predict(model, text, keep_cache=True)
-    generation = Generation(model, prompt)
+    generation = Generation.start(model, prompt)
     draws = Draws(seed)  # seeded once: each token takes the stream's next number
     for _ in range(min(n, context_limit(model) - generation.length)):
         token, prob = draws.draw(reshape(generation.logits, temperature, top_k, top_p))
-        generation.append(token, prob)
+        generation = generation.append(token, prob)
         if token == model.tokenizer.eos_token_id:
             break
-    return prompt, generation.chosen
+    return prompt, list(generation.chosen)
 
 
 @dataclass(frozen=True)

@@ -22,17 +22,17 @@ ROOT = Path(__file__).resolve().parents[2]
 def panel(panel, qtbot):
     """The shared panel fixture, once the device's choices are known, with small sizes."""
     p = panel
-    qtbot.waitUntil(lambda: p.choices is not None, timeout=60_000)
-    p.heads_spin.setValue(2)
-    p.head_dim_spin.setValue(16)
-    p.repeats_spin.setValue(3)
+    qtbot.waitUntil(lambda: p.form.choices is not None, timeout=60_000)
+    p.form.heads_spin.setValue(2)
+    p.form.head_dim_spin.setValue(16)
+    p.form.repeats_spin.setValue(3)
     yield p
     worker.cancel_all()
 
 
 def run_sweep(panel, qtbot, lengths, impls):
-    panel.lengths_edit.setText(lengths)
-    panel.select_impls(impls)
+    panel.form.lengths_edit.setText(lengths)
+    panel.form.select_impls(impls)
     panel.run()
     assert panel.task is not None
     qtbot.waitUntil(lambda: panel.task is None, timeout=60_000)
@@ -61,16 +61,16 @@ def test_importing_or_building_the_panel_does_not_import_torch():
 
 
 def test_only_the_devices_backends_can_be_chosen(panel):
-    devices = [panel.device_combo.itemText(i) for i in range(panel.device_combo.count())]
+    devices = [panel.form.device_combo.itemText(i) for i in range(panel.form.device_combo.count())]
     assert devices == (["cpu", "cuda"] if cuda_available() else ["cpu"])
     items = {
-        panel.impl_list.item(i).data(Qt.ItemDataRole.UserRole): panel.impl_list.item(i) for i in range(8)
+        item.data(Qt.ItemDataRole.UserRole): item for item in map(panel.form.impl_list.item, range(8))
     }
     assert not items["sdpa-efficient"].flags() & Qt.ItemFlag.ItemIsEnabled
     assert items["sdpa-efficient"].toolTip() == "Not available: SDPA EFFICIENT_ATTENTION has no CPU kernel"
     assert items["sdpa-flash"].flags() & Qt.ItemFlag.ItemIsEnabled
-    assert panel.selected_impls() == ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash")
-    assert panel.run_button.isEnabled()
+    assert panel.form.selected_impls() == ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash")
+    assert panel.form.run_button.isEnabled()
 
 
 def test_a_sweep_fills_the_table_and_the_plots_from_core(panel, qtbot):
@@ -93,8 +93,8 @@ def test_a_sweep_fills_the_table_and_the_plots_from_core(panel, qtbot):
         assert label.text == f"{impl}  (slope needs 3 lengths)"  # two lengths give no slope
     assert panel.curves["median_s"]["numpy-tiled"].xData is None
     assert panel.summary.text() == fastest_summary(results)
-    assert panel.progress.value() == 6 and panel.progress.format() == "6 points done"
-    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
+    assert panel.form.progress.value() == 6 and panel.form.progress.format() == "6 points done"
+    assert panel.form.run_button.isEnabled() and not panel.form.cancel_button.isEnabled()
     assert all(r.max_abs_error < 1e-5 for r in results if r.ok)
 
 
@@ -116,7 +116,7 @@ def test_slopes_come_from_three_lengths_with_the_clis_fit(panel, qtbot):
 
 
 def test_cancel_stops_within_a_point_and_keeps_what_ran(panel, qtbot, tmp_path):
-    panel.repeats_spin.setValue(100)
+    panel.form.repeats_spin.setValue(100)
     panel.resultArrived.connect(lambda r: panel.cancel())  # cancel as soon as the first point lands
     run_sweep(panel, qtbot, "64:4096", ("numpy-naive",))
     # The worker may finish the point after the first before the cancel reaches it (a busy machine).
@@ -124,7 +124,7 @@ def test_cancel_stops_within_a_point_and_keeps_what_ran(panel, qtbot, tmp_path):
     assert 1 <= ran <= 2 and panel.table.rowCount() == ran
     assert panel.report is None
     assert panel.message.text() == f"Cancelled after {ran} of 7 points."
-    assert panel.run_button.isEnabled()
+    assert panel.form.run_button.isEnabled()
     panel.save_results(tmp_path / "partial.json")
     data = json.loads((tmp_path / "partial.json").read_text())
     assert [r["n"] for r in data["results"]] == [64, 128][:ran]
@@ -142,8 +142,8 @@ def test_cancel_stops_within_a_point_and_keeps_what_ran(panel, qtbot, tmp_path):
 def test_bad_input_keeps_the_previous_results(panel, qtbot, lengths, impls, message):
     run_sweep(panel, qtbot, "64", ("numpy-naive",))
     before = table_rows(panel)
-    panel.lengths_edit.setText(lengths)
-    panel.select_impls(impls)
+    panel.form.lengths_edit.setText(lengths)
+    panel.form.select_impls(impls)
     panel.run()
     assert panel.task is None
     assert message in panel.message.text() and panel.message.level == "error"
@@ -164,10 +164,10 @@ def test_export_writes_csv_and_json_of_the_report(panel, qtbot, tmp_path):
 
 
 def test_a_script_runs_the_sweep_the_controls_describe_then_the_one_the_plots_show(panel, qtbot, tmp_path):
-    panel.lengths_edit.setText("32 48")
+    panel.form.lengths_edit.setText("32 48")
     assert "lengths=(32, 48)" in panel.script(0) and "heads=2, head_dim=16" in panel.script(0)
     run_sweep(panel, qtbot, "64 128", ("numpy-naive",))
-    panel.lengths_edit.setText("32")  # after the sweep: the plots still show 64 and 128
+    panel.form.lengths_edit.setText("32")  # after the sweep: the plots still show 64 and 128
     path = tmp_path / "memory.py"
     path.write_text(panel.script(3), encoding="utf-8")
     (run,) = run_scripts([path], tmp_path)
@@ -206,10 +206,10 @@ def test_without_torch_the_numpy_implementations_still_run(qtbot, monkeypatch):
     p = BenchPanel()
     qtbot.addWidget(p)
     p.show()
-    qtbot.waitUntil(lambda: p.choices is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: p.form.choices is not None, timeout=60_000)
     assert "torch is not installed" in p.message.text() and p.message.level == "info"
-    assert p.selected_impls() == ("numpy-naive",)
-    p.repeats_spin.setValue(3)
+    assert p.form.selected_impls() == ("numpy-naive",)
+    p.form.repeats_spin.setValue(3)
     run_sweep(p, qtbot, "64", ("numpy-naive", "numpy-tiled"))
     assert [r.status for r in p.results] == [
         "ok",

@@ -125,8 +125,8 @@ def open_panel(key: str, qtbot, llama_folder):
 
 def sweep(panel) -> None:
     """Benchmark: a small sweep, so its plots have points."""
-    panel.lengths_edit.setText(" ".join(str(int(n)) for n in MEASURED["bench"]))
-    panel.select_impls(("numpy-naive",))
+    panel.form.lengths_edit.setText(" ".join(str(int(n)) for n in MEASURED["bench"]))
+    panel.form.select_impls(("numpy-naive",))
     settle(panel.run)
 
 

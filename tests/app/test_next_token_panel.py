@@ -97,24 +97,31 @@ def test_settings_reshape_without_running_the_model(panel):
 
 
 def test_generate_append_click_undo_and_auto(panel, qtbot):
+    """Each step shows a new generation; one shown is never changed afterwards."""
     panel.set_step(2)
-    g = panel.generation
-    start = g.length
+    first = panel.generation
+    start = first.length
     settle(panel.generate.sample_button.click)
     clicked = panel._snapshot().choices[2]
     settle(panel.generate.candidates.itemClicked.emit, panel.generate.candidates.item(2))
+    g = panel.generation
     assert g.length == start + 2 and g.chosen[1].id == clicked.id and g.chosen[1].prob == clicked.prob
+    assert first.length == start and not first.chosen  # the prompt alone, as it was shown
     assert panel.generate.history.count() == 2
     np.testing.assert_allclose(g.logits, decoder.prefill(panel.model, g.ids).logits, atol=1e-5)
-    panel.generate.undo_button.click()
-    assert g.length == start + 1 and panel.generate.history.count() == 1
+    settle(panel.generate.undo_button.click)
+    assert panel.generation is g.undo() and panel.generation.length == start + 1
+    assert panel.generate.history.count() == 1 and g.length == start + 2
     panel.generate.auto_button.setChecked(True)
     qtbot.waitUntil(
-        lambda: g.length >= start + 4 or not panel.generate.auto_button.isChecked(), timeout=30_000
+        lambda: panel.generation.length >= start + 4 or not panel.generate.auto_button.isChecked(),
+        timeout=30_000,
     )
     panel.generate.auto_button.setChecked(False)
     worker.wait_idle()
+    g = panel.generation
     assert g.length >= start + 4 or g.chosen[-1].id == panel.model.tokenizer.eos_token_id
+    np.testing.assert_allclose(g.logits, decoder.prefill(panel.model, g.ids).logits, atol=1e-5)
 
 
 def test_appended_draws_are_the_cli_generation_for_the_same_seed(panel, llama_folder, capsys):

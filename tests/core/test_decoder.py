@@ -56,12 +56,12 @@ def test_probabilities_equal_transformers_called_directly(llama, llama_folder):
 
 
 def test_cached_decoding_equals_running_everything_again(llama):
-    g = decoder.Generation(llama, decoder.predict(llama, PROMPT, keep_cache=True))
+    g = decoder.Generation.start(llama, decoder.predict(llama, PROMPT, keep_cache=True))
     rng = np.random.default_rng(3)
     for step in range(6):
         dist = sampling.reshape(g.logits, temperature=1.5)
         token = sampling.sample(dist, rng)
-        g.append(token, dist.probs[token])
+        g = g.append(token, dist.probs[token])
         again = decoder.prefill(llama, g.ids, keep_cache=False)
         np.testing.assert_allclose(g.logits, again.logits, atol=1e-5)
         # the decode step's one query row equals the last row of the full n × n weights
@@ -69,11 +69,12 @@ def test_cached_decoding_equals_running_everything_again(llama):
         assert g.cache_shapes() == [(1, 2, g.length, 8)] * 2
         assert step + 1 == len(g.chosen)
     before = g.logits.copy()
-    g.append(int(np.argmax(g.logits)), 1.0)
-    g.undo()
-    np.testing.assert_allclose(g.logits, before)
-    g.append(7, 0.0)  # after undo, the cut cache still continues correctly
-    np.testing.assert_allclose(g.logits, decoder.prefill(llama, g.ids).logits, atol=1e-5)
+    longer = g.append(int(np.argmax(g.logits)), 1.0)
+    assert longer.undo() is g and len(longer.chosen) == len(g.chosen) + 1
+    np.testing.assert_array_equal(g.logits, before)  # appending left the shorter one as it was
+    other = g.append(7, 0.0)  # after going back, the shared cache is cut and continues correctly
+    np.testing.assert_allclose(other.logits, decoder.prefill(llama, other.ids).logits, atol=1e-5)
+    assert longer.cache_shapes() == [(1, 2, longer.length, 8)] * 2  # its own, though the cache moved on
 
 
 def test_generate_is_seeded(llama):
@@ -181,9 +182,9 @@ def test_kind_is_checked_both_ways(llama_folder):
 
 
 def test_cache_size_matches_the_cached_tensors(llama):
-    g = decoder.Generation(llama, decoder.predict(llama, PROMPT, keep_cache=True))
+    g = decoder.Generation.start(llama, decoder.predict(llama, PROMPT, keep_cache=True))
     size = decoder.cache_size(llama, g.length)
-    held = sum(2 * layer.keys.numel() * layer.keys.element_size() for layer in g.cache.layers)
+    held = sum(2 * layer.keys.numel() * layer.keys.element_size() for layer in g.shared.cache.layers)
     assert size.total == held == 2 * 2 * 2 * 8 * 4 * g.length
     assert size.total_full == 2 * size.total and size.saving == 2
     smol = dataclasses.replace(llama, n_layers=30, n_heads=9, n_kv_heads=3, head_dim=64)

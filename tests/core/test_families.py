@@ -88,9 +88,9 @@ def test_generation_with_the_cache_equals_running_the_whole_text(tiny):
     model, reference, _ = tiny
     prompt, chosen = dec.generate(model, TEXT, 3, seed=1)
     ids = [*prompt.ids, *(c.id for c in chosen)]
-    generation = dec.Generation(model, dec.predict(model, TEXT, keep_cache=True))
+    generation = dec.Generation.start(model, dec.predict(model, TEXT, keep_cache=True))
     for c in chosen[:-1]:
-        generation.append(c.id, c.prob)
+        generation = generation.append(c.id, c.prob)
     np.testing.assert_allclose(generation.logits, reference_logits(reference, ids[:-1])[-1], atol=1e-4)
 
 

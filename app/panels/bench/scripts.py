@@ -65,7 +65,7 @@ def plot_step(c: BenchConfig, field: str, runnable: bool = False) -> Script:
     )
     ylabel = f"{label} ({unit})" if unit else label
     return Script(
-        body, lines("curves", f"{name} against sequence length", "sequence length n", ylabel, log=True)
+        body, lines("curves", f"{name} against sequence length", "sequence length n", ylabel, log="xy")
     )
 
 

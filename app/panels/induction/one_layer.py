@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton
 
 from app.panels.induction import scripts
-from app.panels.induction.train import REPEAT, guess_line
+from app.panels.induction.train_plots import REPEAT, guess_line
 from app.panels.induction.trainer import Phase, Trainer
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step

@@ -63,7 +63,7 @@ def task(s: TaskState) -> Script:
     print("The least loss (nats) at each position of the token to predict")
     print(table(best, targets, ["nats"]))
     """
-    return Script(body, bars("targets", "best", "The least loss any model can expect", "position", "nats"))
+    return Script(body, bars("best", "targets", "The least loss any model can expect", "position", "nats"))
 
 
 def train(s: InductionSettings, steps: int) -> Script:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.panels.masks.state import D_K, D_MODEL, FILL_NAMES, FILLS, MasksState
-from app.panels.scripts import Script, bar_chart, heatmap, subplots
+from app.panels.scripts import Script, bars, heatmap, subplots
 from core import inputs
 from core.qkv import MAX_TOKENS, tokenize
 
@@ -153,6 +153,6 @@ def copying(s: MasksState) -> Script:
     """
     picture = subplots(
         heatmap("copy.weights", "tokens[:real]", "tokens[:real]", "Weights during training"),
-        bar_chart("answer", "tokens[: real - 1]", "Weight each token puts on the next one"),
+        bars("answer", "tokens[: real - 1]", "Weight each token puts on the next one"),
     )
     return Script(body, picture)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.panels.multihead.state import MASKS, MultiHeadState
-from app.panels.scripts import Script, bar_chart, heatmap, subplots
+from app.panels.scripts import Script, bars, heatmap, subplots
 
 
 def mask_code(name: str) -> str:
@@ -82,7 +82,7 @@ def stats(s: MultiHeadState) -> Script:
     print(f"Mean entropy is at most ln({n}) = {np.log(n):.6g}, when the weights spread evenly.")
     """
     )
-    return Script(body, bar_chart("stats.mean_entropy", "names", "Mean entropy per head (nats)"))
+    return Script(body, bars("stats.mean_entropy", "names", "Mean entropy per head (nats)"))
 
 
 def join(s: MultiHeadState) -> Script:

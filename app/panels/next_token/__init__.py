@@ -1,11 +1,11 @@
 """Panel "Next token": a real decoder language model (SmolLM2-135M) one token at a time:
 predictions, temperature / top-k / top-p, generation, the KV cache, grouped-query attention.
 
-Two live states drive the five steps (state.py): the run (model + prompt, prefilled in the
-worker) and the sampling settings (checked on the UI thread, never re-running the model).
-The shared model row loads or adds the model; each decode step and the timing run in the worker
-through buttons; a decode step extends the run's Generation in place and then announces the run
-again.
+Three live states drive the five steps (state.py): the run (model + prompt, prefilled in the
+worker), the text the steps show (the run's generation, grown one decode step at a time in the
+worker: each step a new Generation, never one changed after it is shown) and the sampling
+settings (checked on the UI thread, never re-running the model). The shared model row loads or
+adds the model; the timing runs in the worker through its button.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ from app.panels.next_token.state import (
     DrawStreams,
     RunState,
     SamplingState,
+    TextState,
     compute_run,
     compute_sampling,
+    grow,
     snapshot,
 )
 from app.panels.next_token.temperature import TemperaturePage
@@ -52,23 +54,26 @@ class NextTokenPanel(RowPanel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.run = Live(RunState(), compute_run, background=True)
+        self.text = Live(TextState(), grow, background=True)
         self.sampling = Live(SamplingState(), compute_sampling)
         self.row = ModelRow(DECODER, "next_token", default=SMOLLM2, fallback=SMOLLM2)
-        self.steps_task = worker.Newest()  # a decode step or a timing: one at a time
+        self.timing = worker.Newest()  # the KV cache step's timing
         self.streams = DrawStreams()
         self._build_rows()
-        self.predictions = PredictionsPage(self.run, self.sampling)
-        self.temperature = TemperaturePage(self.run, self.sampling, self.streams)
-        self.generate = GeneratePage(self.run, self.sampling)
-        self.cache = CachePage(self.run, self.sampling)
-        self.groups = GroupsPage(self.run)
+        self.predictions = PredictionsPage(self.text, self.sampling)
+        self.temperature = TemperaturePage(self.text, self.sampling, self.streams)
+        self.generate = GeneratePage(self.text, self.sampling)
+        self.cache = CachePage(self.text, self.sampling)
+        self.groups = GroupsPage(self.text)
         self.add_steps(self.predictions, self.temperature, self.generate, self.cache, self.groups)
         self.offer: tuple[str, str] | None = None  # why there is no model and what to do
-        self.run.changed.connect(self._new_draws)
-        self.run.changed.connect(self._keep_offer)
+        self.run.changed.connect(self._on_run)
+        self.run.failed.connect(self.show_message)
+        self.text.changed.connect(self._on_text)
         self.sampling.changed.connect(self._new_draws)
         self.run.busy.connect(lambda on: on and self.generate.stop_auto())
-        self.run.failed.connect(lambda _: self.generate.stop_auto())
+        for live in (self.run, self.text):
+            live.failed.connect(lambda _: self.generate.stop_auto())
         self.temperature.draw_token.connect(self.draw_sample)
         self.temperature.open_scale.connect(lambda: self.openPanel.emit("scale"))
         self.generate.append_sample.connect(self.append_sample)
@@ -86,12 +91,13 @@ class NextTokenPanel(RowPanel):
 
     @property
     def generation(self):
-        return self.run.result
+        """The generation every step shows (the prompt and the tokens appended to it)."""
+        return self.text.result
 
     @property
     def busy(self) -> bool:
-        """A load, an add, a decode step or a timing is running."""
-        return self.row.busy or self.steps_task.running
+        """A load, an add, a run, a decode step or a timing is running."""
+        return self.row.busy or self.timing.running or self.run.task is not None or self.text.task is not None
 
     def _build_rows(self) -> None:
         self.prompt = bind(QLineEdit(DEFAULT_PROMPT), self.run, "prompt")
@@ -123,18 +129,10 @@ class NextTokenPanel(RowPanel):
                 self.no_model.setText(f"No decoder loaded. {blocked}")
         self.show_message(text, level)
 
-    def _keep_offer(self) -> None:
-        """Without a model the offer to add one stays in the message bar (a run clears the bar)."""
-        if self.model is None and self.offer is not None:
-            self.show_message(*self.offer)
-
-    def _start(self, fn, *args, on_result) -> None:
-        """Run a decode step or the timing in the worker, one at a time."""
-        self.steps_task.start(fn, *args, on_result=on_result, on_error=self._step_failed)
-
-    def _step_failed(self, message: str) -> None:
-        self.generate.stop_auto()
-        self.show_message(message)
+    def _on_run(self) -> None:
+        """A new prefill: the text starts again from it, and so do step 2's draws."""
+        self.text.apply(run=self.run.state, generation=self.run.result, token=None)
+        self._new_draws()
 
     def _on_loaded(self, model) -> None:
         self.offer = None
@@ -165,7 +163,7 @@ class NextTokenPanel(RowPanel):
 
     def _can_append(self) -> bool:
         """One step at a time: nothing runs now (a draw made now is not lost)."""
-        return not self.busy and self.run.task is None and self.generation is not None
+        return not self.busy and self.generation is not None
 
     def _append(self, token: int, prob: float) -> None:
         g = self.generation
@@ -177,13 +175,17 @@ class NextTokenPanel(RowPanel):
                 f"The context is full ({context_limit(g.model)} tokens); undo a step or shorten the prompt"
             )
             return
-        self._start(g.append, token, prob, on_result=lambda _: self._on_step(g, token))
+        self.text.apply(generation=g, token=(token, prob))
 
-    def _on_step(self, generation, token: int) -> None:
-        if generation is not self.generation:
-            return  # the prompt changed meanwhile
-        self.run.refresh()
-        if token == generation.model.tokenizer.eos_token_id:
+    def _on_text(self) -> None:
+        """After a decode step: stop at the end-of-text token, or take the next step on Auto.
+        Without a model the offer to add one stays in the message bar (a new text clears it)."""
+        g = self.generation
+        if g is None and self.offer is not None:
+            self.show_message(*self.offer)
+        if self.text.state.token is None or g is None:
+            return  # a new run, or an undo
+        if g.chosen[-1].id == g.model.tokenizer.eos_token_id:
             self.generate.stop_auto()
             self.show_message("The model chose its end-of-text token; undo it to go on.", "info")
         elif self.generate.auto:
@@ -197,7 +199,7 @@ class NextTokenPanel(RowPanel):
         g = self.generation
         if not self.busy and g is not None and g.undo() is not None:
             self.clear_message()
-            self.run.refresh()
+            self.text.apply(generation=g.undo(), token=None)
 
     def measure(self) -> None:
         g = self.generation
@@ -205,7 +207,8 @@ class NextTokenPanel(RowPanel):
             return
         from core import decoder
 
-        self._start(decoder.time_decode, g.model, g.ids, g.length, on_result=self.cache.show_timing)
+        show = {"on_result": self.cache.show_timing, "on_error": self.show_message}
+        self.timing.start(decoder.time_decode, g.model, g.ids, g.length, **show)
 
     # --- smoke, tests, export ---------------------------------------------------------------
     def exercise(self) -> None:
@@ -221,12 +224,10 @@ class NextTokenPanel(RowPanel):
         for text in ("", "word " * 9000, "unbelievably 👍 日本語 שלום", DEFAULT_PROMPT):
             settle(self.prompt.setText, text)
         t = self.temperature
-        for value in (0.05, 5.0, 0.7):
-            t.temperature.setValue(value)
-        for value in (1, 1000, 0):
-            t.top_k.setValue(value)
-        for value in (0.05, 0.9):
-            t.top_p.setValue(value)
+        settings = ((t.temperature, 0.05, 5.0, 0.7), (t.top_k, 1, 1000, 0), (t.top_p, 0.05, 0.9))
+        for box, *values in settings:
+            for value in values:
+                box.setValue(value)
         t.draw_button.click()
         for _ in range(3):
             settle(self.append_sample)

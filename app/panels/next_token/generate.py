@@ -69,7 +69,7 @@ class GeneratePage(Step):
         self.auto_button.setChecked(False)
 
     def script(self) -> Script:
-        return scripts.generate(self.state, self.result, self.settings.state)
+        return scripts.generate(self.state.run, self.result, self.settings.state)
 
     def draw(self, generation) -> Notice:
         snap = snapshot(generation, self.settings.result)

@@ -42,7 +42,7 @@ class GroupsPage(Step):
         return f"query head {row * size + col + 1} reads key/value head {row + 1}"
 
     def script(self) -> Script:
-        return scripts.groups(self.state.model.source, self.state.prompt, self.layer_spin.value() - 1)
+        return scripts.groups(self.state.run.model.source, self.state.run.prompt, self.layer_spin.value() - 1)
 
     def draw(self, generation) -> Notice:
         m = generation.model

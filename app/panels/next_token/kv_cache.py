@@ -77,7 +77,7 @@ class CachePage(Step):
         self.measure_button.clicked.connect(self.measure)
 
     def script(self) -> Script:
-        return scripts.kv_cache(self.state, self.result, self.settings.state)
+        return scripts.kv_cache(self.state.run, self.result, self.settings.state)
 
     def draw(self, g) -> Notice:
         m = g.model

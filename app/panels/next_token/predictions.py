@@ -57,7 +57,7 @@ class PredictionsPage(Step):
         )
 
     def script(self) -> Script:
-        return scripts.predictions(self.state, self.result, self.settings.state)
+        return scripts.predictions(self.state.run, self.result, self.settings.state)
 
     def draw(self, generation) -> Notice:
         snap = snapshot(generation, self.settings.result)

@@ -10,10 +10,14 @@ from core import decoder, sampling
 def picks(g: decoder.Generation, s: SamplingState) -> list[int | None]:
     """Per appended token of ``g``: None when the seed draws it under the settings ``s`` (as the
     panel's draws do), else its id (clicked, or drawn under other settings)."""
+    line, at = [], g.before  # the generations ``g`` grew through, the prompt alone first
+    while at is not None:
+        line.insert(0, at)
+        at = at.before
     draws = sampling.Draws(s.seed)
     found: list[int | None] = []
-    for k, (logits, chosen) in enumerate(zip(g._logits[:-1], g.chosen, strict=True)):
-        token, _ = draws.draw(sampling.reshape(logits, s.temperature, s.top_k or None, s.top_p), k)
+    for k, (before, chosen) in enumerate(zip(line, g.chosen, strict=True)):
+        token, _ = draws.draw(sampling.reshape(before.logits, s.temperature, s.top_k or None, s.top_p), k)
         found.append(None if token == chosen.id else chosen.id)
     return found
 
@@ -32,7 +36,7 @@ def generation_code(r: RunState, g: decoder.Generation, s: SamplingState, import
     # The decoder and the prompt at the top of the panel.
     model = load_model({r.model.source!r})
     prediction = decoder.predict(model, {r.prompt!r}, keep_cache=True)  # one prefill, the KV cache kept
-    generation = decoder.Generation(model, prediction)
+    generation = decoder.Generation.start(model, prediction)
     # Step 2's settings: the temperature, top-k (None: no cut), top-p and the seed of the draws.
     temperature, top_k, top_p, seed = {s.temperature!r}, {s.top_k or None}, {s.top_p!r}, {s.seed}
     listed = {s.listed}  # how many candidates are listed
@@ -45,7 +49,7 @@ def generation_code(r: RunState, g: decoder.Generation, s: SamplingState, import
     for k, pick in enumerate(picks):
         dist = sampling.reshape(generation.logits, temperature, top_k, top_p)
         token, prob = draws.draw(dist, k) if pick is None else (pick, float(dist.probs[pick]))
-        generation.append(token, prob)  # one decode step: the KV cache grows by one token
+        generation = generation.append(token, prob)  # one decode step: the cache holds one more token
     """
     return (
         code

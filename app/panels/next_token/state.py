@@ -28,7 +28,23 @@ def compute_run(s: RunState, progress=None) -> decoder.Generation | None:
     """Prefill ``s.prompt``: every head's weights, the next-token logits and the KV cache."""
     if s.model is None:
         return None
-    return decoder.Generation(s.model, decoder.predict(s.model, s.prompt, keep_cache=True))
+    return decoder.Generation.start(s.model, decoder.predict(s.model, s.prompt, keep_cache=True))
+
+
+@dataclass(frozen=True)
+class TextState:
+    """The text every step shows: the run's prompt, grown by the tokens step 3 appends."""
+
+    run: RunState = RunState()
+    generation: decoder.Generation | None = None  # the generation shown; None: no model yet
+    token: tuple[int, float] | None = None  # (id, probability) to append to it
+
+
+def grow(s: TextState, progress=None) -> decoder.Generation | None:
+    """``s.generation`` with ``s.token`` appended (one decode step: a new generation), or as it is."""
+    if s.generation is None or s.token is None:
+        return s.generation
+    return s.generation.append(*s.token)
 
 
 @dataclass(frozen=True)
@@ -85,19 +101,20 @@ def context_notice(generation: decoder.Generation) -> tuple[str, str] | None:
 
 class DrawStreams:
     """The panel's seeded random streams: step 2's ``preview`` draws, started again with every run
-    or setting, and one stream per generation, seeded when it starts (or the seed changes), so
-    the tokens appended for a prompt, settings and seed are ``predict --generate``'s."""
+    or setting, and one stream per prompt's generations, seeded when the first starts (or the
+    seed changes), so the tokens appended for a prompt, settings and seed are
+    ``predict --generate``'s."""
 
     def __init__(self):
         self.preview = Draws(0)
         self.appended = Draws(0)
-        self._generation = None  # the Generation ``appended`` belongs to
+        self._prompt = None  # the prefilled prompt whose generations ``appended`` draws for
 
     def restart(self, seed: int) -> None:
         self.preview = Draws(seed)
 
     def of(self, generation, seed: int) -> Draws:
-        """The stream of ``generation``'s appended tokens."""
-        if self._generation is not generation or self.appended.seed != seed:
-            self.appended, self._generation = Draws(seed), generation
+        """The stream of the tokens appended to ``generation``'s prompt."""
+        if self._prompt is not generation.prompt or self.appended.seed != seed:
+            self.appended, self._prompt = Draws(seed), generation.prompt
         return self.appended

@@ -64,7 +64,7 @@ class TemperaturePage(Step):
 
     def script(self) -> Script:
         s = self.settings.state
-        return scripts.temperature(self.state, self.result, s, self.streams.preview.count)
+        return scripts.temperature(self.state.run, self.result, s, self.streams.preview.count)
 
     def draw(self, generation) -> Notice:
         snap = snapshot(generation, self.settings.result)

@@ -14,7 +14,7 @@ from app.panels.scale.state import (
     SaturationState,
     TemperatureState,
 )
-from app.panels.scripts import Script, bar_chart, heatmap, line_plot, subplots
+from app.panels.scripts import Script, bars, heatmap, lines, subplots
 from core import scaling
 
 IMPORTS = """
@@ -51,9 +51,9 @@ def saturation(s: SaturationState) -> Script:
     """
     )
     picture = subplots(
-        bar_chart("weights", "labels", "Weights softmax(scores × m)"),
-        bar_chart("slopes", "labels", "Slope of each weight pᵢ(1 − pᵢ)"),
-        line_plot("multipliers", {"winner's slope": "sweep"}, "The winner's slope as m grows"),
+        bars("weights", "labels", "Weights softmax(scores × m)"),
+        bars("slopes", "labels", "Slope of each weight pᵢ(1 − pᵢ)"),
+        lines('{"winner\'s slope": (multipliers, sweep)}', "The winner's slope as m grows"),
         columns=3,
     )
     return Script(body, picture)
@@ -118,7 +118,7 @@ def temperature(s: TemperatureState) -> Script:
     )
     picture = subplots(
         heatmap("reading.weights", "labels", "labels", "Weights at temperature T"),
-        line_plot("temperatures", {"mean entropy": "curve.mean_entropy"}, "Mean entropy vs T", log_x=True),
+        lines('{"mean entropy": (temperatures, curve.mean_entropy)}', "Mean entropy vs T", log="x"),
     )
     return Script(body, picture)
 
@@ -149,11 +149,11 @@ def heads(s: HeadsState) -> Script:
     picture = subplots(
         heatmap("c.scaled.weights", "labels", "labels", "With ÷ √dₖ"),
         heatmap("c.unscaled.weights", "labels", "labels", "Without scaling"),
-        line_plot(
-            "sweep.widths",
-            {"with ÷ √dₖ": "sweep.entropy_scaled", "without": "sweep.entropy_unscaled"},
+        lines(
+            '{"with ÷ √dₖ": (sweep.widths, sweep.entropy_scaled), '
+            '"without": (sweep.widths, sweep.entropy_unscaled)}',
             "Mean entropy vs head width",
-            log_x=True,
+            log="x",
         ),
         columns=3,
     )

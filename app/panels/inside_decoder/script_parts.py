@@ -1,0 +1,77 @@
+"""Code fragments the Inside a decoder scripts share: the model and prompt, the knocked-out heads,
+the answer tokens, the top next tokens."""
+
+from __future__ import annotations
+
+from app.panels.inside_decoder.state import TOP
+
+
+def model_code(source: str, prompt: str | None, *imports: str) -> str:
+    """Code that loads the model as ``model`` with ``layers`` and ``heads`` (labels from 1) and,
+    given a prompt, reads it as ``ids`` and ``pieces``; ``imports`` are more import lines."""
+    core = {"from core.models import load_model", "from core.printing import table"}
+    if prompt is not None:
+        core.add("from core import decoder as dec")
+    lines = "\n    ".join(sorted({*core, *imports}))
+    code = f"""
+    import numpy as np
+
+    {lines}
+
+    model = load_model({source!r})  # the decoder the panel loaded: a key, a folder or a cache id
+    layers = [str(k + 1) for k in range(model.n_layers)]  # counted from 1, as on screen
+    heads = [str(k + 1) for k in range(model.n_heads)]
+    """
+    if prompt is not None:
+        code += f"""
+    prompt = {prompt!r}
+    ids, dropped = dec.encode(model, prompt)  # token ids; a long prompt keeps its last tokens
+    pieces = [dec.visible(p) for p in dec.pieces(model, ids)]
+    print("Tokens:", " | ".join(pieces))
+    """
+    return code
+
+
+def top_code() -> str:
+    """Code that defines ``top(title, probs)``: print the most probable next tokens and the rest,
+    and return their (labels, probabilities) for a picture."""
+    return f"""
+    def top(title, probs):
+        best = np.argsort(-probs)[:{TOP}]  # the {TOP} most probable next tokens
+        labels = [dec.visible(p) for p in dec.pieces(model, best)] + ["(rest)"]
+        shares = [*probs[best], 1 - probs[best].sum()]
+        print(title)
+        print(table(shares, labels, ["p"]))
+        return labels, shares
+    """
+
+
+def knocked_code(heads, mode: str, first: bool) -> str:
+    """Code that names the knocked-out ``heads`` and the ablation as ``knocked``, ``mode``,
+    ``means`` and ``first``."""
+    where = "knocked out at the first token too" if first else "the first token left alone"
+    means = (
+        "analysis_of(model).means()  # each head's mean output over a reference text"
+        if mode == "mean"
+        else "None  # zero-ablation replaces a head's output with 0"
+    )
+    return f"""
+    knocked = {list(heads)!r}  # knocked-out heads, (layer, head) counted from 0
+    mode, first = {mode!r}, {first!r}  # {mode}-ablation, {where}
+    means = {means}
+    """
+
+
+def ablation_imports(mode: str) -> tuple[str, ...]:
+    """What a script imports for ``mode``-ablation: mean-ablation reads the means."""
+    return ("from core.decoder.analysis import analysis_of",) if mode == "mean" else ()
+
+
+def answers_code(target: str, foil: str, prompt: str = "prompt") -> str:
+    """Code that reads the target and the foil as tokens ``target`` and ``foil``."""
+    return f"""
+    # The answer tokens: a word continuing the prompt starts with a space; a word of several
+    # pieces is judged by its first.
+    target = answer_token(model.tokenizer, {target!r}, {prompt})
+    foil = answer_token(model.tokenizer, {foil!r}, {prompt})
+    """
