@@ -63,9 +63,7 @@ def test_importing_or_building_the_panel_does_not_import_torch():
 def test_only_the_devices_backends_can_be_chosen(panel):
     devices = [panel.form.device_combo.itemText(i) for i in range(panel.form.device_combo.count())]
     assert devices == (["cpu", "cuda"] if cuda_available() else ["cpu"])
-    items = {
-        item.data(Qt.ItemDataRole.UserRole): item for item in map(panel.form.impl_list.item, range(8))
-    }
+    items = {item.data(Qt.ItemDataRole.UserRole): item for item in map(panel.form.impl_list.item, range(8))}
     assert not items["sdpa-efficient"].flags() & Qt.ItemFlag.ItemIsEnabled
     assert items["sdpa-efficient"].toolTip() == "Not available: SDPA EFFICIENT_ATTENTION has no CPU kernel"
     assert items["sdpa-flash"].flags() & Qt.ItemFlag.ItemIsEnabled
