@@ -170,6 +170,25 @@ CASES.update(
         ("explain", "--query"): [["--query", "0"], ["--query", "99"], ["--query", "zebra"], ["--query", ""]],
         ("explain", "--key"): [["--key", "6"], ["--key", "nope"], ["--key", " "], ["--key"]],
         ("explain", "--json"): [["--json=1"]],
+        ("export-script", "--panel"): [["--panel", "nope"], ["--panel", ""], ["--panel"], []],
+        ("export-script", "--step"): [
+            ["--panel", "qkv", "--step", "0"],
+            ["--panel", "qkv", "--step", "7"],
+            ["--panel", "qkv", "--step", "x"],
+            ["--step"],
+        ],
+        ("export-script", "--lesson"): [
+            ["--lesson", "{missing}"],
+            ["--lesson", "{folder}"],
+            ["--lesson", "{file}"],
+            ["--lesson"],
+        ],
+        ("export-script", "--model"): [["--panel", "qkv", "--model", "minilm"], ["--model"]],
+        ("export-script", "--output"): [
+            ["--panel", "qkv", "--output", "{missing}/script.py"],
+            ["--panel", "qkv", "--output", "{folder}"],
+            ["--output"],
+        ],
     }
 )
 CASES.update(

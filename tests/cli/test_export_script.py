@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from app.main import main
 from app.panels.qkv.state import QKVState, compute_qkv
@@ -46,22 +45,6 @@ def test_a_lessons_state_and_step_travel_into_the_script(capsys, tmp_path, qapp)
     assert "step 3: Scores" in text and "'a lesson about dogs'" in text
     scores = panel.live.result.trace.scores  # the table keeps rows drawn for earlier text
     assert not unprinted(scores.ravel(), printed_numbers(run_script(path)))
-
-
-@pytest.mark.parametrize(
-    "argv, says",
-    [
-        (["--panel", "nope"], "unknown panel nope; choose from qkv"),
-        (["--panel", "qkv", "--step", "9"], "has 6 steps, not 9"),
-        (["--panel", "qkv", "--model", "minilm"], "opens no model"),
-        ([], "Say which panel"),
-        (["--lesson", "missing.json"], "missing.json"),
-    ],
-)
-def test_bad_input_is_refused_in_one_line(capsys, argv, says, qapp, monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    code, err = export(capsys, *argv)
-    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_a_lesson_for_another_panel_is_refused(capsys, tmp_path, qapp):

@@ -35,6 +35,7 @@ from app.panels.next_token.temperature import TemperaturePage
 from app.panels.row_panel import RowPanel
 from app.panels.step import Live
 from app.widgets.text import note
+from core import decoder
 from core.decoder import context_limit, visible
 from core.models import DECODER, smollm2
 
@@ -70,7 +71,7 @@ class NextTokenPanel(RowPanel):
         self.run.changed.connect(self._on_run)
         self.run.failed.connect(self.show_message)
         self.text.changed.connect(self._on_text)
-        self.sampling.changed.connect(self._new_draws)
+        self.sampling.changed.connect(lambda: self.streams.restart(self.sampling.state.seed))
         self.run.busy.connect(lambda on: on and self.generate.stop_auto())
         for live in (self.run, self.text):
             live.failed.connect(lambda _: self.generate.stop_auto())
@@ -114,10 +115,6 @@ class NextTokenPanel(RowPanel):
         self.body.addWidget(self.no_model)
         self.body.addLayout(prompt_row)
 
-    def _new_draws(self) -> None:
-        """A new run or new settings: step 2's draws start again from the seed."""
-        self.streams.restart(self.sampling.state.seed)
-
     # --- models -----------------------------------------------------------------------------
     def _said(self, text: str, level: str) -> None:
         """The row's messages; without a model, what to do (add SmolLM2, or what to install
@@ -132,7 +129,7 @@ class NextTokenPanel(RowPanel):
     def _on_run(self) -> None:
         """A new prefill: the text starts again from it, and so do step 2's draws."""
         self.text.apply(run=self.run.state, generation=self.run.result, token=None)
-        self._new_draws()
+        self.streams.restart(self.sampling.state.seed)
 
     def _on_loaded(self, model) -> None:
         self.offer = None
@@ -205,8 +202,6 @@ class NextTokenPanel(RowPanel):
         g = self.generation
         if self.busy or g is None:
             return
-        from core import decoder
-
         show = {"on_result": self.cache.show_timing, "on_error": self.show_message}
         self.timing.start(decoder.time_decode, g.model, g.ids, g.length, **show)
 
@@ -240,6 +235,10 @@ class NextTokenPanel(RowPanel):
         for text in ("", DEFAULT_PROMPT):  # the prompt alone again, as a student starts
             settle(self.prompt.setText, text)
         self.set_step(1)
+
+    def result_views(self, step: int) -> list:
+        """The grouped-query step covers its grid with the hint under it (no model: no grid)."""
+        return [self.groups.grid] if step == 4 else super().result_views(step)
 
     def export(self):
         return {
