@@ -168,7 +168,7 @@ def test_a_script_runs_the_sweep_the_controls_describe_then_the_one_the_plots_sh
     panel.form.lengths_edit.setText("32")  # after the sweep: the plots still show 64 and 128
     path = tmp_path / "memory.py"
     path.write_text(panel.script(3), encoding="utf-8")
-    (run,) = run_scripts([path], tmp_path)
+    (run,) = run_scripts([path])
     assert run.returncode == 0, run.stderr
     assert "numpy-naive, n = 64: ok" in run.stdout and "numpy-naive, n = 128: ok" in run.stdout
     assert "n = 32" not in run.stdout

@@ -281,7 +281,7 @@ def test_the_flash_script_shows_the_tile_step_on_screen(panel, tmp_path):
     panel.set_step(2)
     path = tmp_path / "flash.py"
     path.write_text(panel.script(2), encoding="utf-8")
-    (run,) = run_scripts([path], tmp_path)
+    (run,) = run_scripts([path])
     assert run.returncode == 0, run.stderr
     assert f"Step 6 of {len(page.trace.steps)}:" in run.stdout
     assert not unprinted(drawn_numbers(panel), printed_numbers(run.stdout))

@@ -87,28 +87,21 @@ def unprinted(drawn: np.ndarray, printed: np.ndarray) -> list[float]:
     return sorted(set(drawn[nearest > 1e-6 + 1e-5 * abs(drawn)].tolist()))
 
 
-def run_scripts(paths, folder) -> list[subprocess.CompletedProcess]:
-    """Run each script in a fresh interpreter, all at once (the machine shares out its cores)."""
+def start(path: Path) -> subprocess.Popen:
+    """Run the script ``path`` in a fresh interpreter, in its folder, without waiting."""
     env = {**os.environ, "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(CHECKOUT)}
-    done, running = [], []
-    for path in paths:
-        running.append(
-            (
-                path,
-                subprocess.Popen(
-                    [sys.executable, str(path)],
-                    cwd=folder,
-                    env=env,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                ),
-            )
-        )
-    for path, process in running:
-        out, err = process.communicate(timeout=300)
-        done.append(subprocess.CompletedProcess(path, process.returncode, out, err))
-    return done
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    return subprocess.Popen([sys.executable, str(path)], cwd=path.parent, env=env, **pipes)
+
+
+def finish(process: subprocess.Popen) -> subprocess.CompletedProcess:
+    out, err = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def run_scripts(paths) -> list[subprocess.CompletedProcess]:
+    """Run each script in a fresh interpreter, all at once (the machine shares out its cores)."""
+    return [finish(process) for process in [start(Path(path)) for path in paths]]
 
 
 def open_panel(key: str, qtbot, llama_folder):
@@ -135,7 +128,7 @@ def train(panel) -> None:
     head knocked out."""
     panel.task.seed_spin.setValue(3)
     panel.task.length_spin.setValue(5)
-    panel.settings.apply(steps=300, heads=2, length=16)
+    panel.settings.apply(steps=60, heads=2, length=16)
     settle(panel.train.start_button.click)
     settle(panel.one_layer.start_button.click)
     panel.knockout.layer_spin.setValue(1)
@@ -195,7 +188,7 @@ def export_and_check(panel, qtbot, tmp_path, measured: tuple[float, ...] = ()) -
     """Export every step of ``panel`` as it is now, run the scripts, and check that each exits
     cleanly and prints every number its step draws (with ``measured``: the points it measures
     at, which are those numbers); returns the runs."""
-    paths, drawn, cells = [], [], []
+    paths, drawn, cells, running = [], [], [], []
     for i in range(len(panel.steps)):
         settle(panel.set_step, i)
         qtbot.wait(10)
@@ -203,8 +196,9 @@ def export_and_check(panel, qtbot, tmp_path, measured: tuple[float, ...] = ()) -
         cells.append([] if measured else text_numbers(panel))
         paths.append(tmp_path / f"step{i + 1}.py")
         paths[-1].write_text(panel.script(i), encoding="utf-8")
+        running.append(start(paths[-1]))  # runs while the next step is drawn
     worker.cancel_all()
-    runs = run_scripts(paths, tmp_path)
+    runs = [finish(process) for process in running]
     for i, run in enumerate(runs):
         assert run.returncode == 0, f"step {i + 1}: {run.stderr[-3000:]}"
         assert len(drawn[i]) or cells[i], f"step {i + 1} draws no numbers to compare"
@@ -237,7 +231,7 @@ def test_an_edited_embedding_table_travels_with_the_script(qtbot, tmp_path, llam
     panel.tokens_edit.setText("the cat sat down again")
     path = tmp_path / "qkv.py"
     path.write_text(panel.script(0), encoding="utf-8")
-    (run,) = run_scripts([path], tmp_path)
+    (run,) = run_scripts([path])
     assert run.returncode == 0, run.stderr
     assert 9.5 in panel.embeddings.x_view.values
     assert not unprinted(drawn_numbers(panel), printed_numbers(run.stdout))

@@ -257,7 +257,7 @@ def test_exported_script_rebuilds_a_hand_drawn_mask(panel, tmp_path):
     assert panel.settings.kind == "custom"
     path = tmp_path / "kinds.py"
     path.write_text(panel.script(0), encoding="utf-8")
-    (run,) = run_scripts([path], tmp_path)
+    (run,) = run_scripts([path])
     assert run.returncode == 0, run.stderr
     assert not unprinted(drawn_numbers(panel), printed_numbers(run.stdout))
     cost = masks.cost(panel.result.mask)

@@ -177,7 +177,7 @@ def test_the_capacity_script_reruns_the_sweep_on_the_plot(panel, tmp_path):
     panel.set_step(4)
     path = tmp_path / "capacity.py"
     path.write_text(panel.script(4), encoding="utf-8")
-    (run,) = run_scripts([path], tmp_path)
+    (run,) = run_scripts([path])
     assert run.returncode == 0, run.stderr
     assert "seed, trials, flips, beta = 3, 2, 8, 1.0" in panel.script(4)
     drawn = drawn_numbers(panel)

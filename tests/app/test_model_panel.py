@@ -364,7 +364,7 @@ def test_the_exported_script_rebuilds_the_text_options_and_head_on_screen(panel,
     np.testing.assert_array_equal(panel.page.heatmap.values, shown)
     path = tmp_path / "model.py"
     path.write_text(panel.script(0), encoding="utf-8")
-    (run,) = run_scripts([path], tmp_path)
+    (run,) = run_scripts([path])
     assert run.returncode == 0, run.stderr
     assert "Layer 5, head 8" in run.stdout and "10 tired" in run.stdout
     drawn = drawn_numbers(panel)

@@ -255,7 +255,7 @@ def test_exported_table_script_rebuilds_the_heads_and_mask(panel, tmp_path):
     panel.temperature_slider.setValue(0.5)
     path = tmp_path / "table.py"
     path.write_text(panel.script(1), encoding="utf-8")
-    (run,) = run_scripts([path], tmp_path)
+    (run,) = run_scripts([path])
     assert run.returncode == 0, run.stderr
     panel.set_step(1)
     assert not untold(text_numbers(panel), printed_numbers(run.stdout))

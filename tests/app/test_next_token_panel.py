@@ -222,7 +222,7 @@ def test_exported_scripts_draw_the_same_tokens_and_show_the_layer_chosen(panel, 
     paths = [tmp_path / "generate.py", tmp_path / "groups.py"]
     for path, step in zip(paths, (2, 4), strict=True):
         path.write_text(panel.script(step), encoding="utf-8")
-    generate, groups = run_scripts(paths, tmp_path)
+    generate, groups = run_scripts(paths)
     assert generate.returncode == 0 and groups.returncode == 0, generate.stderr + groups.stderr
     assert f"picks = [None, {panel.generation.chosen[1].id}, None]" in paths[0].read_text()
     for step, c in enumerate(panel.generation.chosen, 1):

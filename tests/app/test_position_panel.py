@@ -175,7 +175,7 @@ def test_the_rope_script_rebuilds_the_moved_positions_and_seed(panel, tmp_path):
     panel.set_step(3)
     path = tmp_path / "rope.py"
     path.write_text(panel.script(3), encoding="utf-8")
-    (run,) = run_scripts([path], tmp_path)
+    (run,) = run_scripts([path])
     assert run.returncode == 0, run.stderr
     assert f"q·k at m = 530, n = 502: {page.result.score:.6g}" in run.stdout
     assert not unprinted(drawn_numbers(panel), printed_numbers(run.stdout))

@@ -227,7 +227,7 @@ def test_exported_scripts_rebuild_the_changed_settings(panel, tmp_path):
         panel.set_step(i)
         drawn.append(drawn_numbers(panel))
         path.write_text(panel.script(i), encoding="utf-8")
-    runs = run_scripts(paths, tmp_path)
+    runs = run_scripts(paths)
     for run, numbers in zip(runs, drawn, strict=True):
         assert run.returncode == 0, run.stderr
         assert not unprinted(numbers, printed_numbers(run.stdout))
