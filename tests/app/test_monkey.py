@@ -73,7 +73,7 @@ from app.widgets.pattern_grid import PatternGrid
 
 FIXED_SEED = 20261129
 ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1000"))
-WAIT_S, CANCEL_S = 20.0, 20.0  # background work may run this long, then must stop this soon after cancel
+WAIT_S, CANCEL_S = 10.0, 20.0  # background work may run this long, then must stop this soon after cancel
 PAINT_S = 5.0  # at the end, how long a step may take to paint before it counts as blank
 
 
