@@ -172,6 +172,25 @@ def cell(panel) -> None:
     settle(panel.parts.apply, target=" because", foil=" the")
 
 
+def sample(panel) -> None:
+    """Next token: the seed's draws at another temperature with a clicked token among them, and
+    another layer in step 5 (drawn once first: its box then knows the layers)."""
+    panel.temperature.temperature.setValue(3.0)
+    panel.temperature.seed.setValue(7)
+    settle(panel.append_sample)
+    settle(panel.append_choice, 2)
+    settle(panel.append_sample)
+    settle(panel.set_step, 4)
+    settle(panel.groups.layer_spin.setValue, 2)
+
+
+def words(panel) -> None:
+    """Real model: other text, pieces joined into words, another head."""
+    settle(panel.text_edit.setText, "The cat sat on the mat because it was tired.")
+    settle(panel.page.words_box.setChecked, True)
+    panel.select_head(4, 7)
+
+
 # How each panel is set up before its steps are exported: away from the defaults, and with the runs
 # that some steps show (a sweep, a training).
 PREPARE = {
@@ -181,6 +200,8 @@ PREPARE = {
     "inside_decoder": knock,
     "patching": noise,
     "inside_head": cell,
+    "next_token": sample,
+    "model": words,
 }
 
 

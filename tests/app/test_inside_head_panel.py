@@ -123,3 +123,19 @@ def test_without_smollm2_the_panel_offers_to_add_it_and_then_uses_it(qtbot, tmp_
     monkeypatch.setattr(p.row, "load", used.append)
     settle(p.row.add_button.click)
     assert used == [smollm2.KEY]
+
+
+def test_gemma2s_caps_are_shown_where_they_apply(panel, tmp_path):
+    """Gemma 2 caps its scores and its logits: step 1 writes the cap out, steps 2 and 4 say their
+    sums are of the numbers before it."""
+    from tests.tiny_models import save_tiny_decoder
+
+    settle(panel.use_model, str(save_tiny_decoder(tmp_path / "gemma2", "gemma2")))
+    settle(panel.live.apply, layer=2, head=1, query=0, key=3)
+    settle(panel.parts.apply, target=" because", foil=" the")
+    step = panel.live.result.step
+    assert step.cap and f"{step.cap:g}·tanh" in panel.real.working.text()
+    panel.set_step(1)
+    assert "before the cap" in panel.message.text()
+    panel.set_step(3)
+    assert "cap" in panel.message.text()

@@ -12,7 +12,6 @@ from app.widgets.attention_lines import LEVELS, MIN_WEIGHT
 from core.head_analysis import drop_special, find_pattern, only_part, to_words
 from core.head_tiles import head_tiles
 from core.loaded_models import shared
-from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 from tests.tiny_models import save_tiny_gpt2
 
 pytestmark = pytest.mark.models
@@ -354,18 +353,3 @@ def test_the_head_on_screen_opens_inside_a_head(panel, qtbot):
         "query": 0,
         "key": key,
     }
-
-
-def test_the_exported_script_rebuilds_the_text_options_and_head_on_screen(panel, tmp_path):
-    settle(panel.text_edit.setText, "The cat sat on the mat because it was tired.")
-    settle(panel.page.words_box.setChecked, True)
-    panel.select_head(4, 7)
-    shown = to_words(panel.raw).attentions[4, 7]
-    np.testing.assert_array_equal(panel.page.heatmap.values, shown)
-    path = tmp_path / "model.py"
-    path.write_text(panel.script(0), encoding="utf-8")
-    (run,) = run_scripts([path])
-    assert run.returncode == 0, run.stderr
-    assert "Layer 5, head 8" in run.stdout and "10 tired" in run.stdout
-    drawn = drawn_numbers(panel)
-    assert drawn.size == shown.size and not unprinted(drawn, printed_numbers(run.stdout))

@@ -72,7 +72,8 @@ from app.widgets.message_bar import MessageBar
 from app.widgets.pattern_grid import PatternGrid
 
 FIXED_SEED = 20261129
-ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1000"))
+ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1000"))  # for the fixed seed, or the one asked for
+COMMIT_ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "500"))  # for the seed of the commit
 WAIT_S, CANCEL_S = 10.0, 20.0  # background work may run this long, then must stop this soon after cancel
 PAINT_S = 5.0  # at the end, how long a step may take to paint before it counts as blank
 
@@ -532,7 +533,8 @@ def test_monkey(window, qtbot, qtlog, no_dialogs, capsys, seed):
     start_s = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught, qtbot.capture_exceptions() as raised:
         warnings.simplefilter("always")
-        while monkey.done < ACTIONS and len(found) < 10:
+        actions = COMMIT_ACTIONS if len(SEEDS) > 1 and seed == SEEDS[-1] else ACTIONS
+        while monkey.done < actions and len(found) < 10:
             try:
                 monkey.burst()
             except Exception:  # raised straight into the monkey's call rather than to the event loop
@@ -583,7 +585,7 @@ def test_monkey(window, qtbot, qtlog, no_dialogs, capsys, seed):
         )
         print("  by kind:", {k: f"{n}×{monkey.times[k] / n * 1000:.0f}ms" for k, n in monkey.counts.items()})
         print("  slowest:", "; ".join(f"{t * 1000:.0f} ms {w}" for t, w in monkey.slowest))
-    repeat = f"MONKEY_SEED={seed} MONKEY_ACTIONS={ACTIONS} pytest tests/app/test_monkey.py"
+    repeat = f"MONKEY_SEED={seed} MONKEY_ACTIONS={actions} pytest tests/app/test_monkey.py"
     assert not found, f"seed {seed} (repeat with {repeat}):\n" + "\n".join(
         f"- {p}\n  {where}" for p, where in found.items()
     )

@@ -13,7 +13,6 @@ from core import decoder, models, sampling
 from core.loaded_models import shared
 from core.models import smollm2
 from tests.app.conftest import settle
-from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -205,28 +204,3 @@ def test_cancel_a_load_keeps_the_model(panel, llama_folder):
     worker.wait_idle()
     assert panel.model is model and "cancelled" in panel.message.text()
     assert panel.model.kind == models.DECODER
-
-
-def test_exported_scripts_draw_the_same_tokens_and_show_the_layer_chosen(panel, tmp_path):
-    """The scripts rebuild the panel's state now: the seed's draws under the settings, a clicked
-    token among them, and the layer picked in step 5."""
-    t = panel.temperature
-    t.temperature.setValue(3.0)
-    t.seed.setValue(7)
-    settle(panel.append_sample)
-    settle(panel.append_choice, 2)
-    settle(panel.append_sample)
-    settle(panel.set_step, 4)  # drawn once: the layer box knows how many layers there are
-    panel.groups.layer_spin.setValue(2)
-    layer_2 = drawn_numbers(panel)
-    paths = [tmp_path / "generate.py", tmp_path / "groups.py"]
-    for path, step in zip(paths, (2, 4), strict=True):
-        path.write_text(panel.script(step), encoding="utf-8")
-    generate, groups = run_scripts(paths)
-    assert generate.returncode == 0 and groups.returncode == 0, generate.stderr + groups.stderr
-    assert f"picks = [None, {panel.generation.chosen[1].id}, None]" in paths[0].read_text()
-    for step, c in enumerate(panel.generation.chosen, 1):
-        assert f"{step}. {decoder.visible(c.piece)}  {c.prob:.6g}" in generate.stdout
-    assert not unprinted(layer_2, printed_numbers(groups.stdout))
-    panel.groups.layer_spin.setValue(1)
-    assert unprinted(drawn_numbers(panel), printed_numbers(groups.stdout))  # layer 1 draws other weights

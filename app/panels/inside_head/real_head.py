@@ -75,15 +75,16 @@ class RealHeadPage(Step):
         query, key = r.labels[s.i], r.labels[s.j]
         finite = s.scores[np.isfinite(s.scores)]
         softmax = (
-            f"exp({num(s.score, 3)} − {num(finite.max(), 3)}) / Σ exp(row − max) = {num(s.weight, 4)}"
+            f"exp({num(s.received, 3)} − {num(finite.max(), 3)}) / Σ exp(row − max) = {num(s.weight, 4)}"
             if not s.masked
             else "the key comes after the query: the mask adds −∞ to its score, exp(−∞) = 0"
         )
+        cap = "" if s.cap is None else f"capped: {s.cap:g}·tanh(score/{s.cap:g}) = {num(s.received, 3)}<br>"
         self.working.setText(
             f"<b>query {s.i + 1} {query} → key {s.j + 1} {key}</b> (key/value head {s.kv_head + 1})<br>"
             f"q = {vector(s.q)}<br>k = {vector(s.k)}<br>"
             f"q·k = {dot_terms(s.q, s.k)}<br>"
-            f"× scale {num(s.scale, 4)} = score <b>{num(s.score, 3)}</b><br>"
+            f"× scale {num(s.scale, 4)} = score <b>{num(s.score, 3)}</b><br>{cap}"
             f"softmax: {softmax}<br>"
             f"output = Σ weight × v = {vector(s.output)}"
         )

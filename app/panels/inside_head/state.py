@@ -153,6 +153,7 @@ def compute_parts(s: HeadState, progress: Progress | None = None) -> PartsResult
         writes = inside.what_it_writes(rec, layer, head, query, key)
         direct = inside.direct_shares(rec, target.id, foil.id) if target is not None else None
     notices = [t.notice for t in (target, foil) if t is not None and t.notice]
+    notices += [direct.note] if direct is not None and direct.note else []  # Gemma 2's final cap
     return PartsResult(model, layer, split, writes, direct, target, foil, why_not, tuple(notices))
 
 

@@ -85,4 +85,4 @@ class WhyHerePage(Step):
             f"<b>Key side</b>: {listed(k_names, k_totals)}<br>"
             f"<b>Largest terms</b>:<br>{pairs}"
         )
-        return None
+        return (split.note, "info") if split.note else None  # Gemma 2 caps the score after the sum
