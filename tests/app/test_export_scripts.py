@@ -7,12 +7,12 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-import pytest
-from PySide6.QtWidgets import QListWidget, QTableWidget
+from PySide6.QtWidgets import QApplication, QListWidget, QTableWidget
 
 from app import worker
 from app.panels import PANELS
@@ -87,21 +87,17 @@ def unprinted(drawn: np.ndarray, printed: np.ndarray) -> list[float]:
     return sorted(set(drawn[nearest > 1e-6 + 1e-5 * abs(drawn)].tolist()))
 
 
-def start(path: Path) -> subprocess.Popen:
-    """Run the script ``path`` in a fresh interpreter, in its folder, without waiting."""
+def run_script(path: Path) -> subprocess.CompletedProcess:
+    """Run the script ``path`` in a fresh interpreter, in its folder."""
     env = {**os.environ, "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(CHECKOUT)}
-    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
-    return subprocess.Popen([sys.executable, str(path)], cwd=path.parent, env=env, **pipes)
-
-
-def finish(process: subprocess.Popen) -> subprocess.CompletedProcess:
-    out, err = process.communicate(timeout=300)
-    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    command = [sys.executable, str(path)]
+    return subprocess.run(command, cwd=path.parent, env=env, capture_output=True, text=True, timeout=300)
 
 
 def run_scripts(paths) -> list[subprocess.CompletedProcess]:
     """Run each script in a fresh interpreter, all at once (the machine shares out its cores)."""
-    return [finish(process) for process in [start(Path(path)) for path in paths]]
+    with ThreadPoolExecutor(len(paths)) as pool:
+        return list(pool.map(run_script, map(Path, paths)))
 
 
 def open_panel(key: str, qtbot, llama_folder):
@@ -205,38 +201,50 @@ PREPARE = {
 }
 
 
-def export_and_check(panel, qtbot, tmp_path, measured: tuple[float, ...] = ()) -> list:
-    """Export every step of ``panel`` as it is now, run the scripts, and check that each exits
-    cleanly and prints every number its step draws (with ``measured``: the points it measures
-    at, which are those numbers); returns the runs."""
-    paths, drawn, cells, running = [], [], [], []
+def exported(panel, folder: Path, pool: ThreadPoolExecutor, measured=()) -> list[tuple]:
+    """Each step of ``panel`` as it is now: (step, the numbers it draws, those it shows as text,
+    its script's run), the scripts running in ``pool`` while the next steps are drawn. With
+    ``measured``, the step's numbers are those points (its plots are measurements)."""
+    steps = []
     for i in range(len(panel.steps)):
         settle(panel.set_step, i)
-        qtbot.wait(10)
-        drawn.append(np.array(measured) if measured else drawn_numbers(panel))
-        cells.append([] if measured else text_numbers(panel))
-        paths.append(tmp_path / f"step{i + 1}.py")
-        paths[-1].write_text(panel.script(i), encoding="utf-8")
-        running.append(start(paths[-1]))  # runs while the next step is drawn
+        QApplication.processEvents()
+        drawn = np.array(measured) if measured else drawn_numbers(panel)
+        path = folder / f"step{i + 1}.py"
+        path.write_text(panel.script(i), encoding="utf-8")
+        steps.append((i, drawn, [] if measured else text_numbers(panel), pool.submit(run_script, path)))
     worker.cancel_all()
-    runs = [finish(process) for process in running]
-    for i, run in enumerate(runs):
-        assert run.returncode == 0, f"step {i + 1}: {run.stderr[-3000:]}"
-        assert len(drawn[i]) or cells[i], f"step {i + 1} draws no numbers to compare"
-        printed = printed_numbers(run.stdout)
-        missing = unprinted(drawn[i], printed)
-        assert not missing, f"step {i + 1} draws numbers its script does not print: {missing[:10]}"
-        unsaid = untold(cells[i], printed)
-        assert not unsaid, f"step {i + 1} shows numbers in text its script does not print: {unsaid[:10]}"
-    return runs
+    return steps
 
 
-@pytest.mark.parametrize("key", [e.key for e in PANELS])
-def test_every_step_exports_a_script_that_prints_what_it_draws(key, qtbot, tmp_path, llama_folder):
-    panel = open_panel(key, qtbot, llama_folder)
-    if key in PREPARE:
-        PREPARE[key](panel)
-    export_and_check(panel, qtbot, tmp_path, MEASURED.get(key, ()))
+def problems(key: str, step: int, drawn, shown, run: subprocess.CompletedProcess) -> list[str]:
+    """What is wrong with one step's script, if anything."""
+    where = f"{key} step {step + 1}"
+    if run.returncode:
+        return [f"{where} exits {run.returncode}: {run.stderr[-3000:]}"]
+    if not (len(drawn) or shown):
+        return [f"{where} draws no numbers to compare"]
+    printed = printed_numbers(run.stdout)
+    checks = (("numbers it draws", unprinted(drawn, printed)), ("numbers it shows", untold(shown, printed)))
+    return [f"{where} does not print {what}: {values[:10]}" for what, values in checks if values]
+
+
+def test_every_step_of_every_panel_exports_a_script_that_prints_what_it_draws(qtbot, tmp_path, llama_folder):
+    """65 steps, each panel set up away from its defaults (PREPARE); the scripts of one panel run
+    while the next panels are drawn, a few interpreters at a time."""
+    steps = []
+    with ThreadPoolExecutor((os.cpu_count() or 2) + 1) as pool:
+        for entry in PANELS:
+            panel = open_panel(entry.key, qtbot, llama_folder)
+            PREPARE.get(entry.key, lambda _: None)(panel)
+            folder = tmp_path / entry.key
+            folder.mkdir()
+            measured = MEASURED.get(entry.key, ())
+            steps += [(entry.key, *step) for step in exported(panel, folder, pool, measured)]
+            panel.close()
+        found = [p for key, *step, run in steps for p in problems(key, *step, run.result())]
+    assert len(steps) == sum(len(e.steps) for e in PANELS)
+    assert not found, "\n".join(found)
 
 
 def test_the_comparison_catches_a_number_that_is_not_printed():
