@@ -70,6 +70,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from core import models
     from core.head_analysis import to_words
+    from core.printing import table
 
     if args.pattern == "induction":
         return run_induction(args)
@@ -133,7 +134,7 @@ def run(args) -> int:
         print(f"note: the text was cut to {t} tokens; {result.dropped} tokens were dropped")
     if weights is not None:
         print(f"\nlayer {args.layer}, head {args.head} (rows look at columns; each row sums to 1)")
-        print(format_matrix(weights, result.labels))
+        print(table(weights, result.labels, result.labels, "{:.2f}"))
     for shown in (ranking, pattern):
         if shown is not None:
             print_ranking(shown)
@@ -208,12 +209,3 @@ def run_induction(args) -> int:
     print_ranking(ranking)
     print(f"loss: first copy {test.loss_first:.2f} nats, second copy {test.loss_second:.2f} nats")
     return 0
-
-
-def format_matrix(weights, labels) -> str:
-    """The T × T weights as a text table with token labels, two decimals."""
-    width = max(5, *(len(label) for label in labels))
-    lines = [" " * width + " " + " ".join(f"{label[:5]:>5}" for label in labels)]
-    for label, row in zip(labels, weights, strict=True):
-        lines.append(f"{label:>{width}} " + " ".join(f"{v:5.2f}" for v in row))
-    return "\n".join(lines)
