@@ -26,6 +26,8 @@ import time
 
 import numpy as np
 
+from tests.perf.timing import wall_times_ms
+
 PROMPT = "When Mary and John went to the store, John gave a bottle of milk to"
 REFERENCE = "The old library stood at the end of the street, and every morning people came to read."
 REPEATS = 9
@@ -33,12 +35,7 @@ REPEATS = 9
 
 def median_ms(action, repeats: int = REPEATS) -> tuple[float, float]:
     """(median, max) wall time of ``action()`` in ms over ``repeats`` calls, after one warm-up."""
-    action()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - start) * 1000)
+    times = wall_times_ms(action, repeats)
     return statistics.median(times), max(times)
 
 

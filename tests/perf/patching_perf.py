@@ -21,19 +21,16 @@ import os
 import statistics
 import time
 
+from tests.perf.timing import wall_times_ms
+
 CLEAN = "When Mary and John went to the store, John gave a drink to"
 CORRUPT = "When Mary and John went to the store, Mary gave a drink to"
 
 
 def median_s(action, repeats: int) -> tuple[float, float]:
     """(median, min) wall time of ``action()`` in seconds over ``repeats`` calls, after one warm-up."""
-    action()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times)
+    times = wall_times_ms(action, repeats)
+    return statistics.median(times) / 1000, min(times) / 1000
 
 
 def main() -> None:

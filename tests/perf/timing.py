@@ -1,4 +1,4 @@
-"""The one way the benchmark scripts time a call: the median of repeated wall times."""
+"""The one way the benchmark scripts time a call: repeated wall times, and their median."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 
 
-def median_ms(action: Callable[[], object], repeats: int = 9, warm_up: bool = True) -> float:
-    """Median wall time of ``action()`` in ms over ``repeats`` calls (after one untimed call)."""
+def wall_times_ms(action: Callable[[], object], repeats: int = 9, warm_up: bool = True) -> list[float]:
+    """Wall time of each of ``repeats`` calls of ``action()`` in ms (after one untimed call)."""
     if warm_up:
         action()
     times = []
@@ -16,4 +16,9 @@ def median_ms(action: Callable[[], object], repeats: int = 9, warm_up: bool = Tr
         start = time.perf_counter()
         action()
         times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return times
+
+
+def median_ms(action: Callable[[], object], repeats: int = 9, warm_up: bool = True) -> float:
+    """Median wall time of ``action()`` in ms over ``repeats`` calls (after one untimed call)."""
+    return statistics.median(wall_times_ms(action, repeats, warm_up))
