@@ -94,6 +94,20 @@ def subplots(*pictures: str, columns: int = 2) -> str:
     return indent("\n".join(parts), "    ")
 
 
+def mosaic_code(strip: str) -> str:
+    """Code that prints ``picture``, the mosaic of ``tiles`` (core.head_tiles), one column of tiles
+    at a time with its rows numbered as in the picture and ``tokens`` (or blocks) across. ``strip``:
+    code for the heading of column ``k`` (counted from 0)."""
+    return f"""
+    n, m = tiles.maps.shape[2:]
+    cols = tokens if m == len(tokens) else [f"block {{b}}" for b in range(m)]
+    for k in range(tiles.maps.shape[1]):
+        left = k * (m + tiles.gap)  # the picture column where this column of tiles starts
+        print({strip})
+        print(table(picture[:, left : left + m], range(len(picture)), cols))
+    """
+
+
 def hbars(values: str, labels: str, title: str) -> str:
     """Picture code: the list ``values`` as horizontal bars, the first on top, named by the list
     ``labels`` (names of variables in the script)."""

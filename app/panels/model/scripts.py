@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.panels.model.state import RunState, ViewState
-from app.panels.scripts import Script, heatmap
+from app.panels.scripts import Script, heatmap, mosaic_code
 
 
 def run_code(run: RunState, view: ViewState, names: tuple[str, ...] = (), more: tuple[str, ...] = ()) -> str:
@@ -102,13 +102,8 @@ def model_view(run: RunState, view: ViewState) -> Script:
         + """
     tiles = head_tiles(attention.attentions)  # every head as a tile; block means past 64 tokens
     picture = tiles.mosaic()  # rows of tiles = layers, columns = heads, NaN between tiles
-    n, m = tiles.maps.shape[2:]
-    cols = tokens if m == T else [f"block {b}" for b in range(m)]
-    for head in range(n_heads):
-        left = head * (m + tiles.gap)  # the picture column where this head's tiles start
-        print(f"Head {head + 1} in every layer, layer 1 on top; rows numbered as in the picture")
-        print(table(picture[:, left : left + m], range(len(picture)), cols))
     """
+        + mosaic_code('f"Head {k + 1} in every layer, layer 1 on top; rows numbered as in the picture"')
     )
     picture = """
     plt.imshow(picture, cmap="viridis", vmin=0, vmax=1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.panels.next_token.state import RunState, SamplingState
-from app.panels.scripts import Script, hbars
+from app.panels.scripts import Script, hbars, mosaic_code
 from core import decoder, sampling
 
 
@@ -181,13 +181,9 @@ def groups(source: str, prompt: str, layer: int) -> Script:
     # One row of tiles per key/value head, one column per query head that reads it.
     tiles = head_tiles(prediction.attentions[layer][groups])  # (kv heads, query heads each, T, T)
     picture = tiles.mosaic()  # one image, NaN between the tiles
-    n, m = tiles.maps.shape[2:]
-    cols = tokens if m == len(tokens) else [f"block {{b}}" for b in range(m)]
-    for k in range(len(groups[0])):
-        left = k * (m + tiles.gap)  # the picture column where these tiles start
-        print(f"Query head {{k + 1}} of each group, key/value head 1 on top; rows numbered as in the picture")
-        print(table(picture[:, left : left + m], range(len(picture)), cols))
-    """
+    """ + mosaic_code(
+        'f"Query head {k + 1} of each group, key/value head 1 on top; rows numbered as in the picture"'
+    )
     picture = """
     plt.imshow(picture, cmap="viridis", vmin=0, vmax=1)
     plt.xlabel("query heads of a group")
