@@ -11,9 +11,7 @@ unless --model (a key, a folder or a cache id) or the lesson names another.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from app.commands.arguments import count
@@ -39,10 +37,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication
-
-    from app import lesson_files, settings
+    from app import lesson_files
+    from app.commands.offscreen import check_panels, offscreen_app
     from app.panels import PANELS
     from app.qt_messages import keep_platform_noise_off_stderr, restore_qt_messages
 
@@ -54,13 +50,10 @@ def run(args) -> int:
     key = args.panel or (lesson.panel if lesson else None)
     if key is None:
         raise ValueError("Say which panel: --panel KEY, or --lesson FILE.")
-    entry = next((e for e in PANELS if e.key == key), None)
-    if entry is None:
-        raise ValueError(f"unknown panel {key}; choose from {', '.join(e.key for e in PANELS)}")
+    check_panels([key])
+    entry = next(e for e in PANELS if e.key == key)
     keep_platform_noise_off_stderr()
-    with tempfile.TemporaryDirectory() as folder:
-        settings.use_folder(folder)
-        app = QApplication.instance() or QApplication([])
+    with offscreen_app() as app:
         panel = entry()
         panel.resize(1400, 900)
         panel.show()

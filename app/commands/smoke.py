@@ -7,9 +7,7 @@ Exits 1 if anything raised, warned, logged a Qt warning or left a message in the
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -23,19 +21,14 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QtMsgType, qInstallMessageHandler
-    from PySide6.QtWidgets import QApplication
 
-    from app import settings, worker
+    from app import worker
+    from app.commands.offscreen import check_panels, offscreen_app
     from app.panels import PANELS
     from app.qt_messages import PLATFORM_NOISE
-    from app.window import MainWindow
 
-    keys = [cls.key for cls in PANELS]
-    unknown = sorted(set(args.panel or ()) - set(keys))
-    if unknown:
-        raise ValueError(f"unknown panel {', '.join(unknown)}; choose from {', '.join(keys)}")
+    check_panels(args.panel or ())
     out = Path(args.screenshots) if args.screenshots else None
     if out:
         out.mkdir(parents=True, exist_ok=True)
@@ -56,9 +49,9 @@ def run(args) -> int:
     qInstallMessageHandler(on_qt_message)
     hooks = sys.excepthook, warnings.showwarning
     sys.excepthook, warnings.showwarning = on_exception, on_warning
-    with tempfile.TemporaryDirectory() as folder:
-        settings.use_folder(folder)
-        app = QApplication.instance() or QApplication([])
+    with offscreen_app() as app:
+        from app.window import MainWindow
+
         window = MainWindow()
         window.resize(1500, 900)
         window.show()
