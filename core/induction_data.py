@@ -8,8 +8,10 @@ current token and reads the token after it can predict the rest exactly: that is
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is the optional 'models' extra: parse_sequence and shortest work without it
+    import torch
 
 
 def shortest(length: int) -> int:
@@ -28,6 +30,8 @@ def repeated_sequences(
     length − 1 positions finds the next token without reading any token. Varied lengths leave only
     the real induction mechanism, which needs two layers.
     """
+    import torch
+
     raw = torch.randint(vocab, (batch, 2 * length), generator=generator)  # (B, 2L)
     if varied:
         period = torch.randint(shortest(length), length + 1, (batch, 1), generator=generator)  # (B, 1)

@@ -1,5 +1,7 @@
-"""The architecture's one rule: core never imports Qt, pyqtgraph or app."""
+"""The architecture's one rule: core never imports Qt, pyqtgraph or app; and torch, an optional
+extra, only where a module is about a torch model."""
 
+import importlib.util
 import pkgutil
 import subprocess
 import sys
@@ -8,12 +10,31 @@ from pathlib import Path
 import core
 
 ROOT = Path(__file__).resolve().parents[2]
+MODULES = [f"core.{m.name}" for m in pkgutil.iter_modules(core.__path__)]
+# The modules that are a torch model or its training: they import torch at the top by design.
+TORCH_ONLY = {"core.induction_model", "core.induction_training"}
+HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
 def test_core_imports_no_qt_and_no_app():
-    modules = [f"core.{m.name}" for m in pkgutil.iter_modules(core.__path__)]
+    modules = MODULES if HAS_TORCH else [m for m in MODULES if m not in TORCH_ONLY]
     _assert_no_qt(modules, ("PySide6", "pyqtgraph", "shiboken6", "app"))
     assert len(modules) >= 5
+
+
+def test_core_imports_without_torch():
+    """The lite install (no 'models' extra) imports every other core module: torch, transformers
+    and safetensors are imported inside the functions that need them. Checked with those packages
+    hidden, so a full install checks it too."""
+    assert set(MODULES) >= TORCH_ONLY, "a module in TORCH_ONLY was renamed"
+    hidden = ("torch", "transformers", "safetensors")
+    code = (
+        "import importlib, sys\n"
+        f"for name in {hidden!r}: sys.modules[name] = None\n"  # import then raises ImportError
+        f"for name in {sorted(set(MODULES) - TORCH_ONLY)!r}: importlib.import_module(name)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, f"a core module needs an optional package at import:\n{out.stderr[-2000:]}"
 
 
 def test_panel_states_import_no_qt():
