@@ -65,20 +65,21 @@ def main(argv: list[str] | None = None) -> int:
             return open_window(args.panel, args.exit_after_paint)
         except KeyboardInterrupt:  # Ctrl+C while starting, before the window handles it
             return 130
-    from app.commands import command
+    from app.commands import command, progress
 
-    try:
-        return command(args.command).run(args)
-    except (ValueError, OSError) as exc:
-        print(f"attention-lab {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    # Inside the session: an open progress line ("loading steps: 2/5") is ended before the error.
+    with progress.session(args.command, to_stdout=args.command in progress.REPORTS_ON_STDOUT):
+        try:
+            return command(args.command).run(args)
+        except (ValueError, OSError) as exc:
+            print(f"attention-lab {args.command}: error: {exc}", file=sys.stderr)
+            return 2
 
 
 def open_window(panel: str | None = None, exit_after_paint: str | None = None) -> int:
     refusal = no_window_here()
     if refusal is not None:
-        print(f"attention-lab: error: {refusal}", file=sys.stderr)
-        return 2
+        return refuse(refusal)
     from PySide6.QtWidgets import QApplication
 
     skip_feature_scan()
@@ -91,9 +92,7 @@ def open_window(panel: str | None = None, exit_after_paint: str | None = None) -
 
     keys = [cls.key for cls in PANELS]
     if panel is not None and panel not in keys:
-        message = f"no panel called {panel!r}; choose from {', '.join(keys)}"
-        print(f"attention-lab: error: {message}", file=sys.stderr)
-        return 2
+        return refuse(f"no panel called {panel!r}; choose from {', '.join(keys)}")
     log_file.start()
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Attention Lab")
@@ -114,6 +113,13 @@ def open_window(panel: str | None = None, exit_after_paint: str | None = None) -
     finish()  # see app.shutdown: without this ordered end, exit can crash
     restore_qt_messages()
     return code
+
+
+def refuse(message: str) -> int:
+    """Say why the window cannot open, as one whole line (ended, flushed), and return exit code 2."""
+    sys.stderr.write(f"attention-lab: error: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+    return 2
 
 
 def no_window_here() -> str | None:
