@@ -13,6 +13,9 @@ implementation inner) and returns a ``BenchReport``. Per point:
   warm-up lasts at least ``warmup_s`` and until the calls have settled, since the first calls
   after another implementation can stall for tens of milliseconds each (its worker threads are
   still spinning; the first point read 64 ms where the next length took 9 ms);
+- the spread of the timed calls (interquartile range over the median): past NOISY_SPREAD the
+  point was disturbed while it ran (``noisy``), and ``fit_slopes`` fits no time slope through it
+  (``withheld_slopes`` says why);
 - TFLOP/s by the FlashAttention benchmark count 4·B·H·n²·d (halved when causal; for a sliding
   window, 4·B·H·d times the number of cells the window allows);
 - peak memory the call allocates beyond its inputs (see ``core.bench_device.measure_peak``);
@@ -66,6 +69,10 @@ MEANINGFUL_SLOPE_LENGTHS = 3  # a slope fitted from two lengths swings from run 
 PROBE_TOKENS = 16  # the size runnable_impls tries each implementation at
 MEMORY_HEADROOM = 0.9  # a point may use at most this share of the free memory
 CALIBRATION_FLOPS = 1e9  # an implementation's first point above this is predicted from a shorter call
+# A point whose timed calls' middle half (quartile to quartile) spans more than this share of
+# their median was disturbed while it ran (another program, a stall): its median is noise, and
+# no slope is fitted through it. Settled points spread a few per cent.
+NOISY_SPREAD = 0.5
 SETTLED = 2.0  # warm-up goes on (up to WARMUP_CAP × warmup_s) while a call is this much slower than the best
 WARMUP_CAP = 5
 TICK_EVERY_S = 0.02  # warm-up calls report progress (the chance to cancel) at most this often
@@ -200,10 +207,16 @@ class BenchResult:
     repeats: int = 0  # timed calls behind the median
     tflops_pct: float | None = None  # share of the device's peak TFLOP/s, where known
     compile_s: float | None = None  # first call including compilation (compiled kernels only)
+    spread: float | None = None  # the timed calls' interquartile range over their median (2+ calls)
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def noisy(self) -> bool:
+        """The timed calls spread so widely that the median cannot be trusted (NOISY_SPREAD)."""
+        return self.spread is not None and self.spread > NOISY_SPREAD
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -420,6 +433,10 @@ class _Sweep:
         del out
         median = statistics.median(times)
         self.last_time[impl.key] = (n, median)
+        spread = None
+        if len(times) >= 2 and median > 0:
+            low, high = np.percentile(times, [25, 75])
+            spread = float((high - low) / median)
         flops = attention_flops(
             c.batch, c.heads, n, c.head_dim, c.causal, c.window if impl.windowed else None
         )
@@ -429,7 +446,7 @@ class _Sweep:
             impl, n, "ok", median_s=median, tflops=tflops, peak_bytes=peak,
             max_abs_error=error, repeats=len(times),
             tflops_pct=100 * tflops / peak_tflops if peak_tflops else None,
-            compile_s=prepared_s if impl.compiles else None,
+            compile_s=prepared_s if impl.compiles else None, spread=spread,
         )  # fmt: skip
 
 
@@ -491,19 +508,48 @@ def fit_slopes(
     """Log-log slope of ``what`` ("median_s" or "peak_bytes") vs n per implementation.
 
     Only points that ran, with a positive value, at ``min_lengths`` or more distinct n count
-    (MEANINGFUL_SLOPE_LENGTHS for a figure to quote). ≈2 means quadratic growth, ≈1 linear.
+    (MEANINGFUL_SLOPE_LENGTHS for a figure to quote). ≈2 means quadratic growth, ≈1 linear. No
+    time slope is fitted through a noisy point: that implementation is left out (see
+    ``withheld_slopes`` for why).
     """
+    withheld = withheld_slopes(results, what, min_lengths)
+    slopes = {}
+    for impl, pairs in _fitted_points(results, what).items():
+        if impl not in withheld and len({n for n, _ in pairs}) >= min_lengths:
+            n, y = np.log(np.array([(n, value) for n, value in pairs])).T
+            slopes[impl] = float(np.polyfit(n, y, 1)[0])
+    return slopes
+
+
+def withheld_slopes(
+    results: tuple[BenchResult, ...] | list[BenchResult], what: str, min_lengths: int = 2
+) -> dict[str, str]:
+    """Implementation → why its slope of ``what`` is not given though it ran at enough lengths:
+    a time slope would go through a point whose timed calls spread past NOISY_SPREAD."""
+    if what != "median_s":
+        return {}
+    withheld = {}
+    for impl, pairs in _fitted_points(results, what).items():
+        noisy = [r for r in results if r.impl == impl and r.ok and r.noisy]
+        if noisy and len({n for n, _ in pairs}) >= min_lengths:
+            worst = max(noisy, key=lambda r: r.spread)
+            at = ", ".join(str(r.n) for r in sorted(noisy, key=lambda r: r.n))
+            withheld[impl] = (
+                f"the timing at n = {at} is noise (its calls spread {worst.spread:.0%} around the "
+                f"median, more than {NOISY_SPREAD:.0%}: something else was running); run it again"
+            )
+    return withheld
+
+
+def _fitted_points(
+    results: tuple[BenchResult, ...] | list[BenchResult], what: str
+) -> dict[str, list[tuple[int, float]]]:
     by_impl: dict[str, list[tuple[int, float]]] = {}
     for r in results:
         value = getattr(r, what)
         if r.ok and value is not None and value > 0:
             by_impl.setdefault(r.impl, []).append((r.n, float(value)))
-    slopes = {}
-    for impl, pairs in by_impl.items():
-        if len({n for n, _ in pairs}) >= min_lengths:
-            n, y = np.log(np.array(pairs)).T
-            slopes[impl] = float(np.polyfit(n, y, 1)[0])
-    return slopes
+    return by_impl
 
 
 def fastest_summary(results: tuple[BenchResult, ...] | list[BenchResult]) -> str:

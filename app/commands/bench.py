@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.commands.arguments import count, seed, typed
-from app.commands.progress import importing, stage
+from app.commands.progress import importing, stage, working
 from core import inputs
 
 MAX_BATCH, MAX_HEADS, MAX_HEAD_DIM, MAX_REPEATS = 1024, 1024, 4096, 1000
@@ -80,9 +80,10 @@ def format_row(r) -> str:
     peak = f"{r.peak_bytes / 1e6:9.1f}" if r.peak_bytes is not None else f"{'?':>9}"
     share = f" ({r.tflops_pct:.0f}% of peak)" if r.tflops_pct is not None else ""
     compiled = f" (first call {r.compile_s:.1f} s)" if r.compile_s is not None else ""
+    noisy = f" (noise: its calls spread {r.spread:.0%} around the median)" if r.noisy else ""
     return (
         f"{r.impl:15} {r.n:>6} {r.median_s * 1e3:10.3f} {r.tflops:8.3g} {peak} {r.max_abs_error:9.1e}"
-        f"  ok{share}{compiled}"
+        f"  ok{share}{compiled}{noisy}"
     )
 
 
@@ -97,6 +98,7 @@ def run(args) -> int:
         fit_slopes,
         run_benchmark,
         runnable_impls,
+        withheld_slopes,
     )
 
     importing("torch")  # the sweep's device description and torch implementations need it
@@ -142,19 +144,22 @@ def run(args) -> int:
     print(HEADER, flush=True)
     points = config.points()
 
-    def announce_compiles(done: int, total: int) -> None:
+    def announce(done: int, total: int) -> None:
+        """Before each point: what it times (said when it lasts), and a compile said at once."""
         if done < total and done not in announced:
             announced.add(done)
             n, key = points[done]
             if IMPLEMENTATIONS[key].compiles:
                 stage(f"{key}, n = {n}: compiling its kernel on the first call (can take a minute)")
+            else:
+                working(f"timing {key} at n = {n} (point {done + 1} of {total})")
 
     announced: set[int] = set()
     try:
         report = run_benchmark(
             config,
             np.random.default_rng(args.seed),
-            progress=announce_compiles,
+            progress=announce,
             on_point=lambda r: print(format_row(r), flush=True),
         )
     except KeyboardInterrupt:
@@ -170,6 +175,8 @@ def run(args) -> int:
         slopes = fit_slopes(report.results, what, MEANINGFUL_SLOPE_LENGTHS)
         if slopes:
             print(f"log-log slope of {label} vs n: " + ", ".join(f"{k} {v:.2f}" for k, v in slopes.items()))
+        for key, reason in withheld_slopes(report.results, what, MEANINGFUL_SLOPE_LENGTHS).items():
+            print(f"log-log slope of {label} vs n: {key} not given: {reason}")
     print(fastest_summary(report.results))
     if args.json:
         Path(args.json).write_text(report.to_json(), encoding="utf-8")
