@@ -46,12 +46,12 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    if not args.text.strip():
+        raise ValueError("--text is empty; give a text for the model to read")
+    model = load_model(args.model)  # its stage line comes first: the imports below take a while
     from core import head, models
     from core.decoder import encode, pieces
 
-    if not args.text.strip():
-        raise ValueError("--text is empty; give a text for the model to read")
-    model = load_model(args.model)
     if model.kind == models.DECODER:
         ids = encode(model, args.text)[0]
     else:
@@ -121,6 +121,7 @@ def document(model, tokens, step, split, writes, note: str) -> dict:
             "value": _r(writes.copy),
             "whole": _r(writes.whole),
             "rank": writes.rank,
+            "vocabulary": vocabulary_size(model),
         }
     notes = [n for n in (note, split and split.note) if n]  # why not split, or Gemma 2's cap
     if step.masked:
@@ -128,6 +129,12 @@ def document(model, tokens, step, split, writes, note: str) -> dict:
     if notes:
         doc["notes"] = notes
     return doc
+
+
+def vocabulary_size(model) -> int | None:
+    """How many tokens the model's unembedding scores (the ranks of what a head writes)."""
+    size = getattr(getattr(model.module, "config", None), "vocab_size", None)
+    return int(size) if isinstance(size, int) else None
 
 
 def mask_note(step) -> str:
@@ -173,9 +180,11 @@ def lines(doc: dict, step) -> list[str]:
                 + " ".join(f"{visible(t['token'])} {num(t['value'], 2)}" for t in doc["writes"][side])
             )
         c = doc["copy"]
+        of = f" of {c['vocabulary']:,}" if c.get("vocabulary") else ""
         out.append(
             f"copies {visible(c['token'])}: {num(c['value'], 3)} through this key "
-            f"(its whole output: {num(c['whole'], 3)}, rank {c['rank']})"
+            f"(its whole output on that token's logit: {num(c['whole'], 3)}; the token ranks "
+            f"{c['rank']:,}{of} in the vocabulary by how much this head pushes it up, 1 = the most)"
         )
     out += [f"note: {n}" for n in doc.get("notes", ())]
     return out

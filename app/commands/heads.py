@@ -68,10 +68,6 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from core import models
-    from core.head_analysis import to_words
-    from core.printing import table
-
     if args.pattern == "induction":
         return run_induction(args)
     if args.text is None and args.pattern is not None:
@@ -84,7 +80,11 @@ def run(args) -> int:
         raise ValueError("give --layer and --head together")
     if args.text_b is not None and not args.text_b.strip():
         raise ValueError("--text-b is empty; leave it out to read one sentence")
-    model = load_model(args.model)
+    model = load_model(args.model)  # its stage line comes first: the imports below take a while
+    from core import models
+    from core.head_analysis import to_words
+    from core.printing import table
+
     stage(f"running {model.name}")
     result = models.run(model, args.text, args.text_b)
     if args.words:
@@ -179,15 +179,15 @@ def print_ranking(ranking) -> None:
 
 def run_induction(args) -> int:
     """Rank a decoder's heads by induction score on random tokens repeated twice."""
-    from core import models
-    from core.decoder_induction import random_induction_test
-    from core.head_analysis import HeadRanking
-
     given = {"--text": args.text, "--text-b": args.text_b, "--layer": args.layer, "--find": args.find}
     clashing = [flag for flag, value in given.items() if value is not None] + ["--words"] * args.words
     if clashing:
         raise ValueError(f"--pattern induction reads its own random tokens; leave out {', '.join(clashing)}")
     model = load_model(args.model)
+    from core import models
+    from core.decoder_induction import random_induction_test
+    from core.head_analysis import HeadRanking
+
     models.check_kind(model.name, model.kind, models.DECODER)
     stage(f"running {model.name} on 2 × {RANDOM_TOKENS} random tokens")
     test = random_induction_test(model.module, model.tokenizer, RANDOM_TOKENS, SEED)

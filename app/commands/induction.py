@@ -41,7 +41,14 @@ def add_arguments(parser) -> None:
         default=default.steps,
         help=f"training steps (default {default.steps})",
     )
-    parser.add_argument("--layers", type=whole("--layers", "layers"), default=default.layers)
+    layers = LIMITS["layers"]
+    parser.add_argument(
+        "--layers",
+        type=whole("--layers", "layers"),
+        default=default.layers,
+        help=f"attention-only layers, {int(layers.low)} to {int(layers.high)} (default {default.layers}); "
+        "an induction head needs 2: it reads what a previous-token head in layer 1 wrote",
+    )
     parser.add_argument(
         "--heads",
         type=whole("--heads", "heads"),

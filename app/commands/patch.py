@@ -57,12 +57,11 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from core import models
-    from core.patching import patch, prepare
-
     if not args.model:
         raise ValueError("--model is empty; give 'smollm2' or a model folder")
-    model = load_model(args.model, models.DECODER)
+    model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
+    from core.patching import patch, prepare
+
     pair = prepare(model, args.clean, args.corrupt, args.target, args.foil)
     if args.approx:
         from core.attribution_patching import attribute

@@ -28,16 +28,26 @@ import sys
 
 from app.commands.arguments import count, number, seed
 from app.commands.heads import echoed
-from app.commands.progress import load_model, stage
+from app.commands.progress import load_model, loading, stage
 
 MAX_LISTED = 1000
 MAX_TEMPERATURE = 100.0
-MAX_GENERATED = 512  # core.decoder.MAX_CONTEXT: more would not fit the context anyway
+# core.decoder.MAX_CONTEXT (not imported for the parser: it pulls in NumPy): the most tokens a
+# prompt and its generated tokens may have here, whatever the model's own context. Every head's
+# weights are kept for each run (layers × heads × n² numbers: 283 MB for SmolLM2 at 512 tokens).
+CONTEXT = 512
+MAX_GENERATED = CONTEXT  # more would not fit the context anyway
+WHY_CONTEXT = "every head's weights are kept for each run, layers × heads × n² numbers"
 MODES = ("zero", "mean")  # core.ablation.MODES, without importing NumPy to build the parser
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--text", required=True, help="the prompt to continue")
+    parser.add_argument(
+        "--text",
+        required=True,
+        help=f"the prompt to continue; a longer one than {CONTEXT} tokens, or the model's context if "
+        f"shorter, is cut to its last tokens ({WHY_CONTEXT})",
+    )
     parser.add_argument(
         "--model",
         default="smollm2",
@@ -112,12 +122,13 @@ def parse_head(text: str) -> tuple[int, int]:
 
 
 def run(args) -> int:
-    from core import decoder, models, sampling
-
     if not args.text.strip():
         raise ValueError("--text is empty; give a prompt for the model to continue")
     if not args.model:
         raise ValueError("--model is empty; give 'smollm2' or a model folder")
+    loading(args.model)  # before the imports, which take a while
+    from core import decoder, models, sampling
+
     settings = sampling.Settings(args.temperature, args.top_k, args.top_p).check()
     heads = [parse_head(text) for text in args.ablate or ()]
     if args.ablation and not heads:
@@ -128,7 +139,7 @@ def run(args) -> int:
         raise ValueError("--foil needs --target: the logit difference compares the two")
     if args.direct and args.foil is None:
         raise ValueError("--direct needs --target and --foil: the shares split their logit difference")
-    model = load_model(args.model, models.DECODER)
+    model = load_model(args.model, models.DECODER, said=True)
     stage(f"running {model.name}" + (f", generating {args.generate} tokens" if args.generate else ""))
     readout = DecoderReadout(
         model, args.text, heads, args.ablation or "zero", args.target, args.foil, first=args.ablate_first
@@ -158,6 +169,7 @@ def run(args) -> int:
             "model": model.name,
             "tokens": list(prompt.pieces),
             "dropped_tokens": prompt.dropped,
+            "context_limit": decoder.context_limit(model),
             "settings": {
                 "temperature": settings.temperature,
                 "top_k": settings.top_k,
@@ -180,6 +192,7 @@ def run(args) -> int:
 
     kv = f", {model.n_kv_heads} key/value heads" if model.n_kv_heads != model.n_heads else ""
     print(f"model: {model.name} (decoder, {model.n_layers} layers × {model.n_heads} heads{kv})")
+    print(context_line(model, decoder.context_limit(model)))
     print(f"tokens ({len(prompt.ids)}): {echoed([decoder.visible(p) for p in prompt.pieces], '|')}")
     if prompt.dropped:
         print(f"note: the prompt was cut to its last {len(prompt.ids)} tokens; {prompt.dropped} were dropped")
@@ -200,6 +213,16 @@ def run(args) -> int:
     for line in readout.lines(prompt.logits, lens):
         print(line)
     return 0
+
+
+def context_line(model, limit: int) -> str:
+    """How many tokens of a prompt this command reads, and why not the model's whole context."""
+    if limit >= model.max_tokens:
+        return f"context: up to {limit} tokens (the model's own)"
+    return (
+        f"context: up to {limit} tokens here, of the model's {model.max_tokens} "
+        f"({WHY_CONTEXT}); a longer prompt is cut to its last {limit}"
+    )
 
 
 class DecoderReadout:
