@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from app.commands.progress import stage
+from app.commands.progress import stage, update, working
 
 
 def add_arguments(parser) -> None:
@@ -45,6 +45,7 @@ def recent_folders() -> list[str]:
 
 
 def list_models(as_json: bool) -> int:
+    working("finding the models: the bundled one, SmolLM2, folders opened before, the Hugging Face cache")
     from core.models.registry import known_models
 
     entries = known_models(recent_folders())
@@ -52,16 +53,22 @@ def list_models(as_json: bool) -> int:
         json.dump([e.as_dict() for e in entries], sys.stdout, ensure_ascii=False)
         print()
         return 0
+    print(row("model", "kind", "family", "layers × heads", "size", "where, or how to get it"))
     for e in entries:
         shape = f"{e.layers} × {e.heads}" if e.layers else "?"
         if e.kv_heads and e.kv_heads != e.heads:
             shape += f" ({e.kv_heads} kv)"
         size = f"{e.size / 2**20:,.0f} MB" if e.size else ""
-        print(f"{e.key:<28} {e.kind:<8} {e.family or '':<9} {shape:<14} {size:>9}  {status(e)}")
+        print(row(e.key, e.kind, e.family or "", shape, size, status(e)))
     from core.models import smollm2
 
     print(f"note: {smollm2.NAME} is {smollm2.ORIGIN}, so its probabilities are not exactly the original's.")
     return 0
+
+
+def row(key: str, kind: str, family: str, shape: str, size: str, where: str) -> str:
+    """One line of the listing (the header row too)."""
+    return f"{key:<28} {kind:<8} {family:<9} {shape:<14} {size:>9}  {where}"
 
 
 def status(e) -> str:
@@ -97,11 +104,12 @@ def add_model() -> int:
             shown.add(done)
             stage(f"[{done + 1}/{total}] {smollm2.STEPS[done]}")
 
+    working(f"checking for {smollm2.NAME} in {smollm2.data_folder()}")
     if smollm2.verified():
         print(f"{smollm2.NAME} is already added.", file=sys.stderr)
     else:
         try:
-            smollm2.install(report)
+            smollm2.install(report, detail=update)
         except KeyboardInterrupt:
             print("attention-lab models: cancelled; nothing was kept.", file=sys.stderr)
             return 130

