@@ -15,14 +15,16 @@ import sys
 from pathlib import Path
 
 from app.commands.arguments import count
+from app.commands.progress import stage, working
 
 WAIT_S = 600  # a first model load or a patching sweep on a slow machine
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument(
-        "--panel", metavar="KEY", help="the panel (see attention-lab smoke --help); default: the lesson's"
-    )
+    from app.panels import PANELS  # the entries only: no panel is imported
+
+    keys = ", ".join(entry.key for entry in PANELS)
+    parser.add_argument("--panel", metavar="KEY", help=f"the panel: {keys}; default: the lesson's")
     parser.add_argument(
         "--step",
         type=count("--step", 99),
@@ -52,12 +54,16 @@ def run(args) -> int:
         raise ValueError("Say which panel: --panel KEY, or --lesson FILE.")
     check_panels([key])
     entry = next(e for e in PANELS if e.key == key)
+    stage(f"building the panel {entry.title} offscreen")
+    from app import worker
+    from app.commands.offscreen import TaskProgress
+
     keep_platform_noise_off_stderr()
-    with offscreen_app() as app:
+    with offscreen_app() as app, TaskProgress(worker) as tasks:
         panel = entry()
         panel.resize(1400, 900)
         panel.show()
-        text = script_of(panel, args, lesson, app)
+        text = script_of(panel, args, lesson, app, tasks)
         panel.close()
     restore_qt_messages()
     if args.output:
@@ -68,27 +74,30 @@ def run(args) -> int:
     return 0
 
 
-def script_of(panel, args, lesson, app) -> str:
+def script_of(panel, args, lesson, app, tasks=None) -> str:
     """``panel`` put in the asked state (model, lesson, step), its background work done, and its
-    step's script."""
+    step's script; each stage said on stderr, with the panel's tasks' progress (``tasks``)."""
     from app import lesson_files, worker
 
     if args.model:
         if not hasattr(panel, "use_model"):
             raise ValueError(f"{panel.title} opens no model; leave out --model.")
+        stage(f"opening the model {args.model}")
         panel.use_model(args.model)
-    settle(app)
+    settle(app, "the panel's first work (its default model, its first results)", tasks)
     if lesson is not None:
+        stage(f"putting the panel in the lesson's state ({args.lesson})")
         for warning in lesson_files.apply(panel, lesson):  # LessonError: for another panel
             print(f"lesson: {warning}", file=sys.stderr)
-        settle(app)
+        settle(app, "what the lesson's state asks for", tasks)
         lesson_files.apply(panel, lesson)  # again: choices that depend on a result (e.g. tokens)
-        settle(app)
+        settle(app, "what the lesson's state asks for", tasks)
     step = args.step or (lesson.step + 1 if lesson else 1)
     if step > len(panel.steps):
         raise ValueError(f"{panel.title} has {len(panel.steps)} steps, not {step}.")
     panel.set_step(step - 1)
-    settle(app)
+    settle(app, f"step {step}'s results", tasks)
+    stage(f"writing the script of step {step}")
     try:
         return panel.script(step - 1)
     except ValueError as exc:
@@ -98,11 +107,14 @@ def script_of(panel, args, lesson, app) -> str:
         worker.cancel_all()
 
 
-def settle(app) -> None:
-    """Wait for the panel's background work (model loads, runs)."""
+def settle(app, what: str = "the panel's work", tasks=None) -> None:
+    """Wait for the panel's background work (model loads, runs); said when it lasts, with the
+    tasks running and how far each has got."""
     from app import worker
 
     app.processEvents()
+    if worker.busy():
+        working(f"waiting for {what}", tasks.describe if tasks is not None else None)
     if not worker.wait_idle(WAIT_S):
         raise ValueError(f"The panel was still working after {WAIT_S} s; try again.")
     app.processEvents()

@@ -1,5 +1,6 @@
 """What the two commands that build panels share (``smoke``, ``export-script``): panel keys
-checked against PANELS, and an application on the offscreen platform with empty settings."""
+checked against PANELS, an application on the offscreen platform with empty settings, and the
+progress of the panels' background tasks for the heartbeat to say."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 
 def check_panels(keys: Iterable[str]) -> None:
@@ -31,3 +33,59 @@ def offscreen_app() -> Iterator:
     with tempfile.TemporaryDirectory() as folder:
         settings.use_folder(folder)
         yield QApplication.instance() or QApplication([])
+
+
+class TaskProgress:
+    """The progress the panels' background tasks report, for the heartbeat to say while a command
+    waits for them: every task started through ``worker.run_task`` while this is on (until
+    ``stop()``) gets its ``progressed`` recorded. Use it as a context manager or call ``stop``."""
+
+    def __init__(self, worker):
+        self.worker, self.start_task = worker, worker.run_task
+        self.reached: dict[int, tuple[str, int, int]] = {}  # id(task) -> (its function, done, total)
+        self.running: dict[int, str] = {}
+
+        def run_task(fn, *args, **kwargs):
+            task = self.start_task(fn, *args, **kwargs)
+            key, name = id(task), task_name(fn, args)
+            self.running[key] = name
+            task.progressed.connect(lambda done, total: self.reached.__setitem__(key, (name, done, total)))
+            task.finished.connect(lambda: self.forget(key))
+            if task.done:  # ended before its finished signal was connected
+                self.forget(key)
+            return task
+
+        worker.run_task = run_task
+
+    def forget(self, key: int) -> None:
+        self.running.pop(key, None)
+        self.reached.pop(key, None)
+
+    def stop(self) -> None:
+        self.worker.run_task = self.start_task
+
+    def __enter__(self) -> TaskProgress:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.stop()
+
+    def describe(self) -> str:
+        """'sweep 40/270, load model' — the tasks running now, with how far each has got."""
+        parts = []
+        for key, name in list(self.running.items()):
+            reached = self.reached.get(key)
+            parts.append(f"{name} {reached[1]}/{reached[2]}" if reached else name)
+        return ", ".join(parts)
+
+
+def task_name(fn, args: tuple) -> str:
+    """A background task as the heartbeat names it: its function ("compute pair"), or for the
+    shared models' ``get`` the model it loads ("loading smollm2")."""
+    while isinstance(fn, partial):
+        fn = fn.func
+    qualname = getattr(fn, "__qualname__", "") or ""
+    if qualname.endswith(".get") and args and isinstance(args[0], str):
+        return f"loading {args[0]}"
+    name = getattr(fn, "__name__", "") or ""
+    return "a task" if not name.isidentifier() else name.strip("_").replace("_", " ")
