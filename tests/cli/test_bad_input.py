@@ -14,6 +14,7 @@ import shutil
 
 import pytest
 
+from app.commands.progress import HEARTBEAT_LINE
 from app.main import build_parser, main
 from core import models
 
@@ -350,9 +351,11 @@ def test_bad_value_is_one_line_and_exit_2(command, arguments, tmp_path, capsys, 
         code = exc.code
     out, err = capsys.readouterr()
     assert code == 2, f"{argv} was accepted:\n{out}{err}"
-    # Progress stages ("loading the model minilm…") may come first; the refusal is one line.
+    # Progress stages ("loading the model minilm…", the heartbeat's "… (2 s)") may come first;
+    # the refusal is one line.
     *stages, last = err.strip().splitlines()
-    assert all(s.endswith("…") for s in stages) and "Traceback" not in err, f"{argv} printed:\n{err}"
+    staged = all(s.endswith("…") or HEARTBEAT_LINE.search(s) for s in stages)
+    assert staged and "Traceback" not in err, f"{argv} printed:\n{err}"
     assert last.startswith("attention-lab") and ": error: " in last
     assert out == "", f"{argv} printed to stdout before refusing:\n{out}"
 
