@@ -52,6 +52,8 @@ class Task(QObject):
 
     def _execute(self) -> None:
         try:
+            if self.cancelled:  # cancelled while it waited for a free thread: it never starts
+                return
             kwargs = dict(self.kwargs)
             if self.with_progress:
                 kwargs["progress"] = self._progress
@@ -165,12 +167,22 @@ def wait_idle(timeout_s: float = 60.0) -> bool:
     return not _active
 
 
-def cancel_all(timeout_s: float | None = 10.0) -> None:
-    """Cancel every task and wait for the pool to drain, at most ``timeout_s`` (None: until done).
+def cancel_all(timeout_s: float | None = 10.0) -> bool:
+    """Cancel every task, and every task their callbacks start meanwhile, until none is left or
+    ``timeout_s`` has passed (None: until none is left). True when none is left.
 
-    A task stops at its next progress call; a step that calls none (loading a model) runs on.
+    A task stops at its next progress call; a step that calls none (loading a model) runs on. A
+    task cancelled before it has started never starts. What a cancelled task still reports is its
+    end (``finished``, ``on_finished``), delivered here; a callback that starts a new task on it
+    gets that one cancelled too.
     """
-    for task in list(_active):
-        task.cancel()
-    QThreadPool.globalInstance().waitForDone(-1 if timeout_s is None else int(timeout_s * 1000))
-    QCoreApplication.processEvents()
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    pool = QThreadPool.globalInstance()
+    while True:
+        for task in list(_active):
+            task.cancel()
+        left_ms = -1 if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
+        pool.waitForDone(left_ms)
+        QCoreApplication.processEvents()  # the ends, and whatever their callbacks start
+        if not _active or (deadline is not None and time.monotonic() >= deadline):
+            return not _active

@@ -1,6 +1,7 @@
 import pytest
 
 from app import settings
+from tests.waits import patience
 
 
 @pytest.fixture(autouse=True)
@@ -26,9 +27,9 @@ def window(qtbot):
 def panel(request, qtbot):
     """The panel this test module is about (tests/app/test_<key>_panel.py), or the one named by an
     indirect parameter: ``@pytest.mark.parametrize("panel", [e.key for e in PANELS], indirect=True)``.
-    Shown at 1200 × 800, its background work finished; any still running is cancelled afterwards.
+    Shown at 1200 × 800, its background work finished; what runs after the test is cancelled
+    (``no_work_left``).
     A module that needs more set-up overrides this fixture and asks for it by the same name."""
-    from app import worker
     from app.panels import PANELS
 
     key = getattr(request, "param", None) or request.module.__name__.rsplit(".", 1)[-1][5:-6]
@@ -38,9 +39,30 @@ def panel(request, qtbot):
     qtbot.addWidget(p)
     p.resize(1200, 800)
     p.show()
-    assert worker.wait_idle()
-    yield p
-    worker.cancel_all()
+    idle()
+    return p
+
+
+@pytest.fixture(autouse=True)
+def no_work_left():
+    """After every test the background work it left (a run, an Auto loop, a load) is cancelled and
+    drained, and the widgets pytest-qt closed are deleted with their pending timers (which could
+    start more), so the next test starts idle however this one ended. Work that does not stop
+    fails this test's teardown, named, rather than the next tests' set-up."""
+    yield
+    from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
+
+    from app import worker
+
+    if QCoreApplication.instance() is None:
+        return
+    stopped = worker.cancel_all(patience(60))
+    QCoreApplication.processEvents()  # what that set off (a zero-delay timer) runs on live widgets
+    loop = QEventLoop()  # an event loop deletes what deleteLater() left, in the order it was posted
+    QTimer.singleShot(0, loop.quit)
+    loop.exec()
+    stopped = worker.cancel_all(patience(60)) and stopped  # whatever their deletion set off
+    assert stopped, f"background work still running after it was cancelled: {worker.running()}"
 
 
 @pytest.fixture(autouse=True)
@@ -66,9 +88,15 @@ def llama_folder(tmp_path_factory) -> str:
     return str(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama")))
 
 
-def settle(action, *args, **kwargs):
-    """Do ``action`` and wait until its background work has landed."""
+def idle(seconds: float = 60) -> None:
+    """Wait until the background work running now has landed; it may take up to ``seconds``
+    (tests.waits.patience)."""
     from app import worker
 
+    assert worker.wait_idle(patience(seconds)), f"background work still running: {worker.running()}"
+
+
+def settle(action, *args, **kwargs):
+    """Do ``action`` and wait until its background work has landed (``idle``)."""
     action(*args, **kwargs)
-    assert worker.wait_idle(120)
+    idle()
