@@ -120,9 +120,7 @@ def test_export_script_help_lists_the_panel_keys_without_importing_a_panel():
         "    pass\n"
         "print('imported:', sorted(m for m in sys.modules if m.startswith('app.panels.')))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert f"the panel: {', '.join(entry.key for entry in PANELS)};" in text
