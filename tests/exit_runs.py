@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.settings import APPLICATION, ORGANIZATION
+from tests.waits import patience
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +27,7 @@ def run(args: list[str], config_home: Path, root: Path = ROOT) -> subprocess.Com
     """``python ARGS`` in ``root``, offscreen, with its settings under ``config_home``."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(config_home))
     command = [sys.executable, *args]
-    return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=patience(300))
 
 
 def leave(key: str, path: str, config_home: Path, root: Path = ROOT) -> Exit:

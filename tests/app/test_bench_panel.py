@@ -13,7 +13,9 @@ from app.panels.bench import BenchPanel
 from app.panels.bench.state import COLUMNS, row_texts
 from core.bench import MEANINGFUL_SLOPE_LENGTHS, fastest_summary, fit_slopes
 from core.bench_device import cuda_available
+from tests.app.conftest import idle
 from tests.app.test_export_scripts import run_scripts
+from tests.waits import patience, patience_ms
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,12 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def panel(panel, qtbot):
     """The shared panel fixture, once the device's choices are known, with small sizes."""
     p = panel
-    qtbot.waitUntil(lambda: p.form.choices is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: p.form.choices is not None, timeout=patience_ms(60))
     p.form.heads_spin.setValue(2)
     p.form.head_dim_spin.setValue(16)
     p.form.repeats_spin.setValue(3)
-    yield p
-    worker.cancel_all()
+    return p
 
 
 def run_sweep(panel, qtbot, lengths, impls):
@@ -35,7 +36,7 @@ def run_sweep(panel, qtbot, lengths, impls):
     panel.form.select_impls(impls)
     panel.run()
     assert panel.task is not None
-    qtbot.waitUntil(lambda: panel.task is None, timeout=60_000)
+    qtbot.waitUntil(lambda: panel.task is None, timeout=patience_ms(60))
 
 
 def table_rows(panel):
@@ -54,7 +55,7 @@ def test_importing_or_building_the_panel_does_not_import_torch():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=patience(120),
         env={"QT_QPA_PLATFORM": "offscreen", "PATH": ""},
     )
     assert out.stdout.strip() == "False", out.stderr
@@ -187,7 +188,7 @@ def test_worker_reports_the_end_of_a_task_that_ends_at_once(qtbot):
     ended = []
     for _ in range(20):  # a task this short often ends before run_task returns
         worker.run_task(int, on_finished=lambda: ended.append(True))
-    assert worker.wait_idle(10)
+    idle(10)
     assert len(ended) == 20
 
 
@@ -196,7 +197,8 @@ def test_worker_names_the_tasks_still_running(qtbot):
     worker.run_task(release.wait)
     assert worker.running() == ["Event.wait"]
     release.set()
-    assert worker.wait_idle(10) and worker.running() == []
+    idle(10)
+    assert worker.running() == []
 
 
 def test_without_torch_the_numpy_implementations_still_run(qtbot, monkeypatch):
@@ -204,7 +206,7 @@ def test_without_torch_the_numpy_implementations_still_run(qtbot, monkeypatch):
     p = BenchPanel()
     qtbot.addWidget(p)
     p.show()
-    qtbot.waitUntil(lambda: p.form.choices is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: p.form.choices is not None, timeout=patience_ms(60))
     assert "torch is not installed" in p.message.text() and p.message.level == "info"
     assert p.form.selected_impls() == ("numpy-naive",)
     p.form.repeats_spin.setValue(3)

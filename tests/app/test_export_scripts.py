@@ -20,7 +20,8 @@ from app.widgets import Heatmap, MatrixView
 from app.widgets.export import PLOT_HEADER, plot_rows
 from app.widgets.head_grid import HeadGrid
 from app.widgets.pattern_grid import PatternGrid
-from tests.app.conftest import settle
+from tests.app.conftest import idle, settle
+from tests.waits import patience
 
 CHECKOUT = Path(__file__).resolve().parents[2]  # the scripts import this checkout's core
 NUMBER = re.compile(r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|[-+−]?inf")
@@ -91,7 +92,9 @@ def run_script(path: Path) -> subprocess.CompletedProcess:
     """Run the script ``path`` in a fresh interpreter, in its folder."""
     env = {**os.environ, "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(CHECKOUT)}
     command = [sys.executable, str(path)]
-    return subprocess.run(command, cwd=path.parent, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        command, cwd=path.parent, env=env, capture_output=True, text=True, timeout=patience(300)
+    )
 
 
 def run_scripts(paths) -> list[subprocess.CompletedProcess]:
@@ -108,7 +111,7 @@ def open_panel(key: str, qtbot, llama_folder):
     panel.show()
     if hasattr(panel, "use_model") and key != "model":
         settle(panel.use_model, llama_folder)
-    assert worker.wait_idle(120)
+    idle(120)
     return panel
 
 

@@ -11,6 +11,8 @@ import pytest
 from app import worker
 from app.panels.induction import EXERCISE
 from app.panels.induction.trainer import Phase
+from tests.app.conftest import idle
+from tests.waits import patience, patience_ms
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -23,20 +25,20 @@ def train(panel, **settings) -> None:
     panel.settings.apply(**(SMALL | settings))
     panel.set_step(1)
     panel.train.start_button.click()
-    assert worker.wait_idle(600)
+    idle(600)
 
 
 def test_the_task_shows_a_block_twice_and_refuses_a_bad_length(panel):
     page = panel.task
     page.length_spin.setValue(5)
-    assert worker.wait_idle(60)  # the example is drawn in the worker (it imports torch)
+    idle(60)  # the example is drawn in the worker (it imports torch)
     tokens = page.result.tokens
     assert len(tokens) == 10 and list(tokens[:5]) == list(tokens[5:])
     # targets 1-5 are guesses (the 5th starts the repeat, which nothing announces); 6-9 copy
     assert page.result.best_loss[:5] == pytest.approx([math.log(64)] * 5)
     assert not page.result.best_loss[5:].any()
     page.length_spin.setValue(0)
-    assert worker.wait_idle(60)
+    idle(60)
     assert panel.message.isVisibleTo(panel) and "block length" in panel.message.text()
     assert len(page.result.tokens) == 10  # the last good example stays
 
@@ -58,7 +60,7 @@ def test_without_torch_start_says_what_to_get_and_nothing_is_starting(panel, mon
     monkeypatch.setitem(sys.modules, "core.induction_training", None)  # its import fails there
     panel.set_step(1)
     panel.train.start_button.click()
-    assert worker.wait_idle(60)
+    idle(60)
     assert "Training needs torch" in panel.message.text() and "full build" in panel.message.text()
     assert panel.trainer.phase == Phase.DONE and panel.train.status.text() == "Not trained."
     assert panel.train.start_button.isEnabled()
@@ -97,17 +99,17 @@ def test_training_grows_an_induction_head_and_marks_the_step(panel, qtbot):
     # Step 4 knocks heads out of the 2-layer model and reads a typed sequence.
     panel.set_step(3)
     k = panel.knockout
-    assert worker.wait_idle(60)
+    idle(60)
     assert k.result is not None and k.result.losses.shape == (2, 2)
     assert k.result.losses.max() > k.result.intact + 1.0
     block = "3 9 14 1 7 12 40 22 50 61 5 33 18 27 44 2"
     k.text_edit.setText(f"{block} {block}")
-    assert worker.wait_idle(60)
+    idle(60)
     predicted = k.result.reading.predicted[16:-1].tolist()
     assert sum(p == int(b) for p, b in zip(predicted, block.split()[1:], strict=True)) >= 12
     before = k.result
     k.text_edit.setText("3 9 64")
-    assert worker.wait_idle(60)
+    idle(60)
     assert "outside the vocabulary" in panel.message.text()
     assert k.result is before
 
@@ -117,17 +119,17 @@ def test_pause_stops_the_steps_and_resume_and_reset_work(panel, qtbot):
     panel.set_step(1)
     page, t = panel.train, panel.trainer
     page.start_button.click()
-    qtbot.waitUntil(lambda: t.run is not None and t.run.step >= 3, timeout=60_000)
+    qtbot.waitUntil(lambda: t.run is not None and t.run.step >= 3, timeout=patience_ms(60))
     page.pause_button.click()
-    qtbot.waitUntil(lambda: t.paused_at is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: t.paused_at is not None, timeout=patience_ms(10))
     stopped = t.run.step
     qtbot.wait(300)
     assert t.run.step == stopped and t.phase == Phase.PAUSED
     assert page.start_button.text() == "Resume"
     page.start_button.click()
-    qtbot.waitUntil(lambda: t.run.step > stopped, timeout=60_000)
+    qtbot.waitUntil(lambda: t.run.step > stopped, timeout=patience_ms(60))
     page.reset_button.click()
-    assert worker.wait_idle(10)
+    idle(10)
     assert t.phase == Phase.EMPTY and t.checkpoints == [] and t.run is None
     panel.set_step(3)
     assert panel.knockout.untrained.isVisibleTo(panel)  # the paused model it measured is gone
@@ -141,10 +143,10 @@ def test_cancelling_the_worker_stops_training(panel, qtbot):
     t = panel.trainer
     for pause in (False, True):
         panel.train.start_button.click()
-        qtbot.waitUntil(lambda: t.run is not None and t.run.step >= 2, timeout=60_000)
+        qtbot.waitUntil(lambda: t.run is not None and t.run.step >= 2, timeout=patience_ms(60))
         if pause:
             panel.train.pause_button.click()
-        worker.cancel_all()
+        assert worker.cancel_all(patience(10))
         assert not worker.busy() and t.phase == Phase.DONE and t.run.step < 5000
 
 

@@ -7,7 +7,6 @@ import threading
 import numpy as np
 import pytest
 
-from app import worker
 from app.panels.inside_decoder import InsideDecoderPanel, which_heads
 from app.panels.inside_decoder.state import decoder
 from core.ablation import ablated, next_token_probs, run
@@ -15,8 +14,9 @@ from core.ablation_ranking import answer_token, rank_by_ablation
 from core.decoder_induction import induction_test
 from core.logit_lens import logit_lens
 from core.models import smollm2
-from tests.app.conftest import settle
+from tests.app.conftest import idle, settle
 from tests.tiny_models import head_zeroed_by_hand
+from tests.waits import patience, patience_ms
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -31,7 +31,7 @@ def panel(qtbot, llama_folder):
     qtbot.addWidget(p)
     p.resize(1300, 850)
     p.show()
-    worker.wait_idle()
+    idle()
     settle(p.use_model, llama_folder)
     settle(p.knock.prompt.setText, PROMPT)
     settle(p.rank.target.setText, " because")
@@ -54,7 +54,7 @@ def test_the_lite_standalone_build_says_the_full_build_includes_smollm2(qtbot, m
     p = InsideDecoderPanel()
     qtbot.addWidget(p)
     p.show()
-    worker.wait_idle()
+    idle()
     assert "full build" in p.message.text() and "models add" not in p.message.text()
     assert not p.row.add_button.isVisibleTo(p)
 
@@ -67,7 +67,7 @@ def test_without_smollm2_the_panel_offers_to_add_it(qtbot, tmp_path, monkeypatch
     p = InsideDecoderPanel()
     qtbot.addWidget(p)
     p.show()
-    worker.wait_idle()
+    idle()
     said = p.message.text()
     assert p.row.add_button.isVisibleTo(p) and "93 MB" in p.row.add_button.text()
     assert p.message.level == "info" and "Press Add" in said and "models add" not in said
@@ -85,7 +85,7 @@ def test_a_successful_add_runs_every_step_on_smollm2(qtbot, tmp_path, monkeypatc
     p = InsideDecoderPanel()
     qtbot.addWidget(p)
     p.show()
-    worker.wait_idle()
+    idle()
     stages = []
     p.row.adder.progressed.connect(lambda done, total: stages.append(p.row.info.text()))
 
@@ -181,7 +181,7 @@ def test_a_cancelled_ranking_leaves_the_model_clean(panel, llama_folder, monkeyp
     def held_after_the_first_layer(state, progress):
         def tick(done, total):
             if done == 1:
-                gate.wait(30)  # the first layer has run with its heads knocked out
+                gate.wait(patience(30))  # the first layer has run with its heads knocked out
             progress(done, total)
 
         return real(state, progress=tick)
@@ -191,7 +191,7 @@ def test_a_cancelled_ranking_leaves_the_model_clean(panel, llama_folder, monkeyp
     panel.rank.rank_button.click()
     panel.rank.cancel_button.click()
     gate.set()
-    assert worker.wait_idle(120)
+    idle(120)
     assert "cancelled" in panel.message.text() and panel.rank.ranking is None
     assert hooks(model) == before
     np.testing.assert_array_equal(run(model.module, ids)[0], clean)
@@ -242,7 +242,7 @@ def test_a_head_map_crosses_heads_knocked_before_its_plot_was_built(qtbot):
     head_map.set_knocked([(1, 2)])
     assert not head_map.built  # a hidden step's map costs nothing until shown
     head_map.show()
-    qtbot.waitUntil(lambda: head_map.built)
+    qtbot.waitUntil(lambda: head_map.built, timeout=patience_ms(5))
     x, y = head_map.crosses.getData()
     assert list(x) == [2.5] and list(y) == [1.5]
 

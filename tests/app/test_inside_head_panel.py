@@ -4,11 +4,10 @@ runs go through the worker, bad input keeps the last result, an encoder gets ste
 import numpy as np
 import pytest
 
-from app import worker
 from app.panels.inside_head import InsideHeadPanel
 from core.ablation_ranking import answer_token, rank_by_ablation
 from core.models import load_model
-from tests.app.conftest import settle
+from tests.app.conftest import idle, settle
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
@@ -22,7 +21,7 @@ def panel(qtbot, llama_folder):
     qtbot.addWidget(p)
     p.resize(1300, 850)
     p.show()
-    worker.wait_idle()
+    idle()
     settle(p.use_model, llama_folder)
     assert (p.live.state.layer, p.live.state.head) == (1, 1) and p.live.result is not None  # a head it has
     settle(p.prompt.setText, PROMPT)
@@ -116,7 +115,7 @@ def test_without_smollm2_the_panel_offers_to_add_it_and_then_uses_it(qtbot, tmp_
     p = InsideHeadPanel()
     qtbot.addWidget(p)
     p.show()
-    worker.wait_idle()
+    idle()
     assert "Press Add" in p.message.text() and p.row.add_button.isVisibleTo(p)
     used = []
     monkeypatch.setattr(smollm2, "install", lambda progress=None: tmp_path)

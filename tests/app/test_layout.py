@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from app import settings, worker
 from app.panels import PANELS
 from app.widgets.text import TextBox
+from tests.app.conftest import idle
 
 PROJECTOR = (1280, 720)
 TEXT_MARGIN = 4  # pixels a line edit keeps free beside its text, besides its frame
@@ -264,7 +265,7 @@ def step_problems(window, key: str, step: int) -> list[str]:
     """What does not fit when step ``step`` of panel ``key`` is shown in a projector-sized window."""
     panel = window.show_panel(key)
     panel.set_step(step)
-    worker.wait_idle()
+    idle()
     window.resize(*PROJECTOR)
     QApplication.processEvents()
     for _ in range(SETTLE_ROUNDS):  # views built when first shown measure themselves afterwards
@@ -398,7 +399,7 @@ def test_styled_widgets_follow_the_text_size_when_it_changes(window):
 
     for cls in PANELS:
         window.show_panel(cls.key)
-        worker.wait_idle()
+        idle()
     window.current().show_message("A message shown before the text grows.", "warning")
     try:
         window.set_font_scale(SCALE_STEP**3)

@@ -20,11 +20,13 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
-from app import lesson_files, worker
+from app import lesson_files
 from app.lesson_files import LessonError
 from app.panels import PANELS
 from app.widgets.sliders import LabelledSlider
 from resources import lesson_text
+from tests.app.conftest import idle
+from tests.waits import patience_ms
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,12 +35,12 @@ def open_and_wait(window, qtbot, path) -> list[str]:
     """Open a lesson and wait until the panel has settled; the warnings."""
     got = []
     window.classroom.open_path(path, got.append)
-    qtbot.waitUntil(lambda: bool(got), timeout=60_000)
+    qtbot.waitUntil(lambda: bool(got), timeout=patience_ms(60))
     return got[0]
 
 
 def settled(panel):
-    worker.wait_idle()
+    idle()
     return panel
 
 
@@ -63,7 +65,7 @@ def change_everything(panel, rng) -> None:
         elif isinstance(widget, QAbstractButton):
             widget.click()
     panel.set_step((panel.step + 1) % len(panel.steps))
-    worker.wait_idle()
+    idle()
 
 
 @pytest.mark.parametrize("cls", PANELS, ids=lambda c: c.key)

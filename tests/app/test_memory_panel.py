@@ -1,11 +1,12 @@
 import numpy as np
 import pytest
 
-from app import worker
 from app.panels.memory.state import BETAS
 from core.attention import attend
 from core.hopfield import article_experiment, capacity_sweep, corrupt_and_compare, digit_glyphs
+from tests.app.conftest import idle
 from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
+from tests.waits import patience_ms
 
 
 def bar_heights(bars):
@@ -145,7 +146,7 @@ def test_capacity_sweep_runs_in_the_worker_and_plots_core_values(panel, qtbot):
     panel.capacity.trials_spin.setValue(2)
     panel.capacity.run_button.click()
     assert not panel.capacity.run_button.isEnabled() and panel.capacity.cancel_button.isEnabled()
-    assert worker.wait_idle(30)
+    idle(30)
     expected = capacity_sweep(np.random.default_rng(0), n=64, trials=2, flips=8, beta=1.0)
     x, y = panel.capacity.classical_curve.xData, panel.capacity.classical_curve.yData
     np.testing.assert_allclose(x, expected.loads)
@@ -160,9 +161,9 @@ def test_cancelled_sweep_keeps_the_last_plot(panel, qtbot):
     panel.set_step(4)
     panel.capacity.trials_spin.setValue(1000)
     panel.capacity.run_sweep()
-    qtbot.waitUntil(lambda: panel.capacity.progress.value() > 0, timeout=10000)
+    qtbot.waitUntil(lambda: panel.capacity.progress.value() > 0, timeout=patience_ms(10))
     panel.capacity.cancel_button.click()
-    assert worker.wait_idle(30)
+    idle(30)
     assert panel.capacity.classical_curve.xData is None
     assert panel.capacity.sweep is None and "cancelled" in panel.message.text()
     assert panel.capacity.run_button.isEnabled()
@@ -172,7 +173,7 @@ def test_the_capacity_script_reruns_the_sweep_on_the_plot(panel, tmp_path):
     panel.seed_spin.setValue(3)
     panel.capacity.trials_spin.setValue(2)
     panel.capacity.run_sweep()
-    assert worker.wait_idle(30)
+    idle(30)
     panel.seed_spin.setValue(4)  # after the sweep: the plot still shows seed 3's
     panel.set_step(4)
     path = tmp_path / "capacity.py"

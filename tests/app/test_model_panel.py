@@ -5,14 +5,15 @@ import sys
 import numpy as np
 import pytest
 
-from app import worker
 from app.panels.model import ModelPanel
 from app.panels.model.patterns import HINT
 from app.widgets.attention_lines import LEVELS, MIN_WEIGHT
 from core.head_analysis import drop_special, find_pattern, only_part, to_words
 from core.head_tiles import head_tiles
 from core.loaded_models import shared
+from tests.app.conftest import idle, settle
 from tests.tiny_models import save_tiny_gpt2
+from tests.waits import patience_ms
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -33,11 +34,6 @@ def panel(panel):
     return panel
 
 
-def settle(action, *args):
-    action(*args)
-    worker.wait_idle()
-
-
 def test_first_show_loads_in_the_background_with_progress(qtbot):
     shared.clear()
     p = ModelPanel()
@@ -48,7 +44,7 @@ def test_first_show_loads_in_the_background_with_progress(qtbot):
     loader = p.loader
     assert loader.busy and loader.progress.isVisibleTo(p) and loader.cancel_button.isVisibleTo(p)
     p.loader.loads.task.progressed.connect(lambda done, total: steps.append((done, total)))
-    worker.wait_idle()
+    idle()
     assert p.model.name == "all-MiniLM-L6-v2" and not p.loader.progress.isVisibleTo(p)
     assert steps and steps[-1] == (5, 5)
     assert "6 layers × 12 heads" in p.loader.info.text()
@@ -113,7 +109,7 @@ def test_chips_toggle_heads(panel):
 def test_typing_runs_again_and_the_newest_text_wins(panel):
     for text in ("a", "a cat", "a cat sat on the mat"):
         panel.text_edit.setText(text)
-    worker.wait_idle()
+    idle()
     assert panel.result.labels == ("[CLS]", "a", "cat", "sat", "on", "the", "mat", "[SEP]")
     assert panel.page.heatmap.values.shape == (8, 8)
 
@@ -181,7 +177,7 @@ def test_options_run_in_the_background_the_old_view_stays_and_the_newest_lands(p
     assert panel.view.task is not None and not panel.options.words  # still computing in the worker
     np.testing.assert_array_equal(p.heatmap.values, before)  # the previous view stays meanwhile
     assert p.heatmap.row_labels == labels and p.words_box.isChecked()  # the controls show the new
-    worker.wait_idle()
+    idle()
     o = panel.options
     assert (o.words, o.hide_special, o.part) == (True, True, "B→A")
     expected = only_part(drop_special(to_words(panel.raw)), "B→A").attentions[p.layer, p.head]
@@ -287,7 +283,7 @@ def test_cancel_keeps_the_previous_model(panel, gpt2_folder):
     before = panel.model
     panel.load(str(gpt2_folder))
     panel.loader.cancel_button.click()
-    worker.wait_idle()
+    idle()
     assert panel.model is before and "cancelled" in panel.message.text()
     assert not panel.loader.progress.isVisibleTo(panel)
 
@@ -308,7 +304,7 @@ def test_a_vanished_last_folder_falls_back_to_the_bundled_model(qtbot, tmp_path)
     p = ModelPanel()
     qtbot.addWidget(p)
     p.show()
-    worker.wait_idle()
+    idle()
     assert p.model.name == "all-MiniLM-L6-v2" and p.result is not None
     assert p.message.level == "warning" and "no config.json" in p.message.text()
     assert "bundled model instead" in p.message.text()
@@ -332,7 +328,7 @@ def test_find_a_head_shown_before_the_weights_opens_on_its_head_when_they_come(q
     p.set_step(3)  # before the first show: no model, no weights yet
     assert p.result is None and p.page.finder.ranking is None
     p.show()
-    worker.wait_idle()
+    idle()
     assert (p.page.layer_spin.value(), p.page.head_spin.value()) == (4, 2)
     p.set_step(4)
     p.set_step(3)
@@ -341,7 +337,7 @@ def test_find_a_head_shown_before_the_weights_opens_on_its_head_when_they_come(q
 
 def test_the_head_on_screen_opens_inside_a_head(panel, qtbot):
     panel.select_head(3, 1)  # layer 4, head 2: the article's "it" → "trophy" head
-    with qtbot.waitSignal(panel.openHead) as asked:
+    with qtbot.waitSignal(panel.openHead, timeout=patience_ms(5)) as asked:
         panel.page.inside_button.click()
     raw = panel.raw
     key = int(raw.attentions[3, 1, -1].argmax()) + 1

@@ -70,12 +70,15 @@ from app.widgets.heatmap import Heatmap
 from app.widgets.matrix_view import MatrixView
 from app.widgets.message_bar import MessageBar
 from app.widgets.pattern_grid import PatternGrid
+from tests.app.conftest import idle
+from tests.waits import patience
 
 FIXED_SEED = 20261129
 ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "1000"))  # for the fixed seed, or the one asked for
 COMMIT_ACTIONS = int(os.environ.get("MONKEY_ACTIONS", "500"))  # for the seed of the commit
-WAIT_S, CANCEL_S = 10.0, 20.0  # background work may run this long, then must stop this soon after cancel
-PAINT_S = 5.0  # at the end, how long a step may take to paint before it counts as blank
+WAIT_S = 10.0  # background work may run this long before the monkey cancels it (a choice, not a limit)
+CANCEL_S = patience(20)  # then it must stop this soon
+PAINT_S = patience(5)  # at the end, how long a step may take to paint before it counts as blank
 
 
 def commit_seed() -> int:
@@ -86,7 +89,7 @@ def commit_seed() -> int:
             cwd=Path(__file__).parent,
             capture_output=True,
             text=True,
-            timeout=10,
+            timeout=patience(10),
             check=True,
         ).stdout.strip()
         return int(head[:8], 16)
@@ -516,7 +519,7 @@ def start(window) -> None:
     window.resize(1400, 860)
     for cls in PANELS:
         window.show_panel(cls.key)
-    worker.wait_idle(120)
+    idle(120)
     window.show_panel(PANELS[0].key)
 
 
@@ -546,7 +549,7 @@ def test_monkey(window, qtbot, qtlog, no_dialogs, capsys, seed):
             raised.clear()
             caught.clear()
         elapsed = time.perf_counter() - start_s
-        worker.wait_idle(60)
+        worker.wait_idle(patience(60))  # what is still running shows below, as a step left blank
         window.set_font_scale(1.0)  # first: larger text raises the window's minimum size
         window.full_screen_action.setChecked(False)  # a full-screen window ignores resize()
         window.resize(1400, 860)
@@ -554,7 +557,7 @@ def test_monkey(window, qtbot, qtlog, no_dialogs, capsys, seed):
             panel = window.show_panel(cls.key)
             for step in range(len(cls.steps)):
                 panel.set_step(step)
-                worker.wait_idle(30)
+                worker.wait_idle(patience(30))
                 window.reveal.reveal()  # a view covered on purpose is not blank; the view under it must paint
                 try:
                     qtbot.waitUntil(lambda p=panel: painted(p), timeout=int(PAINT_S * 1000))
@@ -639,6 +642,6 @@ def test_the_blank_check_counts_thin_lines_and_skips_covers(window):
     for key, step in [("qkv", 0), ("qkv", 4), ("scale", 1), ("cost", 1), ("memory", 3)]:
         panel = window.show_panel(key)
         panel.set_step(step)
-        worker.wait_idle(30)
+        idle(30)
         window.reveal.reveal()
         assert painted(panel), f"{key} step {step}"

@@ -6,6 +6,8 @@ from app.panels.base import Panel
 from app.panels.multihead.state import MAX_HEADS
 from core.masks import causal
 from core.multihead import head_divisors, head_table, multi_head, random_weights
+from tests.app.conftest import idle
+from tests.waits import patience_ms
 
 ARTICLE_TOKENS = ["the", "trophy", "would", "not", "fit", "into", "my", "suitcase"]
 
@@ -155,7 +157,7 @@ def test_join_shows_the_actual_matrices_and_head_blocks(panel):
 
 
 def test_real_model_button_asks_for_the_model_panel(panel, qtbot):
-    with qtbot.waitSignal(panel.openPanel) as blocker:
+    with qtbot.waitSignal(panel.openPanel, timeout=patience_ms(5)) as blocker:
         panel.model_button.click()
     assert blocker.args == ["model"]
 
@@ -234,11 +236,10 @@ def test_head_maps_get_the_height_their_square_cells_need(panel, qapp, heads):
 def test_a_pasted_word_of_thousands_of_characters_does_not_widen_the_panel(panel):
     from PySide6.QtWidgets import QApplication
 
-    from app import worker
     from app.widgets.plots import TICK_CHARS
 
     panel.tokens_edit.setText(f"the {'x' * 3000} cat")
-    worker.wait_idle()
+    idle()
     for _ in range(3):  # painted: an axis widens itself for the labels it draws
         panel.grab()
         QApplication.processEvents()

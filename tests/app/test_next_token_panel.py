@@ -6,13 +6,14 @@ import sys
 import numpy as np
 import pytest
 
-from app import log_file, worker
+from app import log_file
 from app.panels.next_token import NextTokenPanel
 from app.panels.next_token.temperature import DRAW_HINT
 from core import decoder, models, sampling
 from core.loaded_models import shared
 from core.models import smollm2
-from tests.app.conftest import settle
+from tests.app.conftest import idle, settle
+from tests.waits import patience_ms
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -27,7 +28,7 @@ def panel(qtbot, llama_folder):
     qtbot.addWidget(p)
     p.resize(1300, 800)
     p.show()
-    worker.wait_idle()
+    idle()
     settle(p.prompt.setText, PROMPT)
     settle(p.use_model, str(llama_folder))
     assert p.model is not None and p.generation is not None
@@ -39,7 +40,7 @@ def test_without_smollm2_the_panel_offers_to_add_it(qtbot):
     p = NextTokenPanel()
     qtbot.addWidget(p)
     p.show()
-    worker.wait_idle()
+    idle()
     assert p.row.add_button.isVisibleTo(p) and "93 MB" in p.row.add_button.text()
     assert p.message.level == "info" and "Add" in p.message.text()
     settle(p.row.add_button.click)  # offline in tests: says what to do, offers the button again
@@ -56,7 +57,7 @@ def test_the_lite_standalone_build_says_the_full_build_includes_smollm2(qtbot, m
     p = NextTokenPanel()
     qtbot.addWidget(p)
     p.show()
-    worker.wait_idle()
+    idle()
     said = p.message.text()
     assert "full build" in said and smollm2.NAME in said and "pip" not in said
     assert not p.row.add_button.isVisibleTo(p) and "full build" in p.no_model.text()
@@ -114,10 +115,10 @@ def test_generate_append_click_undo_and_auto(panel, qtbot):
     panel.generate.auto_button.setChecked(True)
     qtbot.waitUntil(
         lambda: panel.generation.length >= start + 4 or not panel.generate.auto_button.isChecked(),
-        timeout=30_000,
+        timeout=patience_ms(30),
     )
     panel.generate.auto_button.setChecked(False)
-    worker.wait_idle()
+    idle()
     g = panel.generation
     assert g.length >= start + 4 or g.chosen[-1].id == panel.model.tokenizer.eos_token_id
     np.testing.assert_allclose(g.logits, decoder.prefill(panel.model, g.ids).logits, atol=1e-5)
@@ -201,6 +202,6 @@ def test_cancel_a_load_keeps_the_model(panel, llama_folder):
     shared.forget(str(llama_folder))  # loaded afresh, in the worker, so there is a load to cancel
     panel.use_model(str(llama_folder))
     panel.row.cancel_button.click()
-    worker.wait_idle()
+    idle()
     assert panel.model is model and "cancelled" in panel.message.text()
     assert panel.model.kind == models.DECODER

@@ -4,12 +4,11 @@ core's, sweeps run in the worker and can be cancelled, bad input keeps the last 
 import numpy as np
 import pytest
 
-from app import worker
 from app.panels.patching import PatchingPanel
 from app.panels.patching.state import decoder
 from core.attribution_patching import attribute
 from core.patching import patch, prepare
-from tests.app.conftest import settle
+from tests.app.conftest import idle, settle
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -25,11 +24,10 @@ def panel(qtbot, llama_folder):
     qtbot.addWidget(p)
     p.resize(1300, 850)
     p.show()
-    worker.wait_idle()
+    idle()
     p.runs.apply(source=llama_folder, clean=CLEAN, corrupt=CORRUPT, target="the", foil="because")
-    assert worker.wait_idle(120)
-    yield p
-    worker.cancel_all()
+    idle(120)
+    return p
 
 
 def core_pair(folder):
@@ -97,5 +95,5 @@ def test_cancel_stops_the_sweep_and_leaves_the_model_clean(panel, llama_folder):
     before = hooks(model.module)
     panel.set_step(3)
     panel.heads.cancel()
-    assert worker.wait_idle(120)
+    idle(120)
     assert panel.heads.task is None and hooks(model.module) == before

@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 
-from app import worker
 from app.panels.scale.state import (
     HEAD_TOKENS,
     HEAD_WIDTHS,
@@ -10,6 +9,7 @@ from app.panels.scale.state import (
     SaturationState,
 )
 from core import scaling
+from tests.app.conftest import idle
 
 
 def bar_heights(bars) -> np.ndarray:
@@ -117,7 +117,7 @@ def test_sample_count_zero_is_refused_and_huge_is_capped(panel):
     assert panel.growth.samples_spin.value() == scaling.MAX_SAMPLES
     assert panel.message.level == "warning" and "100,000,000" in panel.message.text()
     panel.growth.samples_spin.setValue(300)  # cancels the long measurement
-    assert worker.wait_idle()
+    idle()
     assert panel.growth.growth.samples == 300 and "300 samples" in panel.growth.readout.text()
 
 
@@ -208,7 +208,7 @@ def test_steps_switch_pages_and_exercise_runs_clean(panel):
         panel.set_step(i)
         assert panel.pages.currentIndex() == i
     panel.exercise()
-    assert worker.wait_idle()
+    idle()
     assert set(panel.export()) >= {"saturation", "growth", "temperature_weights"}
 
 
@@ -221,7 +221,7 @@ def test_exported_scripts_rebuild_the_changed_settings(panel, tmp_path):
     panel.saturation.multiplier_slider.setValue(8)
     panel.growth.divide_box.setChecked(True)
     panel.growth.samples_spin.setValue(300)
-    assert worker.wait_idle()
+    idle()
     paths, drawn = [tmp_path / "saturation.py", tmp_path / "growth.py"], []
     for i, path in enumerate(paths):
         panel.set_step(i)

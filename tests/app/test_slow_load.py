@@ -7,12 +7,14 @@ import threading
 
 import pytest
 
+from tests.app.conftest import idle
+from tests.waits import patience
+
 pytest.importorskip("transformers")
 pytestmark = pytest.mark.models
 
 
 def test_paging_while_models_load_leaves_no_error(monkeypatch, window, qapp):
-    from app import worker
     from app.commands.smoke import page_through
     from core import loaded_models, models
 
@@ -20,7 +22,7 @@ def test_paging_while_models_load_leaves_no_error(monkeypatch, window, qapp):
 
     def slow_load(*args, **kwargs):  # every load lasts until the paging is done
         asked.append(args[0])
-        paged.wait(timeout=60)
+        paged.wait(timeout=patience(60))
         return load(*args, **kwargs)
 
     monkeypatch.setattr(models, "load_model", slow_load)
@@ -28,9 +30,8 @@ def test_paging_while_models_load_leaves_no_error(monkeypatch, window, qapp):
     page_through(window, window.keys(), qapp)
     paged.set()
     assert asked  # a model was loading while the steps were paged
-    assert worker.wait_idle()
+    idle()
     qapp.processEvents()
     assert window.statusBar().currentMessage() == ""
     errors = {key: p.message.text() for key, p in window.panels.items() if p.message.level == "error"}
     assert errors == {}
-    worker.cancel_all()

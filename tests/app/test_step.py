@@ -6,10 +6,10 @@ from dataclasses import dataclass
 import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox, QStackedWidget
 
-from app import worker
 from app.panels.binding import bind, set_quietly
 from app.panels.step import Live, Step
 from app.widgets import LabelledSlider
+from tests.app.conftest import idle
 
 
 @dataclass(frozen=True)
@@ -120,16 +120,16 @@ def test_set_quietly_leaves_a_control_showing_the_value_alone(qtbot):
 
 def test_background_live_keeps_only_the_newest_request(qtbot):
     live = Live(Square(), square, background=True)
-    assert worker.wait_idle()
+    idle()
     assert live.result == 9
     for x in (1, 2, 5):
         live.apply(x=x)
-    assert worker.wait_idle()
+    idle()
     assert live.state.x == 5 and live.result == 25
     refused = []
     live.failed.connect(refused.append)
     live.apply(x=-2)
-    assert worker.wait_idle()
+    idle()
     assert refused == ["Choose x ≥ 0."] and live.state.x == 5
 
 

@@ -14,6 +14,7 @@ from app.widgets.matrix_view import number_texts, parse_number
 from app.widgets.plots import WrappedTitle, loglog_plot, plot
 from app.widgets.token_bars import TokenBars
 from core.explain import num
+from tests.waits import patience_ms
 
 
 def test_number_texts_match_core_formatting():
@@ -67,7 +68,7 @@ def test_a_heatmap_builds_its_plot_when_first_needed_and_shows_what_it_was_given
         h.set_data(np.array([[0.0, 1.0], [0.5, 0.25]]), ["a", "b"], ["c", "d"], levels=(0.0, 2.0))
         assert not h.built
     stack.setCurrentWidget(h)
-    qtbot.waitUntil(lambda: h.built and h.view.isVisible())
+    qtbot.waitUntil(lambda: h.built and h.view.isVisible(), timeout=patience_ms(5))
     assert h.plot.titleLabel.text == "scores"
     if first == "given data while hidden":
         assert h.image.image.shape == (2, 2) and tuple(h.colorbar.levels()) == (0.0, 2.0)
@@ -81,11 +82,11 @@ def test_clicking_a_heatmap_cell_reports_it(qtbot):
     h.resize(400, 400)
     h.show()
     h.set_data(np.arange(4.0).reshape(2, 2), ["a", "b"], ["c", "d"])
-    qtbot.waitExposed(h)
+    qtbot.waitExposed(h, timeout=patience_ms(5))
     centre = h.plot.vb.mapViewToScene(pg.Point(1.5, 0.5))  # row 0, column 1
     at = h.view.mapFromScene(centre)
     window = h.view.viewport().window()
-    with qtbot.waitSignal(h.clicked) as clicked:
+    with qtbot.waitSignal(h.clicked, timeout=patience_ms(5)) as clicked:
         QTest.mouseClick(
             window.windowHandle(), Qt.MouseButton.LeftButton, pos=h.view.viewport().mapTo(window, at)
         )
@@ -110,12 +111,12 @@ def test_hovering_attention_lines_focuses_the_token_under_the_pointer(qtbot):
     lines.resize(500, 400)
     lines.show()
     lines.set_data(np.full((2, 3, 3), 1 / 3), ["a", "b", "c"], ["d", "e", "f"])
-    qtbot.waitExposed(lines)
+    qtbot.waitExposed(lines, timeout=patience_ms(5))
     port = lines.view.viewport()
     for side, x in (("left", 0.0), ("right", 1.0)):
         at = QPointF(lines.view.mapFromScene(lines.plot.vb.mapViewToScene(pg.Point(x, 1))))
         qtbot.wait(50)  # pyqtgraph drops mouse moves that come faster than its frame rate
-        with qtbot.waitSignal(lines.focused) as focused:
+        with qtbot.waitSignal(lines.focused, timeout=patience_ms(5)) as focused:
             move = QMouseEvent(
                 QEvent.Type.MouseMove,
                 at,
@@ -145,17 +146,17 @@ def test_heatmap_ticks_follow_labels_and_thin_out_to_fit(qtbot):
     shown = [label for _, label in axis._tickLevels[0]]
     assert 1 < len(shown) < 64 and shown[0] == "word0"
     h.resize(4000, 4000)
-    qtbot.waitUntil(lambda: len(axis._tickLevels[0]) > len(shown))
+    qtbot.waitUntil(lambda: len(axis._tickLevels[0]) > len(shown), timeout=patience_ms(5))
 
 
 def test_matrix_view_edits_and_highlights(qtbot):
     m = MatrixView("M", editable=True)
     qtbot.addWidget(m)
     m.set_data(np.eye(2), ["r0", "r1"], ["c0", "c1"])
-    with qtbot.waitSignal(m.edited) as edited:
+    with qtbot.waitSignal(m.edited, timeout=patience_ms(5)) as edited:
         assert m.model.setData(m.model.index(1, 0), "7")
     assert edited.args == [1, 0, 7.0]
-    with qtbot.waitSignal(m.invalidEdit) as refused:
+    with qtbot.waitSignal(m.invalidEdit, timeout=patience_ms(5)) as refused:
         assert not m.model.setData(m.model.index(0, 1), "nan")
     assert "M[r0, 1]" in refused.args[0]
     m.highlight(rows=[1])
@@ -187,7 +188,7 @@ def test_heatmap_thins_tick_labels_to_the_space_it_has(qtbot):
     shown = [label for _, label in h.plot.getAxis("top")._tickLevels[0]]
     assert 1 < len(shown) < 60 and shown[0] == "token0"
     h.resize(3000, 3000)
-    qtbot.waitUntil(lambda: len(h.plot.getAxis("top")._tickLevels[0]) > len(shown))
+    qtbot.waitUntil(lambda: len(h.plot.getAxis("top")._tickLevels[0]) > len(shown), timeout=patience_ms(5))
 
 
 def test_heatmap_without_labels_for_small_multiples(qtbot):
@@ -258,7 +259,7 @@ def test_a_long_title_wraps_when_its_plot_is_narrow_and_its_row_grows(qtbot):
     qtbot.addWidget(view)
     view.resize(1200, 300)
     view.show()
-    qtbot.waitUntil(lambda: view.getPlotItem().titleLabel.size().width() > 800)
+    qtbot.waitUntil(lambda: view.getPlotItem().titleLabel.size().width() > 800, timeout=patience_ms(5))
     item = view.getPlotItem()
     one_line = item.titleLabel.item.boundingRect().height()
     assert item.titleLabel.item.textWidth() < 0  # room enough: one line
@@ -267,7 +268,7 @@ def test_a_long_title_wraps_when_its_plot_is_narrow_and_its_row_grows(qtbot):
     assert view.minimumWidth() >= characters
     view.resize(view.minimumWidth(), 300)
     label = item.titleLabel
-    qtbot.waitUntil(lambda: label.size().height() >= 2 * one_line)
+    qtbot.waitUntil(lambda: label.size().height() >= 2 * one_line, timeout=patience_ms(5))
     text = label.item
     inked = label.mapRectFromItem(text, text.boundingRect())
     assert inked.left() >= -0.5 and inked.right() <= label.size().width() + 0.5
@@ -275,11 +276,11 @@ def test_a_long_title_wraps_when_its_plot_is_narrow_and_its_row_grows(qtbot):
     assert label.size().height() >= item.titleLabel.item.boundingRect().height() - 0.5  # the row grew
     assert item.vb.sceneBoundingRect().top() >= label.sceneBoundingRect().bottom() - 0.5
     item.setTitle("Short")  # a new title measures again, on one line
-    qtbot.waitUntil(lambda: label.size().height() < 1.5 * one_line)
+    qtbot.waitUntil(lambda: label.size().height() < 1.5 * one_line, timeout=patience_ms(5))
     item.setTitle(title)
-    qtbot.waitUntil(lambda: label.size().height() >= 2 * one_line)
+    qtbot.waitUntil(lambda: label.size().height() >= 2 * one_line, timeout=patience_ms(5))
     item.setTitle("")  # an empty title leaves pyqtgraph's row, not the wrapped height
-    qtbot.waitUntil(lambda: label.size().height() <= 30)
+    qtbot.waitUntil(lambda: label.size().height() <= 30, timeout=patience_ms(5))
 
 
 def test_a_plot_keeps_room_for_its_legend(qtbot):
@@ -290,7 +291,7 @@ def test_a_plot_keeps_room_for_its_legend(qtbot):
     view.resize(900, 400)
     view.show()
     legend = view.getPlotItem().legend
-    qtbot.waitUntil(lambda: view.getPlotItem().vb.minimumWidth() >= legend.width())
+    qtbot.waitUntil(lambda: view.getPlotItem().vb.minimumWidth() >= legend.width(), timeout=patience_ms(5))
     view.resize(view.minimumWidth(), view.minimumHeight())
     QApplication.processEvents()
     seen = view.mapToScene(view.viewport().rect()).boundingRect().adjusted(-1, -1, 1, 1)
@@ -576,7 +577,7 @@ def test_a_heatmap_labels_every_column_when_each_pair_of_neighbours_fits(qtbot):
         QApplication.processEvents()
     margin = h.width() - h.plot.vb.width()  # measured once laid out
     h.resize(round(8 * cell + margin + 1), 400)
-    qtbot.waitUntil(lambda: abs(h.plot.vb.width() / 8 - cell) < 2)
+    qtbot.waitUntil(lambda: abs(h.plot.vb.width() / 8 - cell) < 2, timeout=patience_ms(5))
     QApplication.processEvents()
     assert [label for _, label in h.plot.getAxis("top")._tickLevels[0]] == labels
     drawn = drawn_tick_labels(h.plot.getAxis("top"))

@@ -11,6 +11,8 @@ from app.panels import PANELS, entry_of
 from app.panels.base import Panel
 from app.settings import settings
 from resources import lesson_text
+from tests.app.conftest import idle
+from tests.waits import patience_ms
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +72,10 @@ def test_lesson_pane_follows_the_step_at_any_text_size(window, qtbot):
         window.set_font_scale(scale)
         for step in (1, 2):
             panel.set_step(step)
-            qtbot.waitUntil(lambda s=step: bar.value() == min(int(heading_top(window, s)), bar.maximum()))
+            qtbot.waitUntil(
+                lambda s=step: bar.value() == min(int(heading_top(window, s)), bar.maximum()),
+                timeout=patience_ms(5),
+            )
     window.lesson_action.trigger()
     assert not window.lesson.isVisible()
 
@@ -239,21 +244,20 @@ def test_about_says_what_is_read_and_written_and_that_it_is_offline():
 @pytest.mark.models
 def test_a_head_opens_in_inside_a_head_in_one_click(window, tmp_path):
     """From Inside a decoder's ranking to Inside a head: the same model, prompt, layer and head."""
-    from app import worker
     from tests.tiny_models import save_tiny_llama
 
     folder = str(save_tiny_llama(tmp_path / "tiny"))
     decoder = window.show_panel("inside_decoder")
     decoder.use_model(folder)
-    worker.wait_idle()
+    idle()
     decoder.knock.prompt.setText("the cat sat on the mat because the cat")
     decoder.rank.target.setText(" cat")
     decoder.set_step(1)
-    worker.wait_idle()
+    idle()
     cell = decoder.rank.top_head()
     assert cell is not None and f"position {cell['key']})" in decoder.rank.result.looking.what
     decoder.rank.inside_button.click()
-    worker.wait_idle()
+    idle()
     head = window.current()
     assert window.current() is window.panels["inside_head"] and head.step == 0
     state = head.live.state

@@ -13,6 +13,7 @@ from app.commands.bench import HEADER
 from app.main import main
 from core import bench
 from core.bench_device import cuda_available
+from tests.waits import patience
 
 SMALL = ["--lengths", "64", "128", "--heads", "2", "--head-dim", "16", "--repeats", "3"]
 
@@ -190,6 +191,8 @@ def test_torch_cuda_toolkit_warning_stays_off_stderr():
         "ext.logger.error('an error still shows')\n"
     )
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=patience(300)
+    )
     assert out.returncode == 0, out.stderr
     assert "No CUDA runtime" not in out.stderr and "an error still shows" in out.stderr

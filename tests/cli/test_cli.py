@@ -7,6 +7,7 @@ import pytest
 
 import core
 from app.main import main
+from tests.waits import patience
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -14,7 +15,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def run_cli(*args):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     return subprocess.run(
-        [sys.executable, "-m", "app", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=patience(300),
     )
 
 

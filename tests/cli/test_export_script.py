@@ -8,6 +8,7 @@ import numpy as np
 from app.main import main
 from app.panels.qkv.state import QKVState, compute_qkv
 from tests.app.test_export_scripts import printed_numbers, unprinted
+from tests.waits import patience
 
 
 def export(capsys, *argv) -> tuple[int, str]:
@@ -16,7 +17,7 @@ def export(capsys, *argv) -> tuple[int, str]:
 
 
 def run_script(path) -> str:
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=patience(120))
     assert done.returncode == 0, done.stderr
     return done.stdout
 

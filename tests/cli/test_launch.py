@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from app import qt_platform
+from tests.waits import patience
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the check is for Linux")
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "XDG_SESSION_TYPE")
 
 
-def launch(timeout=120, **env):
+def launch(**env):
     """``attention-lab --exit-after-paint`` in a fresh process with only ``env`` for the display."""
     base = {k: v for k, v in os.environ.items() if k not in DISPLAY_VARIABLES}
     return subprocess.run(
@@ -27,7 +28,7 @@ def launch(timeout=120, **env):
         capture_output=True,
         text=True,
         env=base | env,
-        timeout=timeout,
+        timeout=patience(120),
     )
 
 
@@ -97,7 +98,7 @@ def test_a_real_x_server_paints_or_names_what_is_missing():
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + patience(10)
         while not Path(f"/tmp/.X11-unix/X{number}").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         with socket.socket(socket.AF_UNIX) as s:
@@ -109,4 +110,4 @@ def test_a_real_x_server_paints_or_names_what_is_missing():
             assert "apt-get install" in one_line_refusal(out)
     finally:
         server.terminate()
-        server.wait(10)
+        server.wait(patience(10))

@@ -11,6 +11,7 @@ import pytest
 
 from app.commands.progress import HEARTBEAT_LINE
 from app.main import main
+from tests.waits import patience
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,7 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def piped(*args):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     return subprocess.run(
-        [sys.executable, "-m", "app", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=patience(300),
     )
 
 

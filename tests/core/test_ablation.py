@@ -14,6 +14,7 @@ from core.ablation_ranking import (
 )
 from core.decoder import cache_argument
 from tests.tiny_models import LLAMA_PROMPT as PROMPT
+from tests.waits import patience
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
@@ -360,7 +361,7 @@ def test_hooks_act_only_in_the_thread_that_installed_them(llama, ids):
         knocked = run(model, ids)[0]
         other = threading.Thread(target=lambda: seen.update(logits=run(model, ids)[0]))
         other.start()
-        other.join()
+        other.join(patience(60))
         outputs = head_outputs(model, ids)  # recording hooks, too, stay in their thread
     np.testing.assert_array_equal(seen["logits"], clean)
     assert np.abs(knocked - clean).max() > 1e-4

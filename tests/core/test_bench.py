@@ -24,6 +24,7 @@ from core.bench import (
 from core.bench_device import cuda_available
 from core.bench_runners import IMPLEMENTATIONS, Problem, Refused, prepare_flex
 from core.masks import causal, sliding_window
+from tests.waits import patience
 
 TOLERANCE = {"fp64": 1e-10, "fp32": 2e-5, "fp16": 1e-2, "bf16": 6e-2}
 QUICK = {"warmup": 0, "repeats": 3, "budget_s": 0.05}
@@ -162,7 +163,7 @@ def test_the_first_point_in_a_fresh_thread_counts_its_scores():
         found = []
         thread = threading.Thread(target=lambda: found.extend(run_benchmark(cfg).results))
         thread.start()
-        thread.join()
+        thread.join(patience(120))
         (r,) = found
         return r.peak_bytes
 
@@ -189,7 +190,8 @@ def test_measuring_memory_leaves_other_threads_numpy_alone():
             np.isclose(seen, ticks[:, np.newaxis], rtol=0, atol=1e-3)
     finally:
         stop.set()
-        thread.join()
+        thread.join(patience(60))
+    assert not thread.is_alive()
 
 
 def test_numpy_tiled_runs_in_fp64_and_agrees():

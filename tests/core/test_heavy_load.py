@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from core import heavy_load
+from tests.waits import patience
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,16 +70,16 @@ def test_the_collector_stays_paused_until_the_last_of_two_parallel_calls_ends():
 
     def waits():
         started.set()
-        may_end.wait(10)
+        may_end.wait(patience(10))
 
     other = threading.Thread(target=heavy_load.run_frozen, args=(waits,))
     other.start()
-    started.wait(10)
+    assert started.wait(patience(10))
     heavy_load.run_frozen(build, 10)
     assert not gc.isenabled()  # the other call still runs
     may_end.set()
-    other.join(10)
-    assert gc.isenabled()
+    other.join(patience(10))
+    assert not other.is_alive() and gc.isenabled()
 
 
 def test_a_collector_switched_off_by_the_caller_stays_off():
@@ -101,7 +102,9 @@ def test_torch_library_is_found_without_importing_torch():
 
 def run_fresh(code: str) -> list[str]:
     """Run ``code`` in a fresh interpreter (imports and freezes happen once per process)."""
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=patience(300)
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 

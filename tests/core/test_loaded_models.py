@@ -8,6 +8,7 @@ import pytest
 from core import models
 from core.loaded_models import LoadedModels
 from tests.tiny_models import save_tiny_gpt2, save_tiny_llama
+from tests.waits import patience
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -53,7 +54,7 @@ def test_callers_in_several_threads_share_one_load(folders, loads):
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(patience(60))
     assert loads == [folders[1]] and len(got) == 4 and all(m is got[0] for m in got)
 
 

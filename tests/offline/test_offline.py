@@ -27,6 +27,7 @@ import pytest
 
 from core.models import smollm2
 from tests.tiny_models import save_tiny_decoder, save_tiny_llama
+from tests.waits import patience
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -61,7 +62,7 @@ def offline(tmp_path_factory):
         log.unlink(missing_ok=True)
         out = subprocess.run(
             [sys.executable, *command, *args], cwd=ROOT, env=env, capture_output=True, text=True,
-            timeout=300,
+            timeout=patience(300),
         )  # fmt: skip
         return out.returncode, out.stdout, out.stderr, log.read_text() if log.exists() else ""
 
