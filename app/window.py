@@ -15,7 +15,7 @@ import logging
 from importlib.resources import files
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence, QTextOption
+from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -24,13 +24,13 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QSplitter,
-    QTextBrowser,
 )
 
 import app.shutdown  # noqa: F401  (registers the exit hook that deletes windows in order)
 from app import log_file, worker
 from app.about import about_html
 from app.classroom import Classroom
+from app.lesson_pane import LessonPane
 from app.panels import PANELS, PanelEntry
 from app.panels.base import HEAD_PANEL, Panel
 from app.reveal import Reveal
@@ -408,39 +408,3 @@ class MainWindow(QMainWindow):
         self.save_state()
         worker.cancel_all()
         super().closeEvent(event)
-
-
-class LessonPane(QTextBrowser):
-    """The lesson text, kept at the current step's section (its (step+1)-th level-2 heading at the
-    top), also when the text reflows because the pane's width or the text size changed."""
-
-    def __init__(self):
-        super().__init__()
-        self.section = 0
-        self.setOpenExternalLinks(True)
-        self.setWordWrapMode(QTextOption.WrapMode.WordWrap)  # a narrow table column keeps its words whole
-
-    def show_section(self, step: int) -> None:
-        self.section = step
-        QTimer.singleShot(0, self._scroll)  # after the events in flight (a font change re-lays the text out)
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        if event.size().width() != event.oldSize().width():
-            QTimer.singleShot(0, self._scroll)
-
-    def _scroll(self) -> None:
-        """Bring the heading of ``section`` to the top."""
-        doc, seen = self.document(), -1
-        doc.documentLayout().documentSize()  # lays the whole text out, so block positions are current
-        block = doc.begin()
-        while block.isValid():
-            if block.blockFormat().headingLevel() == 2:
-                seen += 1
-                if seen == self.section:
-                    top = doc.documentLayout().blockBoundingRect(block).top()
-                    self.verticalScrollBar().setValue(int(top))
-                    return
-            block = block.next()
-        if self.section == 0:
-            self.verticalScrollBar().setValue(0)

@@ -275,7 +275,7 @@ def step_problems(window, key: str, step: int) -> list[str]:
             break
     window.fit_side_columns()  # as for a fresh window: the result does not depend on earlier steps
     settle(window, panel)
-    found = problems(panel, step) + plot_problems(panel) + navigation_cuts(window)
+    found = problems(panel, step) + plot_problems(panel) + navigation_cuts(window) + lesson_problems(window)
     handles = window.splitter.handleWidth() * (window.splitter.count() - 1)
     room = PROJECTOR[0] - window.nav.width() - window.lesson.minimumWidth() - handles
     needed = window.panel_area.minimumSizeHint().width()  # the panel, and room for a scroll bar
@@ -288,6 +288,38 @@ def step_problems(window, key: str, step: int) -> list[str]:
     if tall > PROJECTOR[1]:  # the screen would cut the bottom off
         found.append(f"the window needs {tall} px of height, more than the {PROJECTOR[1]} px of the screen")
     return [f"step {step + 1} ({panel.steps[step]}): {p}" for p in found]
+
+
+def heading(pane, section: int):
+    """The block of the lesson's (section+1)-th level-2 heading, or None."""
+    block, seen = pane.document().begin(), -1
+    while block.isValid():
+        seen += block.blockFormat().headingLevel() == 2
+        if seen == section and block.blockFormat().headingLevel() == 2:
+            return block
+        block = block.next()
+    return None
+
+
+def lesson_problems(window) -> list[str]:
+    """What the lesson pane cuts off: text past its right edge, or the current step's heading
+    away from the top (the pane opened mid-section)."""
+    pane = window.lesson
+    found = []
+    if pane.document().size().width() > pane.viewport().width() or pane.horizontalScrollBar().maximum():
+        found.append(
+            f"the lesson pane cuts its text at the right: {pane.document().size().width():.0f} px "
+            f"wide, {pane.viewport().width()} px shown"
+        )
+    block = heading(pane, window.current().step)
+    if block is not None:
+        top = pane.document().documentLayout().blockBoundingRect(block).top()
+        if abs(top - pane.verticalScrollBar().value()) > 1:
+            found.append(
+                f"the lesson pane shows {top - pane.verticalScrollBar().value():.0f} px above "
+                f"the heading {block.text()!r}, not the heading at its top"
+            )
+    return found
 
 
 @pytest.mark.parametrize("cls", PANELS, ids=[cls.key for cls in PANELS])
@@ -418,28 +450,75 @@ def test_styled_widgets_follow_the_text_size_when_it_changes(window):
     assert not stuck, f"at {size:.1f} pt:\n" + "\n".join(stuck)
 
 
-def test_the_lesson_pane_keeps_the_words_of_a_narrow_table_whole(qtbot):
-    """A table column narrower than its words wrapped them mid-word ("entr opy", "suitcas e")."""
-    from app.window import LessonPane
-
-    pane = LessonPane()
-    qtbot.addWidget(pane)
-    pane.setMarkdown(
-        "| head | entropy of a row | suitcase |\n|---|---|---|\n"
-        "| layer 4, head 2 | mean entropy | suitcase suitcase |\n"
-    )
-    pane.resize(120, 300)  # narrower than the table's words
-    pane.show()
-    QApplication.processEvents()
-    doc = pane.document()
-    doc.documentLayout().documentSize()  # lay it all out
-    (table,) = doc.rootFrame().childFrames()
+def split_words(table) -> list[str]:
+    """The words of ``table``'s cells that its lines break inside, as "wo|rd"."""
     split = []
     for row, column in itertools.product(range(table.rows()), range(table.columns())):
         block = table.cellAt(row, column).firstCursorPosition().block()
         text, layout = block.text(), block.layout()
         for k in range(layout.lineCount()):
             end = layout.lineAt(k).textStart() + layout.lineAt(k).textLength()
-            if 0 < end < len(text) and text[end - 1] != " " and text[end] != " ":
+            # a line may end at a space or at a zero-width break (between the parts of code)
+            if 0 < end < len(text) and not {text[end - 1], text[end]} & {" ", "\u200b"}:
                 split.append(f"{text[:end]}|{text[end:]}")
-    assert not split, split
+    return split
+
+
+NARROW_TABLE = (
+    "| head | entropy of a row | suitcase |\n|---|---|---|\n"
+    "| layer 4, head 2 | mean entropy | suitcase suitcase |\n"
+)
+
+
+def lesson_pane(qtbot, markdown: str, width: int):
+    from app.window import LessonPane
+
+    pane = LessonPane()
+    qtbot.addWidget(pane)
+    pane.setMarkdown(markdown)
+    pane.resize(width, 300)
+    pane.show()
+    for _ in range(3):
+        QApplication.processEvents()
+    pane.document().documentLayout().documentSize()  # lay it all out
+    return pane
+
+
+def test_the_lesson_pane_keeps_the_words_of_a_narrow_table_whole(qtbot):
+    """A table column narrower than its words wrapped them mid-word ("entr opy", "suitcas e"),
+    where tighter cells and a smaller font let them fit."""
+    pane = lesson_pane(qtbot, NARROW_TABLE, 230)
+    (table,) = pane.document().rootFrame().childFrames()
+    assert not split_words(table)
+    assert pane.document().size().width() <= pane.viewport().width()
+
+
+def test_the_lesson_pane_breaks_words_rather_than_cut_them_off(qtbot):
+    """Narrower than a table's words, or than a heading's word at lecture size: the words break,
+    nothing runs past the pane's right edge (which cut "dow" of a table and a code span), and a
+    table whose words fit keeps them whole."""
+    pane = lesson_pane(qtbot, NARROW_TABLE, 120)
+    assert pane.document().size().width() <= pane.viewport().width()
+    assert pane.horizontalScrollBar().maximum() == 0
+    markdown = "# Unbreakablewordinaheading\n\nSee `torch.cuda.max_memory_allocated`.\n\n" + NARROW_TABLE
+    pane = lesson_pane(qtbot, markdown, 240)
+    assert pane.document().size().width() <= pane.viewport().width()
+    (table,) = pane.document().rootFrame().childFrames()
+    assert not split_words(table)
+
+
+def test_the_lesson_pane_brings_every_sections_heading_to_the_top(qtbot):
+    """The last sections are short: the pane stopped at the end of the text with their heading
+    halfway down, under the end of the section before."""
+    long = "A line of the lesson that is long enough to wrap in a narrow pane. " * 12
+    markdown = f"# Lesson\n\n{long}\n\n## One\n\n{long}\n\n## Two\n\n{long}\n\n## Three\n\nShort.\n"
+    pane = lesson_pane(qtbot, markdown, 260)
+    for section in (2, 0, 1, 2):
+        pane.show_section(section)
+        block = heading(pane, section)
+        qtbot.waitUntil(
+            lambda b=block: (
+                pane.verticalScrollBar().value()
+                == round(pane.document().documentLayout().blockBoundingRect(b).top())
+            )
+        )
