@@ -9,6 +9,7 @@ with the cells (up to MAX_TEXT_SCALE times the text size).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
 
@@ -36,9 +37,16 @@ class Heatmap(OwnHeight, QWidget):
     """``set_data(values, row_labels, col_labels, levels)``; hover shows ``describer(i, j)``.
 
     Tick labels are thinned out to what fits the view, and to at most max_ticks per axis (the
-    hover readout still names every cell). labels=False drops the tick labels and the readout
-    line, for small multiples. ``rows`` and ``cols`` name what the rows and columns count (axis
-    titles beside the tick labels, e.g. "layer" with rows labelled 1, 2, 3).
+    hover readout still names every cell). ``row_ticks`` and ``col_ticks`` (set_data) label the
+    axes in place of the readout's ``row_labels`` and ``col_labels`` (a token without its position
+    number, a layer's number under an axis titled "layer": ``axis_titles``, which replace ``rows``
+    and ``cols`` as the axes' titles, not in the readout).
+    ``key_cols`` are the columns a step is about (Patching: the positions where the two prompts
+    differ, and the last): they are labelled first, with a short label where the whole one does
+    not fit, and every other column where its label fits between them. labels=False drops the
+    tick labels and the readout line, for small multiples. ``rows`` and ``cols`` name what the
+    rows and columns count (axis titles beside the tick labels, e.g. "layer" with rows labelled
+    1, 2, 3).
 
     Signals: hovered(i, j) and clicked(i, j) with the cell under the mouse.
 
@@ -61,6 +69,7 @@ class Heatmap(OwnHeight, QWidget):
         max_cell_texts: int = MAX_CELL_TEXTS,
         rows: str = "",
         cols: str = "",
+        axis_titles: tuple[str, str] | None = None,
         parent=None,
     ):
         super().__init__(parent)
@@ -72,10 +81,13 @@ class Heatmap(OwnHeight, QWidget):
         self.levels = (0.0, 1.0)
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
+        self.row_ticks: list[str] = []  # the row labels on the axis
+        self.col_ticks: list[str] = []  # the column labels on the axis
+        self.key_cols: dict[int, str] = {}  # labelled before any other column -> its short label
         self.describer: Callable[[int, int], str] | None = None
         self.ticks_key: tuple = ()  # labels and strides the axes show now
         self.widest: tuple = ((), np.zeros(0))  # ((font key, column labels), each label's pixels)
-        self.options = (title, colorbar, labels, rows, cols)  # what _build needs
+        self.options = (title, colorbar, labels, *(axis_titles or (rows, cols)))  # what _build needs
         self.viewport_watchers: list[QObject] = []  # event filters for the view's viewport
         self.readout = note(" ")  # names tokens, which may be long
         layout = QVBoxLayout(self)
@@ -159,9 +171,15 @@ class Heatmap(OwnHeight, QWidget):
         col_labels: Sequence[str] | None = None,
         levels: tuple[float, float] | None = None,
         texts: np.ndarray | None = None,
+        row_ticks: Sequence[str] | None = None,
+        col_ticks: Sequence[str] | None = None,
+        key_cols: dict[int, str] | None = None,
     ) -> None:
         """Show ``values`` (n_rows, n_cols); −inf/NaN cells are drawn empty. ``texts`` (n_rows,
-        n_cols) of str, when given, are written into the cells instead of the numbers."""
+        n_cols) of str, when given, are written into the cells instead of the numbers.
+        ``row_ticks``, ``col_ticks``: the labels on the axes (default: ``row_labels``,
+        ``col_labels``, which the readout and exports use). ``key_cols``:
+        column -> its short label, labelled first in this order; then every other one that fits."""
         values = np.asarray(values, dtype=np.float64)
         if values.ndim != 2:
             raise ValueError(f"A heatmap needs a 2-D matrix, got shape {values.shape}.")
@@ -172,6 +190,9 @@ class Heatmap(OwnHeight, QWidget):
         self.texts = None if texts is None else [str(t) for t in np.asarray(texts, dtype=object).ravel()]
         self.row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n)]
         self.col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(m)]
+        self.row_ticks = list(row_ticks) if row_ticks is not None else self.row_labels
+        self.col_ticks = list(col_ticks) if col_ticks is not None else self.col_labels
+        self.key_cols = {int(j): str(short) for j, short in (key_cols or {}).items() if 0 <= j < m}
         self.levels = levels if levels is not None else default_levels(values, self.signed)
         if not self.built:  # not built yet: shown when built
             self.updateGeometry()
@@ -186,10 +207,10 @@ class Heatmap(OwnHeight, QWidget):
         self.image.setRect(QRectF(0, 0, m, n))
         if self.colorbar is not None and (reshaped or new_levels):
             self.colorbar.setLevels(self.levels)  # a new range makes its axis lay out again
-        self._set_ticks()
         if reshaped:
             self.plot.setRange(xRange=(0, m), yRange=(0, n), padding=0.02)
             self.updateGeometry()
+        self._set_ticks()  # after the range: key columns are placed where the cells are
         self._update_texts()
 
     def sizeHint(self) -> QSize:
@@ -215,7 +236,8 @@ class Heatmap(OwnHeight, QWidget):
     def clear(self) -> None:
         """Show no matrix, as before the first ``set_data`` (nothing to show yet)."""
         self.values = np.zeros((0, 0))
-        self.row_labels, self.col_labels = [], []
+        self.row_labels, self.col_labels, self.key_cols = [], [], {}
+        self.row_ticks, self.col_ticks = [], []
         self.readout.setText(" ")
         if not self.built:
             return
@@ -280,23 +302,44 @@ class Heatmap(OwnHeight, QWidget):
         font = self.plot.getAxis("top").style.get("tickFont") or self.font()
         metrics = QFontMetrics(font)
         size = self.plot.vb.size()
-        if self.widest[0] != (font.key(), self.col_labels):  # measuring 500 labels takes ~6 ms
-            widths = [metrics.horizontalAdvance(tick_label(c)) for c in self.col_labels]
-            self.widest = ((font.key(), self.col_labels), np.array(widths, dtype=float))
+        if self.widest[0] != (font.key(), self.col_ticks):  # measuring 500 labels takes ~6 ms
+            widths = [metrics.horizontalAdvance(tick_label(c)) for c in self.col_ticks]
+            self.widest = ((font.key(), self.col_ticks), np.array(widths, dtype=float))
         n, m = len(self.row_labels), len(self.col_labels)
         cap = (max(1, int(np.ceil(n / self.max_ticks))), max(1, int(np.ceil(m / self.max_ticks))))
         row_stride = max(cap[0], _stride(n, size.height(), metrics.height()))
-        col_stride = max(cap[1], _label_stride(self.widest[1], size.width(), metrics.averageCharWidth()))
-        key = (self.row_labels, self.col_labels, row_stride, col_stride)
+        gap = metrics.averageCharWidth()
+        if self.key_cols:
+            x0, x1 = self.plot.vb.viewRange()[0]
+            cell = size.width() / (x1 - x0) if x1 > x0 else 0.0
+            centres = (np.arange(m) + 0.5 - x0) * cell
+            reach = self._label_reach()
+            room = (-reach, size.width() + reach)
+            short = {k: (text, metrics.horizontalAdvance(text)) for k, text in self.key_cols.items()}
+            labels = [tick_label(c) for c in self.col_ticks]
+            columns = _fitting_labels(labels, self.widest[1], centres, room, gap, short, self.max_ticks)
+        else:
+            col_stride = max(cap[1], _label_stride(self.widest[1], size.width(), gap))
+            columns = tuple((k, tick_label(self.col_ticks[k])) for k in range(0, m, col_stride))
+        key = (self.row_ticks, self.col_ticks, row_stride, columns)
         if key == self.ticks_key:
             return
         self.ticks_key = key
+        rows = [[(k + 0.5, tick_label(self.row_ticks[k])) for k in range(0, n, row_stride)]]
+        self.plot.getAxis("left").setTicks(rows)
+        self.plot.getAxis("top").setTicks([[(k + 0.5, text) for k, text in columns]])
 
-        def ticks(labels, stride):
-            return [[(k + 0.5, tick_label(labels[k])) for k in range(0, len(labels), stride)]]
-
-        self.plot.getAxis("left").setTicks(ticks(self.row_labels, row_stride))
-        self.plot.getAxis("top").setTicks(ticks(self.col_labels, col_stride))
+    def _label_reach(self) -> float:
+        """Pixels a column label may reach past the cells' ends: over the row labels' corner on
+        the left, over the colour bar's on the right (pyqtgraph drops a label that reaches
+        further), the narrower of the two."""
+        top = self.plot.getAxis("top")
+        beside = self.plot.getAxis("left").width() if self.plot.getAxis("left").isVisible() else 0.0
+        right = self.colorbar.width() if self.colorbar is not None else 0.0
+        reach = max(0.0, min(beside, right))
+        if top.style["hideOverlappingLabels"] != int(reach):
+            top.setStyle(hideOverlappingLabels=int(reach))
+        return float(int(reach))
 
     def _update_texts(self) -> None:
         """Write the numbers into the cells (small matrices only), in black or white for contrast."""
@@ -337,6 +380,52 @@ def _label_stride(widths: np.ndarray, pixels: float, gap: float) -> int:
         if np.all((kept[:-1] + kept[1:]) / 2 + gap <= stride * cell):
             return stride
     return most
+
+
+def _fitting_labels(
+    labels: Sequence[str],
+    widths: np.ndarray,
+    centres: np.ndarray,
+    room: tuple[float, float],
+    gap: float,
+    first: dict[int, tuple[str, float]],
+    most: int,
+) -> tuple[tuple[int, str], ...]:
+    """(column, label) of the columns to label, left to right: those of ``first`` (column ->
+    its short label and that label's pixels), all by their short labels, then each by its whole
+    label in ``first``'s order where that fits too; then every other column from the left by its
+    label. A label is kept only if it stays within ``room`` and ``gap`` pixels from every label
+    kept before it; at most ``most``. ``labels`` are ``widths`` pixels wide, centred on
+    ``centres``."""
+    kept: list[int] = []  # sorted by position
+    texts: dict[int, tuple[str, float]] = {}
+
+    def fits(k: int, width: float) -> bool:
+        half = width / 2
+        if centres[k] - half < room[0] or centres[k] + half > room[1]:
+            return False
+        at = bisect.bisect(kept, k)
+        near = kept[max(at - 1, 0) : at + 1]
+        return all(abs(centres[k] - centres[j]) >= half + texts[j][1] / 2 + gap for j in near)
+
+    def keep(k: int, text: str, width: float) -> bool:
+        if len(kept) >= most or not fits(k, width):
+            return False
+        bisect.insort(kept, k)
+        texts[k] = (text, width)
+        return True
+
+    for k, short in first.items():  # every key column labelled, if only by its number
+        keep(k, *short)
+    for k, short in first.items():  # then by its whole label where that fits
+        if k in texts:
+            kept.remove(k)
+            del texts[k]
+        keep(k, labels[k], widths[k]) or keep(k, *short)
+    for k in range(len(labels)):
+        if k not in texts:
+            keep(k, labels[k], widths[k])
+    return tuple((k, texts[k][0]) for k in kept)
 
 
 class CellTexts(pg.GraphicsObject):

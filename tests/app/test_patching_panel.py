@@ -97,3 +97,49 @@ def test_cancel_stops_the_sweep_and_leaves_the_model_clean(panel, llama_folder):
     panel.heads.cancel()
     idle(120)
     assert panel.heads.task is None and hooks(model.module) == before
+
+
+def drawn_labels(axis) -> list[str]:
+    """The tick labels ``axis`` draws (pyqtgraph drops one that would run past the axis' ends)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        painter.setFont(axis.style["tickFont"] or axis.font())
+        _, _, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in sorted(texts, key=lambda spec: spec[0].left())]
+
+
+@pytest.mark.parametrize("steps", [0, 2, 4], ids=["default text", "text+2", "text+4"])
+def test_the_stream_labels_the_changed_and_the_last_position(panel, qtbot, steps):
+    """Step 2 labelled every fourth position, from the first: the two bright columns (the changed
+    token, the last position) had no label. They are labelled first, by their tokens or else by
+    their numbers, in a panel as wide as a 1280 × 720 window gives it, at lecture text sizes too."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.panels.patching.sweep import position_ticks
+    from app.theme import style_plots
+    from app.window import SCALE_STEP
+
+    app = QApplication.instance()
+    normal = app.font()
+    try:
+        larger = app.font()
+        larger.setPointSizeF(normal.pointSizeF() * SCALE_STEP**steps)
+        app.setFont(larger)
+        panel.resize(860, 620)
+        settle(panel.set_step, 1)
+        style_plots(panel)
+        for _ in range(5):
+            QApplication.processEvents()
+        pair = panel.runs.result.pair
+        ticks = position_ticks(pair)
+        drawn = drawn_labels(panel.stream.map.plot.getAxis("top"))
+        for k in (*pair.differ, pair.length - 1):
+            assert ticks[k] in drawn or str(k + 1) in drawn, (k, ticks[k], drawn)
+        assert len(drawn) > len(pair.differ) + 1 or steps  # at the default size, other tokens too
+    finally:
+        app.setFont(normal)

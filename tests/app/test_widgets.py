@@ -582,3 +582,23 @@ def test_a_heatmap_labels_every_column_when_each_pair_of_neighbours_fits(qtbot):
     assert [label for _, label in h.plot.getAxis("top")._tickLevels[0]] == labels
     drawn = drawn_tick_labels(h.plot.getAxis("top"))
     assert len(drawn) == 8 and all(a.right() < b.left() for a, b in itertools.pairwise(drawn))
+
+
+def test_heatmap_key_columns_are_labelled_first_and_by_their_short_label_where_crowded():
+    """Columns a step is about get a label before the others, by their whole label in order where
+    it fits and by their short one where it would collide; the rest are labelled from the left
+    where they fit, none past the room's ends."""
+    from app.widgets.heatmap import _fitting_labels
+
+    labels = [f"token{k}" for k in range(10)]
+    widths, centres = np.full(10, 40.0), np.arange(10) * 10.0 + 5
+    key = {6: ("7", 8.0), 9: ("10", 14.0)}
+    kept = dict(_fitting_labels(labels, widths, centres, (-6.0, 116.0), 2.0, key, 64))
+    assert kept[6] == "token6" and kept[9] == "10"  # both labelled, the second by its number
+    width = {"token": 40.0, "7": 8.0, "10": 14.0}
+    placed = sorted(
+        (centres[k] - w / 2, centres[k] + w / 2) for k, t in kept.items() for w in [width.get(t, 40.0)]
+    )
+    assert all(a[1] + 2 <= b[0] for a, b in itertools.pairwise(placed))
+    assert 0 not in kept and 1 in kept  # the first label would reach past the room
+    assert all(lo >= -6 and hi <= 116 for lo, hi in placed)

@@ -72,8 +72,8 @@ class ApproxPage(SweepStep):
         what = self.what.currentData()
         approx, exact = self.grids.get("approx"), self.grids.get(what)
         estimate = None if approx is None else approx.grid(what)
-        show_grid(self.approx_map, estimate)
-        show_grid(self.exact_map, exact)
+        show_grid(self.approx_map, estimate, pair=r.pair)
+        show_grid(self.exact_map, exact, pair=r.pair)
         if estimate is None or exact is None or exact.raw.shape != estimate.raw.shape:
             self.points.setData(x=[], y=[])
             self.summary.setText("The exact grid is running…")

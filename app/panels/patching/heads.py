@@ -34,9 +34,9 @@ class HeadsPage(SweepStep):
     def __init__(self, live: Live, shared: dict | None = None):
         super().__init__(live, shared)
         self.head: tuple[int, int] | None = None  # chosen by a click; else the best by patching
-        self.heads_map = grid_map("Head outputs")
-        self.knock_map = grid_map("Knockout")
-        self.head_map = grid_map("One head")
+        self.heads_map = grid_map("Head outputs", layers=False)
+        self.knock_map = grid_map("Knockout", layers=False)
+        self.head_map = grid_map("One head", layers=False)
         self.status = note()
         self.compare = note(rich=True)
         controls = QFormLayout()
@@ -97,7 +97,7 @@ class HeadsPage(SweepStep):
         chosen = self.chosen(r)
         if chosen is not None:
             self.head_map.set_title(f"L{chosen[0] + 1} H{chosen[1] + 1} by position")
-        show_grid(self.head_map, one)
+        show_grid(self.head_map, one, pair=r.pair)
         self.status.setText(f"Heads: {self.progress_text(heads)}. Chosen head: {self.progress_text(one)}.")
         if heads is not None and knock is not None:
             by_patch, by_knock = top_heads(heads.values), top_heads(knock.drop)

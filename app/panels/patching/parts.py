@@ -36,7 +36,7 @@ class PartsPage(SweepStep):
 
     def show(self, r: PairResult) -> Notice:
         attn, mlp = self.grids.get("attn"), self.grids.get("mlp")
-        show_grid(self.attn_map, attn)
-        show_grid(self.mlp_map, mlp)
+        show_grid(self.attn_map, attn, pair=r.pair)
+        show_grid(self.mlp_map, mlp, pair=r.pair)
         self.status.setText(f"Attention: {self.progress_text(attn)}. MLP: {self.progress_text(mlp)}.")
         return None

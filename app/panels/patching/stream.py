@@ -18,7 +18,7 @@ from app.widgets.token_bars import TokenBars
 class StreamPage(SweepStep):
     def __init__(self, live: Live, shared: dict | None = None):
         super().__init__(live, shared)
-        self.map = grid_map("Clean stream copied in (0 = corrupted, 1 = clean)", "", "")
+        self.map = grid_map("Clean stream copied in (0 = corrupted, 1 = clean)")
         self.bars = TokenBars("Click a cell")
         self.status = note()
         self.picked = note()
@@ -29,7 +29,7 @@ class StreamPage(SweepStep):
             "at one position, after the embeddings (row 0) or after a layer. Watch the answer move "
             "from the changed token to the last position.",
             controls,
-            beside(self.map, self.bars, stretch=(3, 2)),
+            beside(self.map, self.bars, stretch=(2, 1)),
             (self.status, self.picked),
         )
         self.map.clicked.connect(self.pick)
@@ -42,7 +42,7 @@ class StreamPage(SweepStep):
 
     def show(self, r: PairResult) -> Notice:
         grid = self.grids.get("resid")
-        show_grid(self.map, grid)
+        show_grid(self.map, grid, pair=r.pair)
         self.status.setText(self.progress_text(grid))
         return None
 

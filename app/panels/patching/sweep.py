@@ -15,7 +15,7 @@ from app.panels.step import Notice, Step
 from app.widgets import Heatmap
 from app.widgets.token_bars import TokenBars
 from core.decoder import visible
-from core.patching import Grid
+from core.patching import Grid, PatchPair
 
 KEPT = 24  # whole grids kept for the steps to share
 DIRECTIONS = {"denoise": "denoise", "noise": "noise"}  # clean into corrupted; corrupted into clean
@@ -30,17 +30,51 @@ def direction_box(step: Step) -> QComboBox:
     return step.bind(box, "direction")
 
 
-def grid_map(title: str, rows: str = "", cols: str = "") -> Heatmap:
-    """A heatmap of normalised patching values: blue below 0, red towards 1 (the clean answer)."""
-    return Heatmap(title, signed=True, cell_text=False, rows=rows, cols=cols)
+def grid_map(title: str, layers: bool = True) -> Heatmap:
+    """A heatmap of normalised patching values: blue below 0, red towards 1 (the clean answer);
+    with ``layers``, its rows are layers, numbered on an axis titled "layer" (show_grid)."""
+    return Heatmap(title, signed=True, cell_text=False, axis_titles=("layer" if layers else "", ""))
 
 
-def show_grid(view: Heatmap, grid: Grid | None, rows=None, columns=None) -> None:
-    """``grid``'s normalised values (nan where not run yet) in ``view``; None clears it."""
+def show_grid(
+    view: Heatmap, grid: Grid | None, rows=None, columns=None, pair: PatchPair | None = None
+) -> None:
+    """``grid``'s normalised values (nan where not run yet) in ``view``; None clears it. When its
+    columns are ``pair``'s positions, the axis names each by its token (the readout adds its
+    number): the positions where the prompts differ and the last one first (the bright columns),
+    by their number where the token does not fit, the others where their tokens fit."""
     if grid is None:
         view.clear()
         return
-    view.set_data(grid.values, rows or grid.rows, columns or grid.columns, (-1.0, 1.0))
+    ticks, key = None, None
+    if pair is not None and columns is None and len(grid.columns) == pair.length:
+        ticks = position_ticks(pair)
+        key = {k: str(k + 1) for k in (*pair.differ, pair.length - 1)}
+    rows = rows or grid.rows
+    view.set_data(
+        grid.values,
+        rows,
+        columns or grid.columns,
+        (-1.0, 1.0),
+        row_ticks=layer_numbers(rows),
+        col_ticks=ticks,
+        key_cols=key,
+    )
+
+
+def layer_numbers(rows: tuple[str, ...]) -> tuple[str, ...]:
+    """Rows of layers by their numbers alone, the embeddings as 0, for a map whose axis is titled
+    "layer" (narrower labels leave the cells more width); other rows as they are."""
+    numbers = tuple("0" if row == "embeddings" else row.removeprefix("layer ") for row in rows)
+    return numbers if all(n.isdigit() for n in numbers) else rows
+
+
+def position_ticks(pair: PatchPair) -> list[str]:
+    """Each position's token as a tick label, "clean/corrupted" where the two differ."""
+    return [
+        visible(a) if a == b else f"{visible(a)}/{visible(b)}"
+        for a, b in zip(pair.clean_pieces, pair.corrupt_pieces, strict=True)
+    ]
 
 
 def show_top(view: TokenBars, top: list[tuple[str, float]]) -> None:
