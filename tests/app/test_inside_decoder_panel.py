@@ -303,3 +303,17 @@ def test_the_copy_boundary_sits_before_the_second_copys_first_target(panel):
     assert x[second][0] == 8  # target 8 is the second copy's first token, on the second copy's side
     assert y[second].mean() == pytest.approx(test.loss_second, rel=1e-6)
     assert y[~second].mean() == pytest.approx(test.loss_first, rel=1e-6)
+
+
+def test_the_rankings_progress_says_what_it_counts(panel, qtbot):
+    """Beside Cancel sat an empty box, the progress bar before the first ranking: it says the heads
+    are not ranked, that they are once the ranking lands, and when the target changed that they
+    are not ranked for the new settings."""
+    panel.set_step(1)
+    bar = panel.rank.progress
+    qtbot.waitUntil(bar.isVisible)
+    assert bar.text() == "not ranked yet" and bar.toolTip()
+    settle(panel.rank.rank_button.click)
+    assert bar.text() == "every head ranked" and bar.value() == bar.maximum() > 1
+    settle(panel.rank.target.setText, " cat")
+    assert bar.text() == "not ranked for these settings"

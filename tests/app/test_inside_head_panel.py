@@ -138,3 +138,39 @@ def test_gemma2s_caps_are_shown_where_they_apply(panel, tmp_path):
     assert "before the cap" in panel.message.text()
     panel.set_step(3)
     assert "cap" in panel.message.text()
+
+
+def blank_beside(button) -> list[str]:
+    """The widgets in ``button``'s row that show nothing a user can read: a progress bar with no
+    text, a text field with neither text nor a placeholder."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLineEdit, QProgressBar, QWidget
+
+    parent, row = button.parentWidget(), button.geometry()
+    blank = []
+    for w in parent.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
+        if w is button or not w.isVisibleTo(parent):
+            continue
+        if w.geometry().top() > row.bottom() or w.geometry().bottom() < row.top():
+            continue
+        if isinstance(w, QProgressBar) and not w.text().strip():
+            blank.append(f"an empty progress bar at x = {w.x()}")
+        elif isinstance(w, QLineEdit) and not (w.text() or w.placeholderText()).strip():
+            blank.append(f"an empty text field at x = {w.x()}")
+    return blank
+
+
+def test_the_knockout_progress_says_what_it_counts(panel, qtbot):
+    """Beside "Knock out each head" sat an empty box: the progress bar before its first run. It
+    says the knock-out has not run, how far it is, that it is done, and when the prompt changed
+    that it has not run for the new settings."""
+    panel.set_step(3)
+    button, bar = panel.direct.rank_button, panel.direct.progress
+    qtbot.waitUntil(button.isVisible)
+    assert not blank_beside(button), blank_beside(button)
+    assert bar.text() == "not run yet" and bar.toolTip()
+    settle(button.click)
+    assert bar.text() == "every head knocked out" and bar.value() == bar.maximum()
+    settle(panel.prompt.setText, PROMPT + " sat")
+    assert bar.text() == "not run for these settings"
+    assert not blank_beside(button)

@@ -143,3 +143,48 @@ def test_the_stream_labels_the_changed_and_the_last_position(panel, qtbot, steps
         assert len(drawn) > len(pair.differ) + 1 or steps  # at the default size, other tokens too
     finally:
         app.setFont(normal)
+
+
+def blank_beside(button) -> list[str]:
+    """The widgets in ``button``'s row that show nothing a user can read: a progress bar with no
+    text, a text field with neither text nor a placeholder."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLineEdit, QProgressBar, QWidget
+
+    parent, row = button.parentWidget(), button.geometry()
+    blank = []
+    for w in parent.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
+        if w is button or not w.isVisibleTo(parent):
+            continue
+        if w.geometry().top() > row.bottom() or w.geometry().bottom() < row.top():
+            continue
+        if isinstance(w, QProgressBar) and not w.text().strip():
+            blank.append(f"an empty progress bar at x = {w.x()}")
+        elif isinstance(w, QLineEdit) and not (w.text() or w.placeholderText()).strip():
+            blank.append(f"an empty text field at x = {w.x()}")
+    return blank
+
+
+def test_the_sweeps_progress_says_what_it_counts_before_and_after(qtbot, tmp_path, monkeypatch):
+    """Beside "Cancel the sweep" sat an empty box, the progress bar before its first sweep (here:
+    no model yet, as while SmolLM2 is being added): it says no sweep ran, then how it went."""
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))  # an empty data folder: no SmolLM2
+    p = PatchingPanel()
+    qtbot.addWidget(p)
+    p.resize(1300, 850)
+    p.show()
+    idle()
+    for step, page in enumerate(p.sweeps(), 1):
+        p.set_step(step)
+        qtbot.waitUntil(lambda page=page: page.cancel_button.isVisible())
+        assert not blank_beside(page.cancel_button), (step, blank_beside(page.cancel_button))
+        assert page.progress.text() == "no sweep yet" and page.progress.toolTip()
+
+
+def test_a_finished_or_cancelled_sweep_says_so(panel):
+    settle(panel.set_step, 1)
+    assert panel.stream.progress.text() == "sweep done"
+    panel.set_step(3)
+    panel.heads.cancel()
+    assert panel.heads.progress.text().startswith("stopped at")
+    idle(120)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QPushButton, QWidget
 
 from app import worker
 from app.panels.inside_decoder import scripts
@@ -20,6 +20,7 @@ from app.panels.inside_decoder.views import (
 )
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
+from app.widgets.progress import RunProgress
 from app.widgets.text import note
 from core.ablation_ranking import AblationRanking
 from core.head_analysis import HeadRanking
@@ -47,7 +48,12 @@ class RankPage(Step):
         self.first_note = first_token_note()
         self.rank_button = QPushButton("Rank all heads (knock each out)")
         self.cancel_button = QPushButton("Cancel")
-        self.progress = QProgressBar()
+        self.progress = RunProgress(
+            "not ranked yet",
+            "knocking out: layer %v of %m",
+            "every head ranked",
+            what="the knock-out runs, one per layer, that fill the map of drops",
+        )
         self.cancel_button.setEnabled(False)
         self.inside_button = QPushButton("Inside the top head…")
         self.inside_button.setToolTip("the head ranked first here, in the Inside a head panel")
@@ -87,7 +93,7 @@ class RankPage(Step):
         if self.ranking_task.running:
             return
         wanted = ranking_key(self.state)
-        self.progress.setValue(0)
+        self.progress.start()
         self.rank_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
 
@@ -130,10 +136,10 @@ class RankPage(Step):
     def _ended(self) -> None:
         self.rank_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
+        self.progress.stopped()  # cancelled or failed; a ranking that landed shows as done
 
     def _progressed(self, done: int, total: int) -> None:
-        self.progress.setMaximum(total)
-        self.progress.setValue(done)
+        self.progress.progressed(done, total)
 
     def cancel(self) -> None:
         if self.ranking_task.cancel():
@@ -147,6 +153,7 @@ class RankPage(Step):
         m = r.model
         fresh = self.ranking is not None and self.ranked_for == ranking_key(self.state)
         if fresh:
+            self.progress.finished()
             drop = self.ranking.drop
             reach = float(np.abs(drop).max()) or 1.0
             self.effect_map.set_scores(drop, (-reach, reach))
@@ -156,6 +163,9 @@ class RankPage(Step):
                 + top_list(self.ranking.ranking, "")
             )
         else:
+            if not self.ranking_task.running:
+                stale = self.ranking is not None  # ranked for another prompt, target, foil or ablation
+                self.progress.idle("not ranked for these settings" if stale else "not ranked yet")
             self.effect_map.set_scores(np.full((m.n_layers, m.n_heads), np.nan), (-1.0, 1.0))
             self.by_effect.setText(
                 "<b>By effect</b>: press the button to test all "

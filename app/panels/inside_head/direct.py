@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtWidgets import QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QVBoxLayout
 
 from app import worker
 from app.panels.inside_head import scripts
@@ -15,6 +15,7 @@ from app.panels.inside_head.views import side_by_side
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
+from app.widgets.progress import RunProgress
 from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.sizing import WholeText
 from app.widgets.text import note
@@ -36,7 +37,12 @@ class DirectPage(Step):
         for field in (self.target, self.foil):
             WholeText(field)
         self.rank_button = QPushButton("Knock out each head")
-        self.progress = QProgressBar()
+        self.progress = RunProgress(
+            "not run yet",
+            "knocking out: layer %v of %m",
+            "every head knocked out",
+            what="the knock-out runs, one per layer, that fill the map on the right",
+        )
         self.summary = note(rich=True)
         labels = QLabel("Target"), QLabel("Foil")
         wide = [(labels[0], 0, 0, 1), (self.target, 0, 1, 1), (labels[1], 0, 2, 1), (self.foil, 0, 3, 1)]
@@ -68,6 +74,7 @@ class DirectPage(Step):
             return
         wanted = replace(self.state, layer=1, head=1, query=0, key=1)  # what the ranking depends on
         self.rank_button.setEnabled(False)
+        self.progress.start()
 
         def landed(ranking: AblationRanking) -> None:
             self.ranking = (wanted, ranking)
@@ -76,6 +83,7 @@ class DirectPage(Step):
         def ended() -> None:
             self.task = None
             self.rank_button.setEnabled(True)
+            self.progress.stopped()  # ended without a ranking (an error); else already done
 
         self.task = worker.run_task(
             compute_knockout,
@@ -87,8 +95,7 @@ class DirectPage(Step):
         )
 
     def _progressed(self, done: int, total: int) -> None:
-        self.progress.setMaximum(total)
-        self.progress.setValue(done)
+        self.progress.progressed(done, total)
 
     def script(self) -> Script:
         return scripts.direct(self.state, self.result.model.kind, self.result.why_not)
@@ -110,8 +117,11 @@ class DirectPage(Step):
         if self.ranking is not None and self.ranking[0] == wanted:
             drop = np.column_stack([self.ranking[1].drop, np.full(layers, np.nan)])
             self.total_map.set_data(drop, rows, columns, _symmetric(drop))
+            self.progress.finished()
         else:  # the right shape, empty, until the button is pressed
             self.total_map.set_data(np.full(grid.shape, np.nan), rows, columns, (-1.0, 1.0))
+            if self.task is None:
+                self.progress.idle("not run yet" if self.ranking is None else "not run for these settings")
         rest = [(n, v) for n, v in zip(d.names, d.values, strict=True) if not n.startswith("L")]
         best = np.unravel_index(np.nanargmax(np.abs(grid)), grid.shape)
         where = "MLP" if best[1] == heads else f"head {best[1] + 1}"

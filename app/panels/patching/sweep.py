@@ -7,12 +7,13 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPushButton, QWidget
 
 from app import worker
 from app.panels.patching.state import PairResult, sweep
 from app.panels.step import Notice, Step
 from app.widgets import Heatmap
+from app.widgets.progress import RunProgress
 from app.widgets.token_bars import TokenBars
 from core.decoder import visible
 from core.patching import Grid, PatchPair
@@ -100,7 +101,9 @@ class SweepStep(Step):
         super().__init__(live)
         self.shared = {} if shared is None else shared  # (what, request) -> result, across steps
         self.direction = direction_box(self)
-        self.progress = QProgressBar()
+        self.progress = RunProgress(
+            "no sweep yet", "sweeping: %p%", "sweep done", what="the exact sweep of this step's grids"
+        )
         self.cancel_button = QPushButton("Cancel the sweep")
         self.cancel_button.setEnabled(False)
         self.grids: dict[str, object] = {}  # what -> the newest Grid, AblationRanking or Attribution
@@ -134,6 +137,8 @@ class SweepStep(Step):
         missing = {w: key for w, key in wanted.items() if self.made_for.get(w) != key}
         if missing and tuple(missing.items()) != self.asked:
             self.start(r, missing)
+        elif not missing:
+            self.progress.finished()  # every grid there, also when another step swept it
         return self.show(r)
 
     def start(self, r: PairResult, missing: dict[str, tuple]) -> None:
@@ -141,7 +146,7 @@ class SweepStep(Step):
             self.task.cancel()
         self.asked = asked = tuple(missing.items())
         head = next((key[-1] for key in missing.values() if key[-1] is not None), None)
-        self.progress.setValue(0)
+        self.progress.start()
         self.cancel_button.setEnabled(True)
 
         def keep(what: str, value) -> None:  # in the worker
@@ -163,6 +168,7 @@ class SweepStep(Step):
             if self.asked == asked:
                 self.task, self.asked = None, ()
                 self.cancel_button.setEnabled(False)
+                self.progress.stopped()  # ended without its grids (an error); else already done
 
         self.task = worker.run_task(
             partial(sweep, r, tuple(missing), head, partial=keep),
@@ -173,8 +179,7 @@ class SweepStep(Step):
         )
 
     def _progressed(self, done: int, total: int) -> None:
-        self.progress.setMaximum(max(total, 1))
-        self.progress.setValue(done)
+        self.progress.progressed(done, total)
         if self.arriving:
             self.grids.update(self.arriving)
             self.arriving.clear()
@@ -195,6 +200,7 @@ class SweepStep(Step):
         self.task.cancel()
         self.asked, self.task = (), None
         self.cancel_button.setEnabled(False)
+        self.progress.stopped()
         return True
 
     def progress_text(self, grid: Grid | None) -> str:
