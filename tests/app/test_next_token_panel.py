@@ -205,3 +205,23 @@ def test_cancel_a_load_keeps_the_model(panel, llama_folder):
     idle()
     assert panel.model is model and "cancelled" in panel.message.text()
     assert panel.model.kind == models.DECODER
+
+
+@pytest.mark.parametrize("top", [0.3, 0.85, 0.999])
+def test_the_probability_axis_ends_at_one_and_every_value_shows(panel, top):
+    """Next token's probability axis ran to 1.1, to leave room for a sure token's value after its
+    bar: probabilities end at 1, and a value without room after its bar is written inside it."""
+    from PySide6.QtWidgets import QApplication
+
+    bars = panel.predictions.bars
+    view = bars.plot.getViewBox()
+    assert view.viewRange()[0][1] <= 1.0  # the model's own distribution
+    rest = (1 - top) / 2
+    bars.set_bars(["a", "b"], [top, rest], [True, False], rest)
+    for _ in range(3):
+        QApplication.processEvents()
+    assert view.viewRange()[0][1] <= 1.0
+    inside = view.sceneBoundingRect()
+    for item in bars.values:
+        drawn = item.mapRectToScene(item.boundingRect())
+        assert inside.contains(drawn), (item.toPlainText(), drawn, inside)
