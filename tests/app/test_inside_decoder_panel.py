@@ -317,3 +317,37 @@ def test_the_rankings_progress_says_what_it_counts(panel, qtbot):
     assert bar.text() == "every head ranked" and bar.value() == bar.maximum() > 1
     settle(panel.rank.target.setText, " cat")
     assert bar.text() == "not ranked for these settings"
+
+
+def test_the_lens_says_when_its_top_token_is_a_bare_space(panel):
+    """SmolLM2's lens reads "␣" at up to 99 % in layers 7–23 at the last position: a cell showing
+    a blank sign alone is a token of whitespace only, and the view says so under the grid and in
+    the cell's readout."""
+    from dataclasses import replace
+
+    settle(panel.set_step, 2)
+    r = panel.lens.result
+    pieces = r.top_pieces.copy()
+    layers = pieces.shape[0]
+    pieces[:, :] = "x"
+    pieces[:, -1] = " "  # after every layer, at the last position
+    pieces[0, 0] = "\n"
+    panel.lens.draw(replace(r, top_pieces=pieces))
+    text = panel.lens.blank_note.text()
+    assert panel.lens.blank_note.isVisibleTo(panel)
+    assert "␣ alone is a space" in text and "↵ alone is a line break" in text
+    assert f"after layers 1–{layers}" in text and "1 more cell" in text
+    assert "a space" in panel.lens.grid.describe(1, pieces.shape[1] - 1)
+    assert "a space" not in panel.lens.grid.describe(layers - 1, 0)
+    pieces[:, :] = "x"
+    panel.lens.draw(replace(r, top_pieces=pieces))
+    assert not panel.lens.blank_note.isVisibleTo(panel)  # no whitespace on top: no note
+
+
+def test_whitespace_tokens_are_named():
+    from app.panels.inside_decoder.lens import blank_name, layer_runs
+
+    assert [blank_name(p) for p in (" ", "   ", "\n", "\u00a0", " \n", " x", "")] == [
+        "a space", "3 spaces", "a line break", "a no-break space", "whitespace only", None, None,
+    ]  # fmt: skip
+    assert layer_runs([1, 7, 8, 9, 23]) == "1, 7–9, 23"
