@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from app.commands.arguments import count, number
-from app.commands.progress import importing
+from app.commands.progress import importing, working
 from core.install_advice import models_advice
 
 HEADER = (
@@ -107,10 +107,16 @@ def run(args) -> int:
     )
     print(HEADER, flush=True)
     checkpoints = []
+
+    def reached() -> str:  # asked by the heartbeat while a checkpoint is some way off
+        return f"step {run.step} of {s.steps}"
+
+    working("training to the first checkpoint", reached)
     try:
         for checkpoint in run.train():
             checkpoints.append(checkpoint)
             print(format_row(checkpoint), flush=True)
+            working("training to the next checkpoint", reached)
     except KeyboardInterrupt:
         print("cancelled", file=sys.stderr)
         return 130

