@@ -7,13 +7,15 @@ from contextlib import contextmanager
 
 import numpy as np
 import pytest
-import torch
 
 from core.decoder.adapter import adapter_of, transformers_own
 from core.head import direct_shares, head_step, record, token_position, what_it_writes, why_here
 from core.head.parts import PRE_ATTENTION_NORM
 from core.models import load_model, run
 from tests.tiny_models import LLAMA_PROMPT, save_tiny_decoder
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
 
 CELLS = [(0, 0, 5, 2), (1, 1, 13, 3), (1, 2, 13, 13), (0, 2, 7, 0)]  # layer, head, query, key
 

@@ -9,7 +9,6 @@ import sys
 
 import numpy as np
 import pytest
-import torch
 
 from core.decoder.adapter import adapter_of, transformers_own
 from core.head import direct_shares, record, what_it_writes, why_here
@@ -18,6 +17,7 @@ from core.models import load_model
 from tests.tiny_models import FAMILY_TYPES, LLAMA_PROMPT, OUT_PROJECTIONS, save_tiny_decoder
 
 pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
 CELLS = [(0, 1, 5, 2), (1, 2, 13, 3), (1, 0, 9, 9)]  # layer, head, query, key
 AFTER_ATTENTION = {  # by hand: the norm Gemma 2 and 3 put on the attention output before the stream
     "gemma2": lambda m, layer: m.model.layers[layer].post_attention_layernorm,
