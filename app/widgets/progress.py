@@ -2,32 +2,44 @@
 
 A plain QProgressBar shows no text until its first value, so one beside a button ("Knock out each
 head", "Cancel the sweep") read as an empty text box nobody could type in. This one says that
-nothing has run yet (``idle``), how far a run is (``running``, a QProgressBar format such as
-"%v of %m layers"), that it ended (``done``) or where it was stopped (``stopped``).
+nothing has run yet (``idle``), or not for the settings on screen (``stale``), how far a run is
+(``running``, a QProgressBar format such as "layer %v of %m"), that it ended (``done``) or where it
+was stopped (``stopped``). It asks for the width of its longest text, so none is cut.
 """
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QProgressBar
+
+TEXT_MARGIN_CHARS = 2  # average characters of room beside the text, within the frame
 
 
 class RunProgress(QProgressBar):
     def __init__(
-        self, idle: str, running: str, done: str, stopped: str = "stopped at %p%", what: str = "", parent=None
+        self,
+        idle: str,
+        running: str,
+        done: str,
+        stopped: str = "stopped at %p%",
+        stale: str = "",
+        what: str = "",
+        parent=None,
     ):
         super().__init__(parent)
         self.texts = {"idle": idle, "running": running, "done": done, "stopped": stopped}
+        self.texts["stale"] = stale or idle
         self.state = "idle"
         if what:
             self.setToolTip(what)
         self.idle()
 
-    def idle(self, text: str | None = None) -> None:
-        """Nothing run (for what is on screen now): an empty bar that says so."""
+    def idle(self, stale: bool = False) -> None:
+        """Nothing run (``stale``: not for what is on screen now): an empty bar that says so."""
         self.state = "idle"
         self.setRange(0, 1)
         self.setValue(0)
-        self.setFormat(text or self.texts["idle"])
+        self.setFormat(self.texts["stale" if stale else "idle"])
 
     def start(self) -> None:
         self.state = "running"
@@ -54,3 +66,21 @@ class RunProgress(QProgressBar):
         if self.state == "running":
             self.state = "stopped"
             self.setFormat(self.texts["stopped"])
+
+    def text_room(self) -> int:
+        """Pixels for the longest of its texts (numbers as wide as 100 of 100) and a margin."""
+        metrics = self.fontMetrics()
+        samples = list(self.texts.values())
+        for code in ("%p", "%v", "%m"):
+            samples = [text.replace(code, "100") for text in samples]
+        widest = max(metrics.horizontalAdvance(text) for text in samples)
+        return widest + TEXT_MARGIN_CHARS * metrics.averageCharWidth()
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return QSize(max(hint.width(), self.text_room()), hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        """As wide as the longest of its texts, so none is cut (Qt's asks sizeHint for its width)."""
+        hint = super().minimumSizeHint()
+        return QSize(max(hint.width(), self.text_room()), hint.height())

@@ -312,11 +312,11 @@ def test_the_rankings_progress_says_what_it_counts(panel, qtbot):
     panel.set_step(1)
     bar = panel.rank.progress
     qtbot.waitUntil(bar.isVisible)
-    assert bar.text() == "not ranked yet" and bar.toolTip()
+    assert bar.text() == "not ranked" and bar.toolTip()
     settle(panel.rank.rank_button.click)
-    assert bar.text() == "every head ranked" and bar.value() == bar.maximum() > 1
+    assert bar.text() == "all ranked" and bar.value() == bar.maximum() > 1
     settle(panel.rank.target.setText, " cat")
-    assert bar.text() == "not ranked for these settings"
+    assert bar.text() == "out of date"
 
 
 def test_the_lens_says_when_its_top_token_is_a_bare_space(panel):

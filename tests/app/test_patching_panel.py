@@ -178,13 +178,13 @@ def test_the_sweeps_progress_says_what_it_counts_before_and_after(qtbot, tmp_pat
         p.set_step(step)
         qtbot.waitUntil(lambda page=page: page.cancel_button.isVisible())
         assert not blank_beside(page.cancel_button), (step, blank_beside(page.cancel_button))
-        assert page.progress.text() == "no sweep yet" and page.progress.toolTip()
+        assert page.progress.text() == "not swept" and page.progress.toolTip()
 
 
 def test_a_finished_or_cancelled_sweep_says_so(panel):
     settle(panel.set_step, 1)
-    assert panel.stream.progress.text() == "sweep done"
+    assert panel.stream.progress.text() == "swept"
     panel.set_step(3)
     panel.heads.cancel()
-    assert panel.heads.progress.text().startswith("stopped at")
+    assert panel.heads.progress.text().startswith("stopped")
     idle(120)

@@ -602,3 +602,26 @@ def test_heatmap_key_columns_are_labelled_first_and_by_their_short_label_where_c
     assert all(a[1] + 2 <= b[0] for a, b in itertools.pairwise(placed))
     assert 0 not in kept and 1 in kept  # the first label would reach past the room
     assert all(lo >= -6 and hi <= 116 for lo, hi in placed)
+
+
+def test_a_run_progress_bar_always_says_what_it_counts_and_has_room_for_it(qtbot):
+    """An unstarted QProgressBar shows no text, and beside a button it read as an empty text box."""
+    from app.widgets.progress import RunProgress
+
+    bar = RunProgress("not run yet", "layer %v of %m", "every head knocked out", "stopped", "out of date")
+    qtbot.addWidget(bar)
+    seen = [bar.text()]
+    bar.start()
+    bar.progressed(3, 30)
+    seen.append(bar.text())
+    bar.stopped()
+    seen.append(bar.text())
+    bar.idle(stale=True)
+    seen.append(bar.text())
+    bar.progressed(30, 30)
+    bar.finished()
+    seen.append(bar.text())
+    assert seen == ["not run yet", "layer 3 of 30", "stopped", "out of date", "every head knocked out"]
+    assert bar.value() == bar.maximum() == 30
+    widest = bar.fontMetrics().horizontalAdvance("every head knocked out")
+    assert bar.minimumSizeHint().width() > widest

@@ -49,9 +49,11 @@ class RankPage(Step):
         self.rank_button = QPushButton("Rank all heads (knock each out)")
         self.cancel_button = QPushButton("Cancel")
         self.progress = RunProgress(
-            "not ranked yet",
-            "knocking out: layer %v of %m",
-            "every head ranked",
+            "not ranked",
+            "layer %v of %m",
+            "all ranked",
+            "stopped",
+            "out of date",
             what="the knock-out runs, one per layer, that fill the map of drops",
         )
         self.cancel_button.setEnabled(False)
@@ -164,8 +166,8 @@ class RankPage(Step):
             )
         else:
             if not self.ranking_task.running:
-                stale = self.ranking is not None  # ranked for another prompt, target, foil or ablation
-                self.progress.idle("not ranked for these settings" if stale else "not ranked yet")
+                # ranked for another prompt, target, foil or ablation
+                self.progress.idle(stale=self.ranking is not None)
             self.effect_map.set_scores(np.full((m.n_layers, m.n_heads), np.nan), (-1.0, 1.0))
             self.by_effect.setText(
                 "<b>By effect</b>: press the button to test all "

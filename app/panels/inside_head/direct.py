@@ -39,8 +39,10 @@ class DirectPage(Step):
         self.rank_button = QPushButton("Knock out each head")
         self.progress = RunProgress(
             "not run yet",
-            "knocking out: layer %v of %m",
+            "layer %v of %m",
             "every head knocked out",
+            "stopped at layer %v",
+            "not run for these settings",
             what="the knock-out runs, one per layer, that fill the map on the right",
         )
         self.summary = note(rich=True)
@@ -121,7 +123,7 @@ class DirectPage(Step):
         else:  # the right shape, empty, until the button is pressed
             self.total_map.set_data(np.full(grid.shape, np.nan), rows, columns, (-1.0, 1.0))
             if self.task is None:
-                self.progress.idle("not run yet" if self.ranking is None else "not run for these settings")
+                self.progress.idle(stale=self.ranking is not None)  # run for another prompt or answer
         rest = [(n, v) for n, v in zip(d.names, d.values, strict=True) if not n.startswith("L")]
         best = np.unravel_index(np.nanargmax(np.abs(grid)), grid.shape)
         where = "MLP" if best[1] == heads else f"head {best[1] + 1}"

@@ -102,7 +102,7 @@ class SweepStep(Step):
         self.shared = {} if shared is None else shared  # (what, request) -> result, across steps
         self.direction = direction_box(self)
         self.progress = RunProgress(
-            "no sweep yet", "sweeping: %p%", "sweep done", what="the exact sweep of this step's grids"
+            "not swept", "%p%", "swept", "stopped", what="the exact sweep of this step's grids"
         )
         self.cancel_button = QPushButton("Cancel the sweep")
         self.cancel_button.setEnabled(False)
