@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QTextBrowser
 BREAK = "\u200b"  # zero-width space: where a line may break, drawn as nothing
 TIGHT_PADDING = 2  # pixels of cell padding of a table too wide for the pane (Qt's Markdown: 4)
 TABLE_SCALES = (0.92, 0.85, 0.78)  # text sizes a too-wide table tries, in turn, before breaking words
+WIDE_TABLE_PERCENTS = (100, 98, 95)  # of the pane's width, for a table whose words break
 CODE_BREAKS = re.compile(r"(?<=[^\W\d)][._/])(?=[\w(])|(?<=\w,)(?=\w)")  # after "." "_" "/" "," in code
 TEXT_BREAKS = re.compile(r"(?<=[^\W\d]_)(?=[^\W\d])")  # after "_" between letters (FLASH_ATTENTION)
 
@@ -111,10 +112,20 @@ class LessonPane(QTextBrowser):
         if doc.documentLayout().documentSize().width() > self.viewport().width():
             # a word wider than the pane (a table's, a heading's): break such words where they
             # must, keeping the tables that fit as they are
+            wide = []
             for table in tables(doc):
                 if table_width(doc, table) <= room:
                     pin_columns(doc, table)
+                else:
+                    wide.append(table)
             self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+            for table in wide:  # Qt's table layout can round a pixel past its room
+                for percent in WIDE_TABLE_PERCENTS:
+                    if table_width(doc, table) <= room:
+                        break
+                    shape = table.format()
+                    shape.setWidth(QTextLength(QTextLength.Type.PercentageLength, percent))
+                    table.setFormat(shape)
 
 
 def add_breaks(doc: QTextDocument, size: float) -> None:
