@@ -16,7 +16,7 @@ from app import worker
 from app.widgets.text import WrappingButton
 from core.models import smollm2
 
-ADD_TEXT = "Add SmolLM2-135M (93 MB download, about a minute)"
+ADD_TEXT = "Add SmolLM2-135M (a 93 MB download, then converted here)"
 
 
 class SmolLM2Adder(QObject):

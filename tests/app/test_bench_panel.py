@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from app import worker
 from app.panels.bench import BenchPanel
 from app.panels.bench.state import COLUMNS, row_texts
-from core.bench import MEANINGFUL_SLOPE_LENGTHS, fastest_summary, fit_slopes
+from core.bench import MEANINGFUL_SLOPE_LENGTHS, fastest_summary, fit_slopes, withheld_slopes
 from core.bench_device import cuda_available
 from tests.app.conftest import idle
 from tests.app.test_export_scripts import run_scripts
@@ -105,10 +105,14 @@ def test_slopes_come_from_three_lengths_with_the_clis_fit(panel, qtbot):
     results = panel.report.results
     for field in ("median_s", "peak_bytes"):
         slopes = fit_slopes(results, field, MEANINGFUL_SLOPE_LENGTHS)
+        noisy = withheld_slopes(results, field, MEANINGFUL_SLOPE_LENGTHS)  # a busy machine's timing
         panel.set_step(0 if field == "median_s" else 3)
         for impl in ("numpy-naive", "torch-naive"):
             label = panel.legends[field].getLabel(panel.curves[field][impl])
-            assert label.text == f"{impl}  slope {slopes[impl]:.2f}"
+            if impl in noisy:
+                assert label.text == f"{impl}  (no slope: a point's timing is noise; run it again)"
+            else:
+                assert label.text == f"{impl}  slope {slopes[impl]:.2f}"
     panel.set_step(2)
     label = panel.legends["tflops"].getLabel(panel.curves["tflops"]["torch-naive"])
     assert label.text == "torch-naive"  # throughput has no slope
@@ -215,3 +219,20 @@ def test_without_torch_the_numpy_implementations_still_run(qtbot, monkeypatch):
         "ok",
         "not available: core.flash computes in float64 only; choose fp64",
     ]
+
+
+def test_a_noisy_point_withholds_the_legends_slope():
+    from app.panels.bench.state import SweepState, legend_text, summarise
+    from core.bench import BenchResult
+
+    def point(n: int, seconds: float, spread: float) -> BenchResult:
+        return BenchResult("numpy-naive", "cpu", "float32", n, 1, 1, 64, False, seconds, 1.0, 4 * n * n,
+                           0.0, "ok", repeats=5, spread=spread)  # fmt: skip
+
+    settled = (point(128, 0.001, 0.05), point(256, 0.004, 0.05), point(512, 0.016, 0.05))
+    assert legend_text(summarise(SweepState(("numpy-naive",), settled)), "median_s", "numpy-naive") == (
+        "numpy-naive  slope 2.00"
+    )
+    disturbed = (point(128, 0.48, 2.0), *settled[1:])  # a warm-up outlier, as on a busy machine
+    text = legend_text(summarise(SweepState(("numpy-naive",), disturbed)), "median_s", "numpy-naive")
+    assert text == "numpy-naive  (no slope: a point's timing is noise; run it again)"

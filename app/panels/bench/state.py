@@ -15,6 +15,7 @@ from core.bench import (
     fastest_summary,
     fit_slopes,
     implementation_choices,
+    withheld_slopes,
 )
 from core.bench_device import describe_device
 
@@ -69,12 +70,14 @@ class SweepSummary:
     points: dict[str, dict[str, tuple[list[int], list[float]]]]  # field -> impl -> (n, value), value > 0
     # field -> impl -> log-log slope (fields with a slope only; impls with enough lengths only)
     slopes: dict[str, dict[str, float]]
+    withheld: dict[str, dict[str, str]]  # field -> impl -> why its slope is not given (a noisy point)
     summary: str  # the fastest implementation per n
 
 
 def summarise(s: SweepState) -> SweepSummary:
     points: dict[str, dict[str, tuple[list[int], list[float]]]] = {}
     slopes: dict[str, dict[str, float]] = {}
+    withheld: dict[str, dict[str, str]] = {}
     for _, field, _, _, with_slope in PLOTS:
         points[field] = {}
         for impl in s.impls:
@@ -83,8 +86,9 @@ def summarise(s: SweepState) -> SweepSummary:
             points[field][impl] = ([n for n, _ in kept], [v for _, v in kept])
         if with_slope:
             slopes[field] = fit_slopes(s.results, field, MEANINGFUL_SLOPE_LENGTHS)
+            withheld[field] = withheld_slopes(s.results, field, MEANINGFUL_SLOPE_LENGTHS)
     summary = fastest_summary(s.results) if s.results else "Run a sweep to fill the table and the plots."
-    return SweepSummary(s.impls, points, slopes, summary)
+    return SweepSummary(s.impls, points, slopes, withheld, summary)
 
 
 def legend_text(s: SweepSummary, field: str, impl: str) -> str:
@@ -95,4 +99,6 @@ def legend_text(s: SweepSummary, field: str, impl: str) -> str:
         return impl
     if impl in slopes:
         return f"{impl}  slope {slopes[impl]:.2f}"
+    if impl in s.withheld.get(field, {}):
+        return f"{impl}  (no slope: a point's timing is noise; run it again)"
     return f"{impl}  (slope needs {MEANINGFUL_SLOPE_LENGTHS} lengths)"
