@@ -82,7 +82,10 @@ def offline_add(monkeypatch):
 
 @pytest.fixture(scope="session")
 def llama_folder(tmp_path_factory) -> str:
-    """A tiny random Llama folder (grouped-query attention) the decoder panels' tests open."""
+    """A tiny random Llama folder (grouped-query attention) the decoder panels' tests open; a test
+    that asks for it is skipped without the 'models' extra."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
     from tests.tiny_models import save_tiny_llama
 
     return str(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama")))

@@ -61,6 +61,7 @@ def test_importing_or_building_the_panel_does_not_import_torch():
     assert out.stdout.strip() == "False", out.stderr
 
 
+@pytest.mark.models  # torch's implementations
 def test_only_the_devices_backends_can_be_chosen(panel):
     devices = [panel.form.device_combo.itemText(i) for i in range(panel.form.device_combo.count())]
     assert devices == (["cpu", "cuda"] if cuda_available() else ["cpu"])
@@ -72,6 +73,7 @@ def test_only_the_devices_backends_can_be_chosen(panel):
     assert panel.form.run_button.isEnabled()
 
 
+@pytest.mark.models  # torch's implementations
 def test_a_sweep_fills_the_table_and_the_plots_from_core(panel, qtbot):
     run_sweep(panel, qtbot, "64 128", ("numpy-naive", "numpy-tiled", "sdpa-flash"))
     results = panel.report.results
@@ -97,6 +99,7 @@ def test_a_sweep_fills_the_table_and_the_plots_from_core(panel, qtbot):
     assert all(r.max_abs_error < 1e-5 for r in results if r.ok)
 
 
+@pytest.mark.models  # torch's implementations
 def test_slopes_come_from_three_lengths_with_the_clis_fit(panel, qtbot):
     # Score matrices of 2 MiB and up: memory is read from the resident set, which Linux counts in
     # batches and where small buffers can reuse freed memory; smaller ones can read 0 (no slope).

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
+import pytest
 from PySide6.QtWidgets import QApplication, QListWidget, QTableWidget
 
 from app import worker
@@ -232,6 +233,7 @@ def problems(key: str, step: int, drawn, shown, run: subprocess.CompletedProcess
     return [f"{where} does not print {what}: {values[:10]}" for what, values in checks if values]
 
 
+@pytest.mark.models  # the real-model panels
 def test_every_step_of_every_panel_exports_a_script_that_prints_what_it_draws(qtbot, tmp_path, llama_folder):
     """65 steps, each panel set up away from its defaults (PREPARE); the scripts of one panel run
     while the next panels are drawn, a few interpreters at a time."""
@@ -256,9 +258,9 @@ def test_the_comparison_catches_a_number_that_is_not_printed():
     assert unprinted(np.array([0.3755, 7.0]), printed) == [0.3755, 7.0]
 
 
-def test_an_edited_embedding_table_travels_with_the_script(qtbot, tmp_path, llama_folder):
+def test_an_edited_embedding_table_travels_with_the_script(qtbot, tmp_path):
     """The Q, K, V panel's table keeps hand edits and rows of earlier text: the script writes it out."""
-    panel = open_panel("qkv", qtbot, llama_folder)
+    panel = open_panel("qkv", qtbot, None)  # a panel without a model
     panel.embeddings._on_edit(0, 1, 9.5)
     panel.tokens_edit.setText("the cat sat down again")
     path = tmp_path / "qkv.py"
