@@ -71,7 +71,7 @@ class ProductView(OwnHeight, QWidget):
         self.updateGeometry()  # the least width follows the matrices' sizes
         if not self.pending:
             self.pending = True
-            QTimer.singleShot(0, self.arrange)
+            QTimer.singleShot(0, self, self.arrange)  # dropped if the view is deleted first
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
