@@ -8,6 +8,7 @@ from app.panels.inside_head import InsideHeadPanel
 from core.ablation_ranking import answer_token, rank_by_ablation
 from core.models import load_model
 from tests.app.conftest import idle, settle
+from tests.app.readable import blank_beside
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
@@ -138,26 +139,6 @@ def test_gemma2s_caps_are_shown_where_they_apply(panel, tmp_path):
     assert "before the cap" in panel.message.text()
     panel.set_step(3)
     assert "cap" in panel.message.text()
-
-
-def blank_beside(button) -> list[str]:
-    """The widgets in ``button``'s row that show nothing a user can read: a progress bar with no
-    text, a text field with neither text nor a placeholder."""
-    from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QLineEdit, QProgressBar, QWidget
-
-    parent, row = button.parentWidget(), button.geometry()
-    blank = []
-    for w in parent.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
-        if w is button or not w.isVisibleTo(parent):
-            continue
-        if w.geometry().top() > row.bottom() or w.geometry().bottom() < row.top():
-            continue
-        if isinstance(w, QProgressBar) and not w.text().strip():
-            blank.append(f"an empty progress bar at x = {w.x()}")
-        elif isinstance(w, QLineEdit) and not (w.text() or w.placeholderText()).strip():
-            blank.append(f"an empty text field at x = {w.x()}")
-    return blank
 
 
 def test_the_knockout_progress_says_what_it_counts(panel, qtbot):

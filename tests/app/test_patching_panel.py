@@ -9,6 +9,7 @@ from app.panels.patching.state import decoder
 from core.attribution_patching import attribute
 from core.patching import patch, prepare
 from tests.app.conftest import idle, settle
+from tests.app.readable import blank_beside
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -143,26 +144,6 @@ def test_the_stream_labels_the_changed_and_the_last_position(panel, qtbot, steps
         assert len(drawn) > len(pair.differ) + 1 or steps  # at the default size, other tokens too
     finally:
         app.setFont(normal)
-
-
-def blank_beside(button) -> list[str]:
-    """The widgets in ``button``'s row that show nothing a user can read: a progress bar with no
-    text, a text field with neither text nor a placeholder."""
-    from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QLineEdit, QProgressBar, QWidget
-
-    parent, row = button.parentWidget(), button.geometry()
-    blank = []
-    for w in parent.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
-        if w is button or not w.isVisibleTo(parent):
-            continue
-        if w.geometry().top() > row.bottom() or w.geometry().bottom() < row.top():
-            continue
-        if isinstance(w, QProgressBar) and not w.text().strip():
-            blank.append(f"an empty progress bar at x = {w.x()}")
-        elif isinstance(w, QLineEdit) and not (w.text() or w.placeholderText()).strip():
-            blank.append(f"an empty text field at x = {w.x()}")
-    return blank
 
 
 def test_the_sweeps_progress_says_what_it_counts_before_and_after(qtbot, tmp_path, monkeypatch):

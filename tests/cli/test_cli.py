@@ -1,27 +1,8 @@
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 import core
 from app.main import main
-from tests.waits import patience
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_cli(*args):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=patience(300),
-    )
+from tests.cli.running import run_cli
 
 
 def test_version(capsys):

@@ -2,30 +2,12 @@
 table or the JSON. Long prompts are echoed by their ends."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from app.commands.progress import HEARTBEAT_LINE
 from app.main import main
-from tests.waits import patience
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def piped(*args):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=patience(300),
-    )
+from tests.cli.running import run_cli as piped
 
 
 def stages(err: str) -> list[str]:
