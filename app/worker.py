@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
 
@@ -21,6 +22,7 @@ from app import log_file
 log = logging.getLogger(__name__)
 
 _active: set[Task] = set()
+_watchers: list[Callable[[Task], None]] = []  # see watching()
 
 
 class Cancelled(Exception):
@@ -97,8 +99,21 @@ def run_task(
         task.finished.connect(on_finished)
     _active.add(task)
     task.finished.connect(lambda: _active.discard(task))
+    for watch in _watchers:
+        watch(task)
     QThreadPool.globalInstance().start(task._execute)  # a plain callable: Qt owns no Python object
     return task
+
+
+@contextmanager
+def watching(on_start: Callable[[Task], None]) -> Iterator[None]:
+    """Inside the block, ``on_start(task)`` is called for every task started, before it runs (the
+    commands that build panels offscreen say how far the panels' tasks have got)."""
+    _watchers.append(on_start)
+    try:
+        yield
+    finally:
+        _watchers.remove(on_start)
 
 
 class Newest:

@@ -21,9 +21,9 @@ WAIT_S = 600  # a first model load or a patching sweep on a slow machine
 
 
 def add_arguments(parser) -> None:
-    from app.panels import PANELS  # the entries only: no panel is imported
+    from app.commands.offscreen import panel_keys
 
-    keys = ", ".join(entry.key for entry in PANELS)
+    keys = ", ".join(panel_keys())
     parser.add_argument("--panel", metavar="KEY", help=f"the panel: {keys}; default: the lesson's")
     parser.add_argument(
         "--step",

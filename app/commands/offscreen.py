@@ -11,11 +11,16 @@ from contextlib import contextmanager
 from functools import partial
 
 
-def check_panels(keys: Iterable[str]) -> None:
-    """ValueError naming the keys PANELS does not have, and the ones it has."""
+def panel_keys() -> list[str]:
+    """Every panel's key, in teaching order, from PANELS's entries (no panel is imported)."""
     from app.panels import PANELS
 
-    known = [entry.key for entry in PANELS]
+    return [entry.key for entry in PANELS]
+
+
+def check_panels(keys: Iterable[str]) -> None:
+    """ValueError naming the keys PANELS does not have, and the ones it has."""
+    known = panel_keys()
     unknown = sorted(set(keys) - set(known))
     if unknown:
         raise ValueError(f"unknown panel {', '.join(unknown)}; choose from {', '.join(known)}")
@@ -37,38 +42,29 @@ def offscreen_app() -> Iterator:
 
 class TaskProgress:
     """The progress the panels' background tasks report, for the heartbeat to say while a command
-    waits for them: every task started through ``worker.run_task`` while this is on (until
-    ``stop()``) gets its ``progressed`` recorded. Use it as a context manager or call ``stop``."""
+    waits for them: every task started while this is on (a context manager) is followed."""
 
     def __init__(self, worker):
-        self.worker, self.start_task = worker, worker.run_task
+        self.watch = worker.watching(self.follow)
         self.reached: dict[int, tuple[str, int, int]] = {}  # id(task) -> (its function, done, total)
         self.running: dict[int, str] = {}
 
-        def run_task(fn, *args, **kwargs):
-            task = self.start_task(fn, *args, **kwargs)
-            key, name = id(task), task_name(fn, args)
-            self.running[key] = name
-            task.progressed.connect(lambda done, total: self.reached.__setitem__(key, (name, done, total)))
-            task.finished.connect(lambda: self.forget(key))
-            if task.done:  # ended before its finished signal was connected
-                self.forget(key)
-            return task
-
-        worker.run_task = run_task
+    def follow(self, task) -> None:
+        key, name = id(task), task_name(task.fn, task.args)
+        self.running[key] = name
+        task.progressed.connect(lambda done, total: self.reached.__setitem__(key, (name, done, total)))
+        task.finished.connect(lambda: self.forget(key))
 
     def forget(self, key: int) -> None:
         self.running.pop(key, None)
         self.reached.pop(key, None)
 
-    def stop(self) -> None:
-        self.worker.run_task = self.start_task
-
     def __enter__(self) -> TaskProgress:
+        self.watch.__enter__()
         return self
 
-    def __exit__(self, *_) -> None:
-        self.stop()
+    def __exit__(self, *exc) -> None:
+        self.watch.__exit__(*exc)
 
     def describe(self) -> str:
         """'sweep 40/270, load model' — the tasks running now, with how far each has got."""

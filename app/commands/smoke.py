@@ -15,9 +15,9 @@ from pathlib import Path
 
 def add_arguments(parser) -> None:
     parser.add_argument("--screenshots", metavar="DIR", help="save one PNG per panel into DIR")
-    from app.panels import PANELS  # the entries only: no panel is imported
+    from app.commands.offscreen import panel_keys
 
-    keys = ", ".join(entry.key for entry in PANELS)
+    keys = ", ".join(panel_keys())
     parser.add_argument(
         "--panel",
         action="append",
@@ -82,9 +82,8 @@ def exercise_panels(chosen: list[str], out: Path | None) -> tuple[list[str], int
     qInstallMessageHandler(on_qt_message)
     hooks = sys.excepthook, warnings.showwarning
     sys.excepthook, warnings.showwarning = on_exception, on_warning
-    tasks = TaskProgress(worker)
     try:
-        with offscreen_app() as app:
+        with offscreen_app() as app, TaskProgress(worker) as tasks:
             from app.window import MainWindow
 
             window = MainWindow()
@@ -119,7 +118,6 @@ def exercise_panels(chosen: list[str], out: Path | None) -> tuple[list[str], int
             window.close()
             worker.cancel_all()
     finally:
-        tasks.stop()
         qInstallMessageHandler(None)
         sys.excepthook, warnings.showwarning = hooks
     return problems, passed
