@@ -47,7 +47,10 @@ class LessonPane(QTextBrowser):
     def setMarkdown(self, markdown: str) -> None:
         self.markdown = markdown
         self.laid_out_for = None
-        self._fit()
+        if self.isVisible():
+            self._fit()
+        else:  # its width is not known yet: fitted once shown (_scroll), not twice
+            super().setMarkdown(markdown)
         self.timer.start()
 
     def show_section(self, step: int) -> None:

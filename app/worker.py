@@ -182,6 +182,13 @@ def wait_idle(timeout_s: float = 60.0) -> bool:
     return not _active
 
 
+def settle(timeout_s: float = 300.0) -> None:
+    """``wait_idle``, where work still running after ``timeout_s`` is a failure (a panel's
+    ``exercise``, the smoke): TimeoutError naming that work."""
+    if not wait_idle(timeout_s):
+        raise TimeoutError(f"background work still running after {timeout_s:g} s: {', '.join(running())}")
+
+
 def cancel_all(timeout_s: float | None = 10.0) -> bool:
     """Cancel every task, and every task their callbacks start meanwhile, until none is left or
     ``timeout_s`` has passed (None: until none is left). True when none is left.

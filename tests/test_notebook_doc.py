@@ -125,11 +125,15 @@ def run_blocks(monkeypatch, namespace: dict, smollm2: bool) -> int:
 def test_the_document_uses_only_public_names():
     """Every ``module.name`` of core the examples use is in that module's ``__all__``."""
     import importlib
+    import importlib.util
 
     code = "\n".join(block.code for block in blocks(DOC.read_text(encoding="utf-8")))
-    modules = {"hooks": "core.decoder.hooks"}
-    for names in re.findall(r"^from core import ([\w, ]+)$", code, re.MULTILINE):
-        modules |= {name.strip(): f"core.{name.strip()}" for name in names.split(",")}
+    modules = {}  # the name a module goes by in the examples -> the module
+    for package, names in re.findall(r"^from (core(?:\.\w+)*) import ([\w, ]+)$", code, re.MULTILINE):
+        for imported in names.split(","):
+            name, _, alias = imported.strip().partition(" as ")
+            if importlib.util.find_spec(f"{package}.{name}") is not None:  # a module, not a function
+                modules[alias or name] = f"{package}.{name}"
     private = [
         f"{path}.{name}"
         for alias, path in modules.items()

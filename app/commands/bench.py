@@ -1,6 +1,6 @@
 """``attention-lab bench``: time attention implementations on this computer and print a table.
 
-The numbers come from ``core.bench.run_benchmark``, the same code the Benchmark panel runs.
+The numbers come from ``core.bench.sweep.run_benchmark``, the same code the Benchmark panel runs.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def format_row(r) -> str:
 def run(args) -> int:
     import numpy as np
 
-    from core.bench import (
+    from core.bench.sweep import (
         IMPLEMENTATIONS,
         MEANINGFUL_SLOPE_LENGTHS,
         BenchConfig,

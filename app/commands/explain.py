@@ -49,8 +49,9 @@ def run(args) -> int:
     if not args.text.strip():
         raise ValueError("--text is empty; give a text for the model to read")
     model = load_model(args.model)  # its stage line comes first: the imports below take a while
-    from core import head, models
-    from core.decoder import encode, pieces
+    from core import models
+    from core.interp import head
+    from core.interp.prediction import encode, pieces
 
     if model.kind == models.DECODER:
         ids = encode(model, args.text)[0]
@@ -146,8 +147,8 @@ def mask_note(step) -> str:
 
 def lines(doc: dict, step) -> list[str]:
     """The same as plain text."""
-    from core.decoder import visible
-    from core.explain import dot_terms, num
+    from core.interp.prediction import visible
+    from core.maths.explain import dot_terms, num
 
     tokens = [visible(t) for t in doc["tokens"]]
     out = [

@@ -71,9 +71,9 @@ def run(args) -> int:
     if args.pattern == "induction":
         return run_induction(args)
     if args.text is None and args.pattern is not None:
-        from app.panels.model.state import DEFAULT_TEXT
+        from core.models.attention_run import TROPHY
 
-        args.text = DEFAULT_TEXT
+        args.text = TROPHY
     if args.text is None:
         raise ValueError("give --text, the sentence to read (only --pattern reads a text of its own)")
     if (args.layer is None) != (args.head is None):
@@ -82,7 +82,7 @@ def run(args) -> int:
         raise ValueError("--text-b is empty; leave it out to read one sentence")
     model = load_model(args.model)  # its stage line comes first: the imports below take a while
     from core import models
-    from core.head_analysis import to_words
+    from core.maths.head_analysis import to_words
     from core.printing import table
 
     stage(f"running {model.name}")
@@ -151,8 +151,8 @@ def echoed(labels, sep: str = " ") -> str:
 
 def pattern_ranking(result, pattern: str):
     """The HeadRanking of ``pattern`` ("previous" or "sink") on one run's weights."""
-    from core.attention_sinks import sink_scores
-    from core.head_analysis import HeadRanking, previous_token
+    from core.interp.sinks import sink_scores
+    from core.maths.head_analysis import HeadRanking, previous_token
 
     score = previous_token(result) if pattern == "previous" else sink_scores(result.attentions)
     return HeadRanking(score, PATTERNS[pattern])
@@ -185,8 +185,8 @@ def run_induction(args) -> int:
         raise ValueError(f"--pattern induction reads its own random tokens; leave out {', '.join(clashing)}")
     model = load_model(args.model)
     from core import models
-    from core.decoder_induction import random_induction_test
-    from core.head_analysis import HeadRanking
+    from core.interp.induction import random_induction_test
+    from core.maths.head_analysis import HeadRanking
 
     models.check_kind(model.name, model.kind, models.DECODER)
     stage(f"running {model.name} on 2 × {RANDOM_TOKENS} random tokens")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from app.commands.arguments import count, number
 from app.commands.progress import importing, working
-from core.install_advice import models_advice
+from core.models.advice import models_advice
 
 HEADER = (
     f"{'step':>5}  {'loss 1st half':>13}  {'loss repeat':>11}  {'best induction head':22}  "
@@ -26,7 +26,7 @@ HEADER = (
 
 
 def add_arguments(parser) -> None:
-    from core.induction_settings import LIMITS, InductionSettings
+    from core.lab.settings import LIMITS, InductionSettings
 
     def whole(flag: str, key: str):
         return count(flag, int(LIMITS[key].high), int(LIMITS[key].low))
@@ -66,7 +66,7 @@ def add_arguments(parser) -> None:
 
 def best_head(scores) -> str:
     """'layer 2, head 3: 0.81' for the highest score of an (L, H) array."""
-    from core.head_analysis import HeadRanking
+    from core.maths.head_analysis import HeadRanking
 
     return str(HeadRanking(scores, "").best)
 
@@ -81,12 +81,12 @@ def format_row(checkpoint) -> str:
 
 
 def run(args) -> int:
-    from core.induction_settings import InductionSettings
+    from core.lab.settings import InductionSettings
 
     importing("torch")
     try:
-        from core.induction_data import shortest
-        from core.induction_training import InductionRun, first_formed
+        from core.lab.data import shortest
+        from core.lab.training import InductionRun, first_formed
     except ImportError as exc:
         raise ValueError(f"Training needs torch. {models_advice()}") from exc
 

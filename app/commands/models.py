@@ -84,8 +84,8 @@ def status(e) -> str:
 
 def missing(key: str) -> str:
     """What the listing says for a model that is not there: how to add it, or what to install."""
-    from core.install_advice import is_standalone
     from core.models import smollm2
+    from core.models.advice import is_standalone
 
     if key == smollm2.KEY and smollm2.cannot_add() is None:
         return f"not added (attention-lab models add {key})"

@@ -7,7 +7,7 @@
 copies the clean run's residual stream into the corrupted run at one (layer, position) at a
 time and prints how much of logit(target) − logit(foil) comes back: 0 = the corrupted run's
 value, 1 = the clean run's. --direction noise copies the other way; --approx estimates every
-cell from one forward and backward pass (attribution patching). Layers and heads count from 1.
+cell from two forward passes and one backward pass (attribution patching). Layers and heads count from 1.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 from app.commands.progress import counter, load_model, stage
 
 WHATS = ("resid", "attn", "mlp", "heads")
-DIRECTIONS = ("denoise", "noise")  # core.patching.DIRECTIONS, without importing NumPy for the parser
+DIRECTIONS = ("denoise", "noise")  # core.interp.patching.DIRECTIONS, without importing NumPy for the parser
 NAMES = {
     "resid": "residual stream",
     "attn": "attention outputs",
@@ -48,7 +48,7 @@ def add_arguments(parser) -> None:
         help="denoise: clean into corrupted (default); noise: corrupted into clean",
     )
     parser.add_argument(
-        "--approx", action="store_true", help="attribution patching: one forward and backward pass"
+        "--approx", action="store_true", help="attribution patching: two forward passes and one backward pass"
     )
     parser.add_argument(
         "--model", default="smollm2", metavar="smollm2|PATH", help="'smollm2' (once added) or a decoder"
@@ -60,13 +60,13 @@ def run(args) -> int:
     if not args.model:
         raise ValueError("--model is empty; give 'smollm2' or a model folder")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
-    from core.patching import patch, prepare
+    from core.interp.patching import patch, prepare
 
     pair = prepare(model, args.clean, args.corrupt, args.target, args.foil)
     if args.approx:
-        from core.attribution_patching import attribute
+        from core.interp.attribution import attribute
 
-        stage("one forward and one backward pass")
+        stage("two forward passes and one backward pass")
         grid = attribute(model.module, pair, args.direction).grid(args.what)
     else:
         stage(f"patching the {NAMES[args.what]}")
@@ -98,7 +98,7 @@ def run(args) -> int:
 
 def lines(model, pair, grid, args) -> list[str]:
     """The pair, both metrics and the grid as a table of normalised values."""
-    from core.decoder import visible
+    from core.interp.prediction import visible
 
     out = [f"model: {model.name}"]
     out += [f"note: {n}" for n in pair.notices]

@@ -38,7 +38,7 @@ MAX_TEMPERATURE = 100.0
 CONTEXT = 512
 MAX_GENERATED = CONTEXT  # more would not fit the context anyway
 WHY_CONTEXT = "every head's weights are kept for each run, layers × heads × n² numbers"
-MODES = ("zero", "mean")  # core.ablation.MODES, without importing NumPy to build the parser
+MODES = ("zero", "mean")  # core.interp.ablation.MODES, without importing NumPy to build the parser
 
 
 def add_arguments(parser) -> None:
@@ -127,7 +127,9 @@ def run(args) -> int:
     if not args.model:
         raise ValueError("--model is empty; give 'smollm2' or a model folder")
     loading(args.model)  # before the imports, which take a while
-    from core import decoder, models, sampling
+    from core import models
+    from core.interp import prediction
+    from core.maths import sampling
 
     settings = sampling.Settings(args.temperature, args.top_k, args.top_p).check()
     heads = [parse_head(text) for text in args.ablate or ()]
@@ -146,7 +148,7 @@ def run(args) -> int:
     )
     with readout.knocked_out():
         if args.generate:
-            prompt, generated = decoder.generate(
+            prompt, generated = prediction.generate(
                 model,
                 args.text,
                 args.generate,
@@ -156,7 +158,7 @@ def run(args) -> int:
                 args.seed,
             )
         else:
-            prompt, generated = decoder.predict(model, args.text), []
+            prompt, generated = prediction.predict(model, args.text), []
         lens = readout.lens(prompt.ids) if args.logit_lens else None
         if args.direct:
             readout.measure_direct(prompt.ids)
@@ -169,7 +171,7 @@ def run(args) -> int:
             "model": model.name,
             "tokens": list(prompt.pieces),
             "dropped_tokens": prompt.dropped,
-            "context_limit": decoder.context_limit(model),
+            "context_limit": prediction.context_limit(model),
             "settings": {
                 "temperature": settings.temperature,
                 "top_k": settings.top_k,
@@ -192,8 +194,8 @@ def run(args) -> int:
 
     kv = f", {model.n_kv_heads} key/value heads" if model.n_kv_heads != model.n_heads else ""
     print(f"model: {model.name} (decoder, {model.n_layers} layers × {model.n_heads} heads{kv})")
-    print(context_line(model, decoder.context_limit(model)))
-    print(f"tokens ({len(prompt.ids)}): {echoed([decoder.visible(p) for p in prompt.pieces], '|')}")
+    print(context_line(model, prediction.context_limit(model)))
+    print(f"tokens ({len(prompt.ids)}): {echoed([prediction.visible(p) for p in prompt.pieces], '|')}")
     if prompt.dropped:
         print(f"note: the prompt was cut to its last {len(prompt.ids)} tokens; {prompt.dropped} were dropped")
     cuts = [f"top-k {settings.top_k}"] * (settings.top_k is not None) + [f"top-p {settings.top_p:g}"] * (
@@ -201,13 +203,13 @@ def run(args) -> int:
     )
     print(f"next token (temperature {settings.temperature:g}{''.join(', ' + c for c in cuts)}, "
           f"entropy {dist.entropy:.2f} nats):")  # fmt: skip
-    labels = [decoder.visible(piece([c.id])) for c in choices]
+    labels = [prediction.visible(piece([c.id])) for c in choices]
     width = max(len(label) for label in [*labels, "(rest)"])
     for label, c in zip(labels, choices, strict=True):
         print(f"  {label:<{width}} {c.prob:7.1%}" + ("" if c.kept else "  (cut)"))
     print(f"  {'(rest)':<{width}} {rest:7.1%}")
     if generated:
-        steps = " ".join(f"{decoder.visible(g.piece)}({g.prob:.0%})" for g in generated)
+        steps = " ".join(f"{prediction.visible(g.piece)}({g.prob:.0%})" for g in generated)
         print(f"generated (seed {args.seed}): {steps}")
         print(f"text: {piece([*prompt.ids, *(g.id for g in generated)])}")
     for line in readout.lines(prompt.logits, lens):
@@ -231,8 +233,8 @@ class DecoderReadout:
     def __init__(
         self, model, text: str, heads, mode: str, target: str | None, foil: str | None, first: bool = False
     ):
-        from core.ablation import check_heads
-        from core.ablation_ranking import answer_token, check_pair
+        from core.interp.ablation import check_heads
+        from core.interp.ranking import answer_token, check_pair
 
         self.model, self.mode, self.first = model, mode, first  # first: the first token too
         self.heads = check_heads(model.module, heads) if heads else ()
@@ -242,36 +244,36 @@ class DecoderReadout:
             check_pair(self.target, self.foil)
         self.means = None
         if self.heads and mode == "mean":
-            from core.decoder.analysis import analysis_of
+            from core.interp.analysis import analysis_of
 
             self.means = analysis_of(model).means()
-        self.shares = None  # core.head.DirectShares, with --direct
+        self.shares = None  # core.interp.head.DirectShares, with --direct
         self.clean = None  # next-token logits with every head, when heads are knocked out
         if self.heads and self.target is not None:
-            from core import decoder
+            from core.interp import prediction
 
-            self.clean = decoder.predict(model, text).logits
+            self.clean = prediction.predict(model, text).logits
 
     def knocked_out(self):
         """A context in which the model runs without the heads (none: the model as it is)."""
-        from core.ablation import ablated
+        from core.interp.ablation import ablated
 
         return ablated(self.model.module, self.heads, self.mode, self.means, self.first)
 
     def lens(self, ids):
-        from core.logit_lens import logit_lens
+        from core.interp.lens import logit_lens
 
         return logit_lens(self.model.module, ids, None if self.target is None else self.target.id)
 
     def measure_direct(self, ids) -> None:
         """Every part's direct share of logit(target) − logit(foil), as the model runs now."""
-        from core.head import direct_shares, record
+        from core.interp.head import direct_shares, record
 
         self.shares = direct_shares(record(self.model, ids), self.target.id, self.foil.id)
 
     def _measure(self, logits) -> tuple[float, float | None]:
         """(the target's probability, its logit difference against the foil or None)."""
-        from core.attention import softmax
+        from core.maths.attention import softmax
 
         prob = float(softmax(logits)[self.target.id])
         diff = None if self.foil is None else float(logits[self.target.id] - logits[self.foil.id])
@@ -323,7 +325,7 @@ class DecoderReadout:
 
     def lines(self, logits, lens) -> list[str]:
         """The same as plain text."""
-        from core.decoder import visible
+        from core.interp.prediction import visible
 
         out = [f"note: {t.notice}" for t in (self.target, self.foil) if t is not None and t.notice]
         if self.shares is not None and self.shares.note:

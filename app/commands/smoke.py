@@ -92,7 +92,8 @@ def exercise_panels(chosen: list[str], out: Path | None) -> tuple[list[str], int
             page_through(window, chosen, app)
             if worker.busy():
                 progress.working("waiting for the work the paging started", tasks.describe)
-            worker.wait_idle()
+            if not worker.wait_idle(300):
+                problems.append(f"background work still running after paging: {', '.join(worker.running())}")
             app.processEvents()
             if window.statusBar().currentMessage():
                 problems.append(f"status bar after paging: {window.statusBar().currentMessage()}")
@@ -103,7 +104,7 @@ def exercise_panels(chosen: list[str], out: Path | None) -> tuple[list[str], int
                 try:
                     panel = window.show_panel(cls.key)
                     panel.exercise()
-                    worker.wait_idle()
+                    worker.settle()
                     app.processEvents()
                     if out:
                         window.grab().save(str(out / f"{number:02d}-{cls.key}.png"))

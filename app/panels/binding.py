@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.widgets.quiet import quiet
 from app.widgets.sliders import LabelledSlider
 from app.widgets.text import TextBox
 
@@ -41,13 +42,11 @@ def value_of(control: QWidget):
 def set_quietly(control: QWidget, value, choices: Sequence[str] | None = None) -> None:
     """Show ``value`` in ``control`` without emitting its change signal (no recompute); a
     control that already shows it is left alone (a text box keeps its cursor). ``choices``: the
-    items a combo box offers, put in its list first where they differ. The one place in the
-    panels that blocks a control's signals."""
+    items a combo box offers, put in its list first where they differ."""
     offered = choices is not None and [control.itemText(k) for k in range(control.count())] != list(choices)
     if not offered and value_of(control) == value:
         return
-    control.blockSignals(True)
-    try:
+    with quiet(control):
         if offered:
             control.clear()
             control.addItems(list(choices))
@@ -60,8 +59,6 @@ def set_quietly(control: QWidget, value, choices: Sequence[str] | None = None) -
             control.setChecked(bool(value))
         else:
             control.setValue(value)
-    finally:
-        control.blockSignals(False)
 
 
 def changed_signal(control: QWidget):

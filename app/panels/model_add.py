@@ -25,6 +25,8 @@ class SmolLM2Adder(QObject):
     added = Signal()  # the model is on this computer now
     failed = Signal(str)  # why it could not be added (the button is offered again)
     progressed = Signal(int, int)  # (done, total) of the add
+    said = Signal(str)  # what the add is doing and how far it has got, as `models add` says it
+    _detailed = Signal(str)  # from the worker: how far the step has got ("12 of 93 MB", "tensor 3 of 272")
     running = Signal(bool)  # an add started (True) or ended in any way (False)
 
     def __init__(self, text: str = ADD_TEXT, parent: QObject | None = None):
@@ -32,7 +34,10 @@ class SmolLM2Adder(QObject):
         self.button = WrappingButton(text)
         self.button.hide()
         self.slot = worker.Newest()  # the add; cancelling it drops whatever it still reports
+        self.step = ""  # the stage now running, as STEPS names it
         self.button.clicked.connect(self.start)
+        self.progressed.connect(self._on_progress)
+        self._detailed.connect(self._on_detail)  # queued: emitted in the worker's thread
 
     @property
     def busy(self) -> bool:
@@ -58,6 +63,16 @@ class SmolLM2Adder(QObject):
         """What the add is doing at progress ``done`` of ``total`` ("" once done)."""
         return smollm2.STEPS[done] + "…" if 0 <= done < min(total, len(smollm2.STEPS)) else ""
 
+    def _on_progress(self, done: int, total: int) -> None:
+        step = self.stage(done, total)
+        if self.busy and step and step != self.step:
+            self.step = step
+            self.said.emit(step)
+
+    def _on_detail(self, text: str) -> None:
+        if self.busy and self.step:  # a cancelled add's last words are dropped
+            self.said.emit(f"{self.step} {text}")
+
     def start(self) -> None:
         """Download and convert SmolLM2 in the worker (nothing when an add is already running)."""
         if self.slot.running:
@@ -68,8 +83,10 @@ class SmolLM2Adder(QObject):
             self.button.show()
             self.failed.emit(message)
 
+        self.step = ""
         self.slot.start(
             smollm2.install,
+            detail=self._detailed.emit,
             on_result=lambda _: self.added.emit(),
             on_error=refused,
             on_progress=self.progressed.emit,

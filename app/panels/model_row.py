@@ -8,7 +8,7 @@ a progress bar with Cancel, and what the loaded model is.
     row.said.connect(show)         # (text, level) for the panel's message bar
     row.load_last()                # the model used last time in this panel
 
-Models come from core.loaded_models, shared by the panels, so a model another panel has loaded
+Models come from core.models.loaded, shared by the panels, so a model another panel has loaded
 appears at once. Only the newest load lands; the current model stays until it does.
 """
 
@@ -25,8 +25,8 @@ from app.panels.model_choices import fill_model_box
 from app.settings import settings
 from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.text import note
-from core.loaded_models import shared
 from core.models import BUNDLED, DECODER, smollm2
+from core.models.loaded import shared
 from core.models.registry import BUNDLED_NAME
 
 MAX_RECENT = 8
@@ -77,6 +77,7 @@ class ModelRow(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.adder.running.connect(self._adding)
         self.adder.progressed.connect(self._on_progress)
+        self.adder.said.connect(self.info.setText)
         self.adder.added.connect(lambda: self.load(smollm2.KEY))
         self.adder.failed.connect(self._add_failed)
 
@@ -157,8 +158,6 @@ class ModelRow(QWidget):
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, total)
         self.progress.setValue(done)
-        if self.adder.busy and self.adder.stage(done, total):
-            self.info.setText(self.adder.stage(done, total))
 
     def _adding(self, running: bool) -> None:
         if running:

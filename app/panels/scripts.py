@@ -95,7 +95,7 @@ def subplots(*pictures: str, columns: int = 2) -> str:
 
 
 def mosaic_code(strip: str) -> str:
-    """Code that prints ``picture``, the mosaic of ``tiles`` (core.head_tiles), one column of tiles
+    """Code that prints ``picture``, the mosaic of ``tiles`` (core.maths.head_tiles), one column of tiles
     at a time with its rows numbered as in the picture and ``tokens`` (or blocks) across. ``strip``:
     code for the heading of column ``k`` (counted from 0)."""
     return f"""

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWi
 
 from app.widgets.message_bar import follow_app_font
 from app.widgets.plots import tick_label
+from app.widgets.quiet import quiet
 from app.widgets.reflow_grid import ReflowGrid
 
 LEVELS = 8  # opacity steps; all the lines of one head and one step share one plot item
@@ -131,9 +132,8 @@ class AttentionLines(QWidget):
         """Show only ``heads`` (0-based); the chips follow."""
         self.visible = {h for h in heads if 0 <= h < len(self.curves)}
         for h, chip in enumerate(self.chips):
-            chip.blockSignals(True)
-            chip.setChecked(h in self.visible)
-            chip.blockSignals(False)
+            with quiet(chip):
+                chip.setChecked(h in self.visible)
         self._draw()
         self.headsChanged.emit(set(self.visible))
 

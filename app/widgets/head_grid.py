@@ -1,7 +1,7 @@
 """HeadGrid: every head of a model at once, one small heatmap per layer and head.
 
 All the small maps live in one image item (gaps between tiles are left empty), so a whole
-model redraws with one ``setImage``. The tiles come ready from core.head_tiles (a long text's
+model redraws with one ``setImage``. The tiles come ready from core.maths.head_tiles (a long text's
 maps shrunk to block means), computed where the weights are: in the worker for long texts.
 Clicking a tile emits its (layer, head).
 """
@@ -16,14 +16,14 @@ from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
 from app.widgets.colors import colormap
 from app.widgets.text import note
-from core.head_tiles import HeadTiles
+from core.maths.head_tiles import HeadTiles
 
 OUTLINE = QColor("#ff8c00")
 HINT = "Rows are layers, columns are heads. Click a head to open it large."
 
 
 class HeadGrid(QWidget):
-    """``set_data(core.head_tiles.HeadTiles, levels)``; ``select(layer, head)`` outlines a tile.
+    """``set_data(core.maths.head_tiles.HeadTiles, levels)``; ``select(layer, head)`` outlines a tile.
 
     Signals: clicked(layer, head), 0-based. Tiles are labelled from 1 for people.
     """
@@ -64,7 +64,7 @@ class HeadGrid(QWidget):
         self.view.scene().sigMouseMoved.connect(self._on_move)
 
     def set_data(self, tiles: HeadTiles, levels: tuple[float, float] = (0.0, 1.0)) -> None:
-        """Draw ``tiles.maps`` (layers, heads, n, m), each tile as it is (core.head_tiles)."""
+        """Draw ``tiles.maps`` (layers, heads, n, m), each tile as it is (core.maths.head_tiles)."""
         maps, self.reduced = tiles.maps, tiles.reduced
         reshaped = maps.shape != self.shape
         self.shape, self.levels = maps.shape, levels

@@ -9,7 +9,6 @@ with the cells (up to MAX_TEXT_SCALE times the text size).
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable, Sequence
 
@@ -24,7 +23,8 @@ from app.widgets.colors import colormap, default_levels
 from app.widgets.plots import keep_plots_whole, tick_label, title_across
 from app.widgets.sizing import OwnHeight
 from app.widgets.text import note
-from core.explain import num
+from app.widgets.tick_labels import fitting_labels, label_stride, stride
+from core.maths.explain import num
 
 MAX_CELL_TEXTS = 256  # numbers are written into the cells only up to this many cells
 MAX_TICK_LABELS = 64  # more labels than this are thinned out so they stay readable
@@ -307,7 +307,7 @@ class Heatmap(OwnHeight, QWidget):
             self.widest = ((font.key(), self.col_ticks), np.array(widths, dtype=float))
         n, m = len(self.row_labels), len(self.col_labels)
         cap = (max(1, int(np.ceil(n / self.max_ticks))), max(1, int(np.ceil(m / self.max_ticks))))
-        row_stride = max(cap[0], _stride(n, size.height(), metrics.height()))
+        row_stride = max(cap[0], stride(n, size.height(), metrics.height()))
         gap = metrics.averageCharWidth()
         if self.key_cols:
             x0, x1 = self.plot.vb.viewRange()[0]
@@ -317,9 +317,9 @@ class Heatmap(OwnHeight, QWidget):
             room = (-reach, size.width() + reach)
             short = {k: (text, metrics.horizontalAdvance(text)) for k, text in self.key_cols.items()}
             labels = [tick_label(c) for c in self.col_ticks]
-            columns = _fitting_labels(labels, self.widest[1], centres, room, gap, short, self.max_ticks)
+            columns = fitting_labels(labels, self.widest[1], centres, room, gap, short, self.max_ticks)
         else:
-            col_stride = max(cap[1], _label_stride(self.widest[1], size.width(), gap))
+            col_stride = max(cap[1], label_stride(self.widest[1], size.width(), gap))
             columns = tuple((k, tick_label(self.col_ticks[k])) for k in range(0, m, col_stride))
         key = (self.row_ticks, self.col_ticks, row_stride, columns)
         if key == self.ticks_key:
@@ -358,74 +358,6 @@ class Heatmap(OwnHeight, QWidget):
         ]
         texts = self.texts if self.texts is not None else [num(v) for v in self.values.ravel()]
         self.cells.set_cells(texts, colors, (n, m))
-
-
-def _stride(count: int, pixels: float, needed: float) -> int:
-    """Label every stride-th of ``count`` cells spread over ``pixels`` so labels need ``needed`` each."""
-    if count == 0 or pixels <= 0:
-        return 1
-    return max(1, int(np.ceil(needed * count / pixels)))
-
-
-def _label_stride(widths: np.ndarray, pixels: float, gap: float) -> int:
-    """The least stride at which labels of these ``widths``, centred on cells spread over
-    ``pixels``, keep ``gap`` between neighbours: a long label beside short ones still lets
-    every cell be labelled when the two halves fit (the widest alone would ask for more)."""
-    count = len(widths)
-    if count == 0 or pixels <= 0:
-        return 1
-    cell, most = pixels / count, _stride(count, pixels, widths.max() + gap)  # the widest everywhere: fits
-    for stride in range(1, most):
-        kept = widths[::stride]
-        if np.all((kept[:-1] + kept[1:]) / 2 + gap <= stride * cell):
-            return stride
-    return most
-
-
-def _fitting_labels(
-    labels: Sequence[str],
-    widths: np.ndarray,
-    centres: np.ndarray,
-    room: tuple[float, float],
-    gap: float,
-    first: dict[int, tuple[str, float]],
-    most: int,
-) -> tuple[tuple[int, str], ...]:
-    """(column, label) of the columns to label, left to right: those of ``first`` (column ->
-    its short label and that label's pixels), all by their short labels, then each by its whole
-    label in ``first``'s order where that fits too; then every other column from the left by its
-    label. A label is kept only if it stays within ``room`` and ``gap`` pixels from every label
-    kept before it; at most ``most``. ``labels`` are ``widths`` pixels wide, centred on
-    ``centres``."""
-    kept: list[int] = []  # sorted by position
-    texts: dict[int, tuple[str, float]] = {}
-
-    def fits(k: int, width: float) -> bool:
-        half = width / 2
-        if centres[k] - half < room[0] or centres[k] + half > room[1]:
-            return False
-        at = bisect.bisect(kept, k)
-        near = kept[max(at - 1, 0) : at + 1]
-        return all(abs(centres[k] - centres[j]) >= half + texts[j][1] / 2 + gap for j in near)
-
-    def keep(k: int, text: str, width: float) -> bool:
-        if len(kept) >= most or not fits(k, width):
-            return False
-        bisect.insort(kept, k)
-        texts[k] = (text, width)
-        return True
-
-    for k, short in first.items():  # every key column labelled, if only by its number
-        keep(k, *short)
-    for k, short in first.items():  # then by its whole label where that fits
-        if k in texts:
-            kept.remove(k)
-            del texts[k]
-        keep(k, labels[k], widths[k]) or keep(k, *short)
-    for k in range(len(labels)):
-        if k not in texts:
-            keep(k, labels[k], widths[k])
-    return tuple((k, texts[k][0]) for k in kept)
 
 
 class CellTexts(pg.GraphicsObject):

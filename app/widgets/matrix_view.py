@@ -35,7 +35,7 @@ from app.widgets.colors import colormap, default_levels
 from app.widgets.sizing import OwnHeight
 from app.widgets.text import note
 from core import inputs
-from core.explain import num
+from core.maths.explain import num
 
 HIGHLIGHT_BRUSH = QBrush(QColor("#ff8c00"))
 DARK_TEXT, LIGHT_TEXT = QColor("#000000"), QColor("#ffffff")
@@ -67,7 +67,7 @@ def shade_table(signed: bool) -> tuple[list[QBrush], np.ndarray]:
 
 
 def number_texts(values: np.ndarray, decimals: int) -> list[list[str]]:
-    """Each cell's text, as core.explain.num writes it, formatted in one vectorised pass."""
+    """Each cell's text, as core.maths.explain.num writes it, formatted in one vectorised pass."""
     texts = np.char.mod(f"%.{decimals}f", values)
     texts = np.char.replace(texts, "-", "−")
     texts[texts == "−" + "0." + "0" * decimals] = "0." + "0" * decimals

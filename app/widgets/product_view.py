@@ -1,7 +1,7 @@
 """ProductView: A · B = C drawn as three matrices; clicking a cell of C shows how it was made.
 
 The row of A and the column of B that make C[i, j] are highlighted, and ``explainer(i, j)`` (a
-written-out dot product from core.explain) appears underneath.
+written-out dot product from core.maths.explain) appears underneath.
 
 The three matrices share one cell size, as large as the room allows: on one line when it is wide,
 wrapped before "=" (or before "·" too) when the room is tall, whichever gives bigger cells. It

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 
+from app.widgets.quiet import quiet
+
 STEPS = 1000  # slider resolution for float and log scales
 
 
@@ -91,9 +93,8 @@ class LabelledSlider(QWidget):
         value = self._snap(min(max(float(value), self.minimum), self.maximum))
         self._value = float(round(value)) if self.integer else value
         self._show_value()
-        self.slider.blockSignals(True)
-        self.slider.setValue(self._to_position(self._value))
-        self.slider.blockSignals(False)
+        with quiet(self.slider):
+            self.slider.setValue(self._to_position(self._value))
         self.valueChanged.emit(self._value)
 
     def _snap(self, value: float) -> float:

@@ -11,7 +11,7 @@ hub has been switched off, so importing this package is cheap and never touches 
 Only safetensors weights are read; pickled weights and custom model code are refused.
 """
 
-from core.head_analysis import HeadRanking, ModelAttention, find_head
+from core.maths.head_analysis import HeadRanking, ModelAttention, find_head
 from core.models.attention_run import run
 from core.models.kinds import DECODER, ENCODER, check_kind
 from core.models.libraries import ModelsExtraMissing, libraries

@@ -1,6 +1,6 @@
 """Run a loaded model over a text (or a sentence pair) and keep every head's attention weights.
 
-result = run(model, "The trophy didn't fit in the suitcase because it was too big.")
+result = run(model, TROPHY)            # the first article's sentence
 result.attentions.shape                 # (6, 12, 17, 17) = (layers, heads, T, T)
 """
 
@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.head_analysis import ModelAttention
+from core.maths.head_analysis import ModelAttention
 from core.models.libraries import libraries
 
 if TYPE_CHECKING:
     from core.models.loading import LoadedModel
+
+TROPHY = "The trophy didn't fit in the suitcase because it was too big."
 
 
 def run(model: LoadedModel, text: str, text_b: str | None = None) -> ModelAttention:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 
-from core.heavy_load import quiet_import
-from core.install_advice import models_advice
+from core.models.advice import models_advice
+from core.models.heavy_load import quiet_import
 from core.offline import switch_off_hub
 
 

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from core.decoder.families import family_of
-from core.heavy_load import run_frozen
 from core.models import smollm2
 from core.models.attention_run import run
+from core.models.heavy_load import run_frozen
 from core.models.kinds import DECODER, ENCODER, check_kind
 from core.models.libraries import libraries
 from core.models.registry import BUNDLED, kind_of, resolve
@@ -168,7 +168,7 @@ def load_model(
     hint = f"; {smollm2.ADD_HINT} to replace it" if str(source) == smollm2.KEY else ""
     check_memory(name, parameter_count(weights, hint), memory_limit)
     tick(1, steps)
-    config, kind = run_frozen(_read_config, transformers, folder)  # see core.heavy_load
+    config, kind = run_frozen(_read_config, transformers, folder)  # see core.models.heavy_load
     if expect is not None:
         check_kind(name, kind, expect)
     family = family_of(config.model_type).name if kind == DECODER else ""  # refuses the unsupported

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.decoder.families import BY_TYPE
-from core.install_advice import models_advice
 from core.models import hf_cache, smollm2
+from core.models.advice import models_advice
 from core.models.kinds import DECODER, ENCODER
 from core.models.libraries import ModelsExtraMissing
 

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from core.install_advice import is_standalone, models_advice
+from core.models.advice import is_standalone, models_advice
 from core.user_data import data_folder
 
 KEY = "smollm2"
@@ -309,23 +309,14 @@ def _convert(gguf: Path, alive: Callable[..., None]):
     """
     from core.models.libraries import libraries
 
-    torch, transformers = libraries()
+    _, transformers = libraries()
     alive("reading the tokenizer from the file")
     tokenizer = _converting(transformers.AutoTokenizer.from_pretrained, gguf.parent, gguf_file=gguf.name)
-    alive("reading the model's settings from the file")
-    config = _converting(transformers.AutoConfig.from_pretrained, gguf.parent, gguf_file=gguf.name)
-    settings = config.to_dict()
-    for key in ("quantization_config", "_name_or_path", "_model_name_or_path"):
-        settings.pop(key, None)
-    config = type(config).from_dict(settings)
-    alive("building an empty model of that shape")
-    with _no_random_weights():  # every weight is overwritten next
-        model = _converting(transformers.AutoModelForCausalLM.from_config, config, dtype=torch.float32)
-    model.tie_weights()
+    model = _empty_model(gguf, alive)
     weights = _dequantised(gguf, model, alive)
     alive("putting the weights into the model")
     missing, unexpected = model.load_state_dict(weights, strict=False)
-    tied = set(_tied_keys(model)) if config.tie_word_embeddings else set()
+    tied = set(_tied_keys(model)) if model.config.tie_word_embeddings else set()
     missing = [key for key in missing if key not in tied]  # filled by the embedding they are tied to
     if missing or unexpected:
         raise ValueError(
@@ -346,6 +337,28 @@ def _no_random_weights() -> Iterator[None]:
         return
     with no_init_weights():
         yield
+
+
+def _empty_model(gguf: Path, alive: Callable[..., None]):
+    """The float32 model of the shape ``gguf``'s settings give, its weights not yet put in (the
+    output tied to the embedding where the file says so)."""
+    from core.models.libraries import libraries
+
+    torch, transformers = libraries()
+    alive("reading the model's settings from the file")
+    config = _converting(transformers.AutoConfig.from_pretrained, gguf.parent, gguf_file=gguf.name)
+    settings = config.to_dict()
+    for key in ("quantization_config", "_name_or_path", "_model_name_or_path"):
+        settings.pop(key, None)
+    alive("building an empty model of that shape")
+    with _no_random_weights():  # every weight is overwritten next
+        model = _converting(
+            transformers.AutoModelForCausalLM.from_config,
+            type(config).from_dict(settings),
+            dtype=torch.float32,
+        )
+    model.tie_weights()
+    return model
 
 
 def _converting(step: Callable, *args, **kwargs):

@@ -44,28 +44,6 @@ def panel(request, qtbot):
 
 
 @pytest.fixture(autouse=True)
-def no_work_left():
-    """After every test the background work it left (a run, an Auto loop, a load) is cancelled and
-    drained, and the widgets pytest-qt closed are deleted with their pending timers (which could
-    start more), so the next test starts idle however this one ended. Work that does not stop
-    fails this test's teardown, named, rather than the next tests' set-up."""
-    yield
-    from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
-
-    from app import worker
-
-    if QCoreApplication.instance() is None:
-        return
-    stopped = worker.cancel_all(patience(60))
-    QCoreApplication.processEvents()  # what that set off (a zero-delay timer) runs on live widgets
-    loop = QEventLoop()  # an event loop deletes what deleteLater() left, in the order it was posted
-    QTimer.singleShot(0, loop.quit)
-    loop.exec()
-    stopped = worker.cancel_all(patience(60)) and stopped  # whatever their deletion set off
-    assert stopped, f"background work still running after it was cancelled: {worker.running()}"
-
-
-@pytest.fixture(autouse=True)
 def offline_add(monkeypatch):
     """App tests never download: adding SmolLM2 fails as it does without a network."""
     from core.models import smollm2

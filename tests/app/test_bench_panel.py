@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from app import worker
 from app.panels.bench import BenchPanel
 from app.panels.bench.state import COLUMNS, row_texts
-from core.bench import MEANINGFUL_SLOPE_LENGTHS, fastest_summary, fit_slopes, withheld_slopes
-from core.bench_device import cuda_available
+from core.bench.device import cuda_available
+from core.bench.sweep import MEANINGFUL_SLOPE_LENGTHS, fastest_summary, fit_slopes, withheld_slopes
 from tests.app.conftest import idle
 from tests.app.test_export_scripts import run_scripts
 from tests.waits import patience, patience_ms
@@ -80,7 +80,7 @@ def test_a_sweep_fills_the_table_and_the_plots_from_core(panel, qtbot):
     assert list(results) == panel.results
     assert [(r.n, r.impl) for r in results] == panel.config.points()
     assert table_rows(panel) == [row_texts(r) for r in results]
-    assert table_rows(panel)[1][-1] == "not available: core.flash computes in float64 only; choose fp64"
+    assert table_rows(panel)[1][-1] == "not available: core.maths.flash computes in float64 only; choose fp64"
     for impl in ("numpy-naive", "sdpa-flash"):
         ran = [r for r in results if r.impl == impl]
         x, y = panel.curves["median_s"][impl].xData, panel.curves["median_s"][impl].yData
@@ -220,13 +220,13 @@ def test_without_torch_the_numpy_implementations_still_run(qtbot, monkeypatch):
     run_sweep(p, qtbot, "64", ("numpy-naive", "numpy-tiled"))
     assert [r.status for r in p.results] == [
         "ok",
-        "not available: core.flash computes in float64 only; choose fp64",
+        "not available: core.maths.flash computes in float64 only; choose fp64",
     ]
 
 
 def test_a_noisy_point_withholds_the_legends_slope():
     from app.panels.bench.state import SweepState, legend_text, summarise
-    from core.bench import BenchResult
+    from core.bench.sweep import BenchResult
 
     def point(n: int, seconds: float, spread: float) -> BenchResult:
         return BenchResult("numpy-naive", "cpu", "float32", n, 1, 1, 64, False, seconds, 1.0, 4 * n * n,
@@ -239,3 +239,6 @@ def test_a_noisy_point_withholds_the_legends_slope():
     disturbed = (point(128, 0.48, 2.0), *settled[1:])  # a warm-up outlier, as on a busy machine
     text = legend_text(summarise(SweepState(("numpy-naive",), disturbed)), "median_s", "numpy-naive")
     assert text == "numpy-naive  (no slope: a point's timing is noise; run it again)"
+    once = (*settled[:2], point(512, 0.016, None))  # Repeats 1: the spread is unknown
+    text = legend_text(summarise(SweepState(("numpy-naive",), once)), "median_s", "numpy-naive")
+    assert text == "numpy-naive  (no slope: a point was timed once; set Repeats to 2 or more)"

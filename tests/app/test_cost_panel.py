@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 
 from app.panels.cost.state import ARTICLE_LENGTHS, N_MAX
-from core.attention import attend
-from core.complexity import MEMORY_SIZES, MIB, attention_cost, loglog_slope, pattern_cells
-from core.flash import tiled_attention
-from core.masks import causal, global_local
+from core.maths.attention import attend
+from core.maths.complexity import MEMORY_SIZES, MIB, attention_cost, loglog_slope, pattern_cells
+from core.maths.flash import tiled_attention
+from core.maths.masks import causal, global_local
 from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 
 ARTICLE_FLOPS = [

@@ -217,7 +217,7 @@ def exported(panel, folder: Path, pool: ThreadPoolExecutor, measured=()) -> list
         path = folder / f"step{i + 1}.py"
         path.write_text(panel.script(i), encoding="utf-8")
         steps.append((i, drawn, [] if measured else text_numbers(panel), pool.submit(run_script, path)))
-    worker.cancel_all()
+    assert worker.cancel_all(patience(60)), worker.running()
     return steps
 
 
@@ -233,6 +233,7 @@ def problems(key: str, step: int, drawn, shown, run: subprocess.CompletedProcess
     return [f"{where} does not print {what}: {values[:10]}" for what, values in checks if values]
 
 
+@pytest.mark.slow
 @pytest.mark.models  # the real-model panels
 def test_every_step_of_every_panel_exports_a_script_that_prints_what_it_draws(qtbot, tmp_path, llama_folder):
     """65 steps, each panel set up away from its defaults (PREPARE); the scripts of one panel run

@@ -57,7 +57,7 @@ def test_bad_settings_are_refused_at_start_and_nothing_trains(panel):
 
 def test_without_torch_start_says_what_to_get_and_nothing_is_starting(panel, monkeypatch):
     monkeypatch.setattr(sys, "frozen", True, raising=False)  # the lite standalone build
-    monkeypatch.setitem(sys.modules, "core.induction_training", None)  # its import fails there
+    monkeypatch.setitem(sys.modules, "core.lab.training", None)  # its import fails there
     panel.set_step(1)
     panel.train.start_button.click()
     idle(60)

@@ -9,10 +9,10 @@ import pytest
 
 from app.panels.inside_decoder import InsideDecoderPanel, which_heads
 from app.panels.inside_decoder.state import decoder
-from core.ablation import ablated, next_token_probs, run
-from core.ablation_ranking import answer_token, rank_by_ablation
-from core.decoder_induction import induction_test
-from core.logit_lens import logit_lens
+from core.interp.ablation import ablated, next_token_probs, run
+from core.interp.induction import induction_test
+from core.interp.lens import logit_lens
+from core.interp.ranking import answer_token, rank_by_ablation
 from core.models import smollm2
 from tests.app.conftest import idle, settle
 from tests.tiny_models import head_zeroed_by_hand
@@ -86,12 +86,14 @@ def test_a_successful_add_runs_every_step_on_smollm2(qtbot, tmp_path, monkeypatc
     qtbot.addWidget(p)
     p.show()
     idle()
-    stages = []
+    stages, said = [], []
     p.row.adder.progressed.connect(lambda done, total: stages.append(p.row.info.text()))
+    p.row.adder.said.connect(lambda _: said.append(p.row.info.text()))
 
-    def install(progress=None):
+    def install(progress=None, detail=None):  # says how far each step got, as the real one does
         for done in range(len(smollm2.STEPS)):
             progress(done, len(smollm2.STEPS))
+            detail(f"{done + 1} of 9 MB")
         return tmp_path
 
     used = []
@@ -99,6 +101,7 @@ def test_a_successful_add_runs_every_step_on_smollm2(qtbot, tmp_path, monkeypatc
     monkeypatch.setattr(p.row, "load", used.append)
     settle(p.row.add_button.click)
     assert used == [smollm2.KEY] and stages[0] == smollm2.STEPS[0] + "…"
+    assert said[:3] == [smollm2.STEPS[0] + "…", smollm2.STEPS[0] + "… 1 of 9 MB", smollm2.STEPS[1] + "…"]
     assert not p.row.add_button.isVisibleTo(p) and not p.row.cancel_button.isVisibleTo(p)
 
 
@@ -311,7 +314,7 @@ def test_the_rankings_progress_says_what_it_counts(panel, qtbot):
     are not ranked for the new settings."""
     panel.set_step(1)
     bar = panel.rank.progress
-    qtbot.waitUntil(bar.isVisible)
+    qtbot.waitUntil(bar.isVisible, timeout=patience_ms(5))
     assert bar.text() == "not ranked" and bar.toolTip()
     settle(panel.rank.rank_button.click)
     assert bar.text() == "all ranked" and bar.value() == bar.maximum() > 1

@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 from app.panels.inside_head import InsideHeadPanel
-from core.ablation_ranking import answer_token, rank_by_ablation
+from core.interp.ranking import answer_token, rank_by_ablation
 from core.models import load_model
 from tests.app.conftest import idle, settle
 from tests.app.readable import blank_beside
+from tests.waits import patience_ms
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
@@ -119,7 +120,7 @@ def test_without_smollm2_the_panel_offers_to_add_it_and_then_uses_it(qtbot, tmp_
     idle()
     assert "Press Add" in p.message.text() and p.row.add_button.isVisibleTo(p)
     used = []
-    monkeypatch.setattr(smollm2, "install", lambda progress=None: tmp_path)
+    monkeypatch.setattr(smollm2, "install", lambda progress=None, detail=None: tmp_path)
     monkeypatch.setattr(p.row, "load", used.append)
     settle(p.row.add_button.click)
     assert used == [smollm2.KEY]
@@ -147,7 +148,7 @@ def test_the_knockout_progress_says_what_it_counts(panel, qtbot):
     that it has not run for the new settings."""
     panel.set_step(3)
     button, bar = panel.direct.rank_button, panel.direct.progress
-    qtbot.waitUntil(button.isVisible)
+    qtbot.waitUntil(button.isVisible, timeout=patience_ms(5))
     assert not blank_beside(button), blank_beside(button)
     assert bar.text() == "not run yet" and bar.toolTip()
     settle(button.click)

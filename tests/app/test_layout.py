@@ -34,6 +34,7 @@ from app import settings, worker
 from app.panels import PANELS
 from app.widgets.text import TextBox
 from tests.app.conftest import idle
+from tests.waits import patience, patience_ms
 
 PROJECTOR = (1280, 720)
 TEXT_MARGIN = 4  # pixels a line edit keeps free beside its text, besides its frame
@@ -213,7 +214,7 @@ def window(qapp, tmp_path_factory):
     win = projector_window(tmp_path_factory, "settings")
     yield win
     win.close()
-    worker.cancel_all()
+    assert worker.cancel_all(patience(60)), worker.running()
 
 
 def navigation_cuts(window) -> list[str]:
@@ -290,17 +291,6 @@ def step_problems(window, key: str, step: int) -> list[str]:
     return [f"step {step + 1} ({panel.steps[step]}): {p}" for p in found]
 
 
-def heading(pane, section: int):
-    """The block of the lesson's (section+1)-th level-2 heading, or None."""
-    block, seen = pane.document().begin(), -1
-    while block.isValid():
-        seen += block.blockFormat().headingLevel() == 2
-        if seen == section and block.blockFormat().headingLevel() == 2:
-            return block
-        block = block.next()
-    return None
-
-
 def lesson_problems(window) -> list[str]:
     """What the lesson pane cuts off: text past its right edge, or the current step's heading
     away from the top (the pane opened mid-section)."""
@@ -311,7 +301,7 @@ def lesson_problems(window) -> list[str]:
             f"the lesson pane cuts its text at the right: {pane.document().size().width():.0f} px "
             f"wide, {pane.viewport().width()} px shown"
         )
-    block = heading(pane, window.current().step)
+    block = pane.heading(window.current().step)
     if block is not None:
         top = pane.document().documentLayout().blockBoundingRect(block).top()
         if abs(top - pane.verticalScrollBar().value()) > 1:
@@ -387,7 +377,7 @@ def large_text(qapp, tmp_path_factory, request):
     yield win
     win.set_font_scale(1.0)
     win.close()
-    worker.cancel_all()
+    assert worker.cancel_all(patience(60)), worker.running()
 
 
 @pytest.mark.parametrize(
@@ -515,10 +505,11 @@ def test_the_lesson_pane_brings_every_sections_heading_to_the_top(qtbot):
     pane = lesson_pane(qtbot, markdown, 260)
     for section in (2, 0, 1, 2):
         pane.show_section(section)
-        block = heading(pane, section)
+        block = pane.heading(section)
         qtbot.waitUntil(
             lambda b=block: (
                 pane.verticalScrollBar().value()
                 == round(pane.document().documentLayout().blockBoundingRect(b).top())
-            )
+            ),
+            timeout=patience_ms(5),
         )

@@ -1,8 +1,8 @@
 import numpy as np
 
-from core import masks
-from core.attention import attend
-from core.qkv import random_example
+from core.maths import masks
+from core.maths.attention import attend
+from core.maths.qkv import random_example
 
 DEFAULT = ["the", "cat", "sat", "on", "the", "mat", "[PAD]", "[PAD]"]
 

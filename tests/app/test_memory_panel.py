@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from app.panels.memory.state import BETAS
-from core.attention import attend
-from core.hopfield import article_experiment, capacity_sweep, corrupt_and_compare, digit_glyphs
+from core.maths.attention import attend
+from core.maths.hopfield import article_experiment, capacity_sweep, corrupt_and_compare, digit_glyphs
 from tests.app.conftest import idle
 from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 from tests.waits import patience_ms

@@ -8,9 +8,9 @@ import pytest
 from app.panels.model import ModelPanel
 from app.panels.model.patterns import HINT
 from app.widgets.attention_lines import LEVELS, MIN_WEIGHT
-from core.head_analysis import drop_special, find_pattern, only_part, to_words
-from core.head_tiles import head_tiles
-from core.loaded_models import shared
+from core.maths.head_analysis import drop_special, find_pattern, only_part, to_words
+from core.maths.head_tiles import head_tiles
+from core.models.loaded import shared
 from tests.app.conftest import idle, settle
 from tests.tiny_models import save_tiny_gpt2
 from tests.waits import patience_ms

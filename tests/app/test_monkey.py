@@ -526,6 +526,7 @@ def start(window) -> None:
     window.show_panel(PANELS[0].key)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_monkey(window, qtbot, qtlog, no_dialogs, capsys, seed):
     monkey = Monkey(window, seed, no_dialogs)

@@ -4,8 +4,8 @@ import pytest
 from app.panels import PANELS, PanelEntry
 from app.panels.base import Panel
 from app.panels.multihead.state import MAX_HEADS
-from core.masks import causal
-from core.multihead import head_divisors, head_table, multi_head, random_weights
+from core.maths.masks import causal
+from core.maths.multihead import head_divisors, head_table, multi_head, random_weights
 from tests.app.conftest import idle
 from tests.waits import patience_ms
 

@@ -9,9 +9,11 @@ import pytest
 from app import log_file
 from app.panels.next_token import NextTokenPanel
 from app.panels.next_token.temperature import DRAW_HINT
-from core import decoder, models, sampling
-from core.loaded_models import shared
+from core import models
+from core.interp import prediction
+from core.maths import sampling
 from core.models import smollm2
+from core.models.loaded import shared
 from tests.app.conftest import idle, settle
 from tests.waits import patience_ms
 
@@ -67,7 +69,7 @@ def test_the_lite_standalone_build_says_the_full_build_includes_smollm2(qtbot, m
 
 def test_predictions_equal_core(panel):
     model = panel.model
-    expected = sampling.reshape(decoder.predict(model, PROMPT).logits)
+    expected = sampling.reshape(prediction.predict(model, PROMPT).logits)
     choices, rest = sampling.top(expected, panel.predictions.listed_spin.value())
     np.testing.assert_allclose(sampling.reshape(panel.generation.logits).probs, expected.probs, atol=1e-6)
     widths = panel.predictions.bars.bars.opts["width"]
@@ -108,7 +110,7 @@ def test_generate_append_click_undo_and_auto(panel, qtbot):
     assert g.length == start + 2 and g.chosen[1].id == clicked.id and g.chosen[1].prob == clicked.prob
     assert first.length == start and not first.chosen  # the prompt alone, as it was shown
     assert panel.generate.history.count() == 2
-    np.testing.assert_allclose(g.logits, decoder.prefill(panel.model, g.ids).logits, atol=1e-5)
+    np.testing.assert_allclose(g.logits, prediction.prefill(panel.model, g.ids).logits, atol=1e-5)
     settle(panel.generate.undo_button.click)
     assert panel.generation is g.undo() and panel.generation.length == start + 1
     assert panel.generate.history.count() == 1 and g.length == start + 2
@@ -121,7 +123,7 @@ def test_generate_append_click_undo_and_auto(panel, qtbot):
     idle()
     g = panel.generation
     assert g.length >= start + 4 or g.chosen[-1].id == panel.model.tokenizer.eos_token_id
-    np.testing.assert_allclose(g.logits, decoder.prefill(panel.model, g.ids).logits, atol=1e-5)
+    np.testing.assert_allclose(g.logits, prediction.prefill(panel.model, g.ids).logits, atol=1e-5)
 
 
 def test_appended_draws_are_the_cli_generation_for_the_same_seed(panel, llama_folder, capsys):
@@ -150,7 +152,9 @@ def test_appended_draws_are_the_cli_generation_for_the_same_seed(panel, llama_fo
     start = len(ids) - len(chosen)
     by_number, by_first = [], []
     for k in range(len(chosen)):
-        p = sampling.reshape(decoder.prefill(panel.model, ids[: start + k]).logits, 3.0, None, 0.95).sampling
+        p = sampling.reshape(
+            prediction.prefill(panel.model, ids[: start + k]).logits, 3.0, None, 0.95
+        ).sampling
         by_number.append(int(np.searchsorted(np.cumsum(p), numbers[k], side="right")))
         by_first.append(int(np.searchsorted(np.cumsum(p), numbers[0], side="right")))
     assert [c.id for c in chosen] == by_number
@@ -177,7 +181,7 @@ def test_cache_and_groups_pages(panel):
     assert cache.describe(1, 0).startswith("[layer 2 → cached token ")
     assert cache.describe(1, 0).endswith("from the prompt (prefill)")
     assert g.length > t and cache.describe(0, t).endswith("from decode step 1")
-    size = decoder.cache_size(panel.model, g.length)
+    size = prediction.cache_size(panel.model, g.length)
     assert f"{size.saving:g}× as much" in panel.cache.sizes.text()
     settle(panel.cache.measure_button.click)
     assert "with the cache" in panel.cache.timing.text()
@@ -194,7 +198,7 @@ def test_bad_input_keeps_the_previous_result(panel):
     assert "is an encoder" in panel.message.text() and panel.model is model
     settle(panel.prompt.setText, "the " * 200)
     assert panel.message.level == "warning" and "left out" in panel.message.text()
-    assert panel.generation.length == decoder.context_limit(panel.model)
+    assert panel.generation.length == prediction.context_limit(panel.model)
 
 
 def test_cancel_a_load_keeps_the_model(panel, llama_folder):

@@ -6,10 +6,11 @@ import pytest
 
 from app.panels.patching import PatchingPanel
 from app.panels.patching.state import decoder
-from core.attribution_patching import attribute
-from core.patching import patch, prepare
+from core.interp.attribution import attribute
+from core.interp.patching import patch, prepare
 from tests.app.conftest import idle, settle
 from tests.app.readable import blank_beside
+from tests.waits import patience_ms
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -141,7 +142,8 @@ def test_the_stream_labels_the_changed_and_the_last_position(panel, qtbot, steps
         drawn = drawn_labels(panel.stream.map.plot.getAxis("top"))
         for k in (*pair.differ, pair.length - 1):
             assert ticks[k] in drawn or str(k + 1) in drawn, (k, ticks[k], drawn)
-        assert len(drawn) > len(pair.differ) + 1 or steps  # at the default size, other tokens too
+        if steps == 0:  # at the default size there is room for other tokens too
+            assert len(drawn) > len(pair.differ) + 1, drawn
     finally:
         app.setFont(normal)
 
@@ -157,7 +159,7 @@ def test_the_sweeps_progress_says_what_it_counts_before_and_after(qtbot, tmp_pat
     idle()
     for step, page in enumerate(p.sweeps(), 1):
         p.set_step(step)
-        qtbot.waitUntil(lambda page=page: page.cancel_button.isVisible())
+        qtbot.waitUntil(lambda page=page: page.cancel_button.isVisible(), timeout=patience_ms(5))
         assert not blank_beside(page.cancel_button), (step, blank_beside(page.cancel_button))
         assert page.progress.text() == "not swept" and page.progress.toolTip()
 

@@ -3,7 +3,7 @@ import pytest
 from PySide6.QtCore import QVariantAnimation
 
 from app.panels.position.state import HEATMAP_ROWS
-from core import positional as pos
+from core.maths import positional as pos
 from tests.app.test_export_scripts import drawn_numbers, printed_numbers, run_scripts, unprinted
 
 

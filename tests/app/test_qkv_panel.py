@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from core.attention import attend
+from core.maths.attention import attend
 
 
 def article_weights():

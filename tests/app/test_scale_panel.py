@@ -8,7 +8,7 @@ from app.panels.scale.state import (
     TEMPERATURE_GRID,
     SaturationState,
 )
-from core import scaling
+from core.maths import scaling
 from tests.app.conftest import idle
 
 

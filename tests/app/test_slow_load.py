@@ -16,7 +16,8 @@ pytestmark = pytest.mark.models
 
 def test_paging_while_models_load_leaves_no_error(monkeypatch, window, qapp):
     from app.commands.smoke import page_through
-    from core import loaded_models, models
+    from core import models
+    from core.models import loaded as loaded_models
 
     load, paged, asked = models.load_model, threading.Event(), []
 

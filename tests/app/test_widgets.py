@@ -13,7 +13,7 @@ from app.widgets.attention_lines import LEVELS, MIN_WEIGHT, AttentionLines, line
 from app.widgets.matrix_view import number_texts, parse_number
 from app.widgets.plots import WrappedTitle, loglog_plot, plot
 from app.widgets.token_bars import TokenBars
-from core.explain import num
+from core.maths.explain import num
 from tests.waits import patience_ms
 
 
@@ -588,12 +588,12 @@ def test_heatmap_key_columns_are_labelled_first_and_by_their_short_label_where_c
     """Columns a step is about get a label before the others, by their whole label in order where
     it fits and by their short one where it would collide; the rest are labelled from the left
     where they fit, none past the room's ends."""
-    from app.widgets.heatmap import _fitting_labels
+    from app.widgets.tick_labels import fitting_labels
 
     labels = [f"token{k}" for k in range(10)]
     widths, centres = np.full(10, 40.0), np.arange(10) * 10.0 + 5
     key = {6: ("7", 8.0), 9: ("10", 14.0)}
-    kept = dict(_fitting_labels(labels, widths, centres, (-6.0, 116.0), 2.0, key, 64))
+    kept = dict(fitting_labels(labels, widths, centres, (-6.0, 116.0), 2.0, key, 64))
     assert kept[6] == "token6" and kept[9] == "10"  # both labelled, the second by its number
     width = {"token": 40.0, "7": 8.0, "10": 14.0}
     placed = sorted(

@@ -12,7 +12,7 @@ from app.panels.base import Panel
 from app.settings import settings
 from resources import lesson_text
 from tests.app.conftest import idle
-from tests.waits import patience_ms
+from tests.waits import patience, patience_ms
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -199,8 +199,9 @@ def test_window_opens_without_importing_torch(tmp_path):
     )
     env = {"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, check=True
-    )
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, check=True,
+        timeout=patience(60),
+    )  # fmt: skip
     assert out.stdout.split() == ["False", "False"]
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from app.commands.progress import HEARTBEAT_LINE
 from tests.waits import patience
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,3 +24,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
         env=env,
         timeout=patience(300),
     )
+
+
+def stages(text: str) -> list[str]:
+    """The lines of ``text`` less the heartbeat's ("… (2 s)"), which a busy machine adds."""
+    return [line for line in text.splitlines() if not HEARTBEAT_LINE.search(line)]

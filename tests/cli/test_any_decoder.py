@@ -5,7 +5,8 @@ import json
 import pytest
 
 from app.main import main
-from core import decoder, models
+from core import models
+from core.interp import prediction
 from tests.core.test_hf_cache import cache_repo
 from tests.tiny_models import save_tiny_decoder
 
@@ -28,7 +29,7 @@ def cache(tmp_path, neox, monkeypatch):
 def test_predict_reads_a_cached_model_by_its_id(cache, capsys):
     assert main(["predict", "--text", "the cat sat", "--model", "EleutherAI/pythia-tiny", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    expected = decoder.predict(models.load_model("EleutherAI/pythia-tiny"), "the cat sat")
+    expected = prediction.predict(models.load_model("EleutherAI/pythia-tiny"), "the cat sat")
     assert doc["model"] == "EleutherAI/pythia-tiny"
     assert doc["top"][0]["id"] == int(expected.logits.argmax())
 

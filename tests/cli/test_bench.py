@@ -12,8 +12,8 @@ import pytest
 
 from app.commands.bench import HEADER
 from app.main import main
-from core import bench
-from core.bench_device import cuda_available
+from core.bench import sweep as bench
+from core.bench.device import cuda_available
 from tests.waits import patience
 
 SMALL = ["--lengths", "64", "128", "--heads", "2", "--head-dim", "16", "--repeats", "3"]
@@ -32,7 +32,7 @@ def test_bench_prints_a_table_and_writes_json_and_csv(tmp_path, capsys):
     assert [(r[0], int(r[1])) for r in rows] == [
         (impl, n) for n in (64, 128) for impl in ("numpy-naive", "numpy-tiled", "torch-naive", "sdpa-flash")
     ]
-    assert "not available: core.flash computes in float64 only" in text
+    assert "not available: core.maths.flash computes in float64 only" in text
     assert any(line.startswith("Fastest — n=64: ") for line in lines)
     data = json.loads(out_json.read_text())
     assert data["device"]["kind"] == "cpu"
@@ -72,17 +72,17 @@ def test_bad_input_is_one_clear_message(args, message, capsys):
 
 
 def test_default_set_leaves_out_what_cannot_run_and_says_why(capsys, monkeypatch):
-    from core import bench
+    from core.bench import sweep as bench
 
     verdicts = bench.runnable_impls("cpu", "fp32", 16)
-    assert verdicts["numpy-tiled"] == "core.flash computes in float64 only; choose fp64"
+    assert verdicts["numpy-tiled"] == "core.maths.flash computes in float64 only; choose fp64"
     assert verdicts["numpy-naive"] is None and bench.runnable_impls("cpu", "fp64", 16)["numpy-tiled"] is None
     # The CLI's default set, on a device that has only the numpy implementations (no compiling here).
     monkeypatch.setattr(bench, "available_impls", lambda device: ("numpy-naive", "numpy-tiled"))
     assert not sys.stderr.isatty()  # stage lines show when piped too (a log, CI)
     assert main(["bench", "--lengths", "32", "--heads", "1", "--head-dim", "8", "--repeats", "3"]) == 0
     captured = capsys.readouterr()
-    assert "left out: numpy-tiled (core.flash computes in float64 only; choose fp64)" in captured.out
+    assert "left out: numpy-tiled (core.maths.flash computes in float64 only; choose fp64)" in captured.out
     assert "numpy-naive" in captured.out and "not available" not in captured.out
     assert captured.err == "finding the implementations that run at these settings…\n"
 
@@ -135,7 +135,7 @@ FAST, SLOW = 0.0005, 0.064  # seconds per call, as sdpa-math at n = 128 read and
 
 
 class FakeClock:
-    """core.bench's clock, moved on only by the calls it times (``first`` durations, then FAST):
+    """core.bench.sweep's clock, moved on only by the calls it times (``first`` durations, then FAST):
     no real timing in the test."""
 
     def __init__(self, first: list[float]):

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from app.main import main
-from core import head, models
+from core import models
+from core.interp import head
 from tests.tiny_models import save_tiny_decoder
 
 pytestmark = pytest.mark.models

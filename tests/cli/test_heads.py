@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from app.commands.heads import PATTERNS
-from app.commands.progress import HEARTBEAT_LINE
 from app.main import main
 from core import models
+from tests.cli.running import stages
 from tests.tiny_models import save_tiny_gpt2
 
 pytestmark = pytest.mark.models
@@ -44,8 +44,7 @@ def test_find_prints_the_articles_head(capsys):
     code, out, err = heads(capsys, "--text", TROPHY, "--find", "it", "trophy")
     assert code == 0
     # Stage lines on stderr, also when it is not a terminal; nothing from the libraries.
-    said = [line for line in err.splitlines() if not HEARTBEAT_LINE.search(line)]  # a busy machine's
-    assert said == ["loading the model minilm…", "running all-MiniLM-L6-v2…"]
+    assert stages(err) == ["loading the model minilm…", "running all-MiniLM-L6-v2…"]
     assert "tokens (17): [CLS] the trophy didn ' t fit" in out
     assert "it → trophy: layer 4, head 2: 0.58" in out
     assert "then layer 5, head 4: 0.41" in out
@@ -98,8 +97,8 @@ def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
 
 @pytest.mark.parametrize("pattern", ["previous", "sink"])
 def test_pattern_rankings_match_the_scores(capsys, minilm, pattern):
-    from core.attention_sinks import sink_scores
-    from core.head_analysis import previous_token
+    from core.interp.sinks import sink_scores
+    from core.maths.head_analysis import previous_token
 
     code, out, _ = heads(capsys, "--text", TROPHY, "--pattern", pattern, "--json")
     doc = json.loads(out)["pattern"]
@@ -125,7 +124,7 @@ def test_induction_needs_a_decoder_and_no_text(capsys):
 
 @pytest.mark.parametrize("pattern", ["previous", "sink"])
 def test_patterns_read_the_default_sentence_without_text(capsys, tmp_path, pattern):
-    from app.panels.model.state import DEFAULT_TEXT
+    from core.models.attention_run import TROPHY as DEFAULT_TEXT
 
     code, out, err = heads(capsys, "--pattern", pattern, "--json")
     assert code == 0, err

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waits import patience
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGING = ROOT / "packaging"
 
@@ -22,8 +24,9 @@ def test_spec_is_valid_python_naming_both_flavours():
 def test_build_and_check_scripts_parse_their_arguments():
     for script in ("build.py", "check_frozen.py"):
         out = subprocess.run(
-            [sys.executable, str(PACKAGING / script), "--help"], capture_output=True, text=True, cwd=ROOT
-        )
+            [sys.executable, str(PACKAGING / script), "--help"], capture_output=True, text=True, cwd=ROOT,
+            timeout=patience(30),
+        )  # fmt: skip
         assert out.returncode == 0 and "usage:" in out.stdout
 
 
@@ -33,6 +36,7 @@ def test_build_refuses_an_unknown_flavour():
         capture_output=True,
         text=True,
         cwd=ROOT,
+        timeout=patience(30),
     )
     assert out.returncode == 2 and "invalid choice" in out.stderr
 
@@ -53,7 +57,7 @@ def locale_after_hook(**env: str) -> str:
     code = f"import os, runpy; runpy.run_path({hook!r}); print(os.environ.get('LC_CTYPE'))"
     env = {"PATH": "/usr/bin:/bin", "PYTHONCOERCECLOCALE": "0", **env}
     return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=patience(30)
     ).stdout.strip()
 
 

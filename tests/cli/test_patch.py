@@ -1,4 +1,4 @@
-"""``patch`` on a tiny random Llama (no downloads): the JSON document against core.patching."""
+"""``patch`` on a tiny random Llama (no downloads): the JSON document against core.interp.patching."""
 
 import json
 
@@ -7,8 +7,8 @@ import pytest
 
 from app.main import main
 from core import models
-from core.attribution_patching import attribute
-from core.patching import patch, prepare
+from core.interp.attribution import attribute
+from core.interp.patching import patch, prepare
 from tests.tiny_models import save_tiny_llama
 
 pytestmark = pytest.mark.models

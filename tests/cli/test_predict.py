@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from app.main import main
-from core import decoder, models, sampling
+from core import models
+from core.interp import prediction
+from core.maths import sampling
 from tests.tiny_models import head_zeroed_by_hand, save_tiny_llama
 
 pytestmark = pytest.mark.models
@@ -30,7 +32,7 @@ def test_predict_json_equals_core(llama, capsys):
         capsys, "predict", "--text", PROMPT, "--model", str(llama), "--top", "4", "--temperature", "0.5"
     )
     model = models.load_model(llama)
-    dist = sampling.reshape(decoder.predict(model, PROMPT).logits, temperature=0.5)
+    dist = sampling.reshape(prediction.predict(model, PROMPT).logits, temperature=0.5)
     expected, rest = sampling.top(dist, 4)
     assert [t["id"] for t in doc["top"]] == [c.id for c in expected]
     np.testing.assert_allclose([t["prob"] for t in doc["top"]], [c.prob for c in expected], atol=1e-6)
@@ -85,16 +87,16 @@ def test_models_bad_input_is_one_line(argv, capsys):
 
 
 def test_predict_with_heads_knocked_out_a_target_a_foil_and_the_logit_lens(llama, capsys):
-    from core.ablation import ablated, next_token_probs, run
-    from core.ablation_ranking import answer_token
-    from core.logit_lens import logit_lens
+    from core.interp.ablation import ablated, next_token_probs, run
+    from core.interp.lens import logit_lens
+    from core.interp.ranking import answer_token
 
     doc = run_json(
         capsys, "predict", "--text", PROMPT, "--model", str(llama), "--top", "3",
         "--ablate", "2.3", "1.1", "--target", "the", "--foil", " because", "--logit-lens",
     )  # fmt: skip
     model = models.load_model(llama)
-    ids = decoder.encode(model, PROMPT)[0]
+    ids = prediction.encode(model, PROMPT)[0]
     assert doc["ablated"] == [{"layer": 1, "head": 1}, {"layer": 2, "head": 3}] and doc["ablation"] == "zero"
     assert doc["ablate_first"] is False
     with ablated(model.module, [(0, 0), (1, 2)]):
@@ -139,7 +141,7 @@ def test_ablate_first_knocks_heads_out_at_the_first_token_too(llama, capsys, fir
         "--target", "the", "--foil", " because", *(["--ablate-first"] if first else []),
     )  # fmt: skip
     model = models.load_model(llama)
-    ids = decoder.encode(model, PROMPT)[0]
+    ids = prediction.encode(model, PROMPT)[0]
     the = doc["target"]["id"]
     because = doc["target"]["foil_id"]
     kept = zeroed_by_hand(model, ids, 0, 1, slice(1, None))
@@ -155,7 +157,7 @@ def test_generation_with_heads_knocked_out_leaves_the_first_token_alone(llama, c
     doc = run_json(capsys, "predict", "--text", PROMPT, "--model", str(llama), "--ablate", "1.2",
                    "--generate", "4", "--temperature", "3", "--seed", "3")  # fmt: skip
     model = models.load_model(llama)
-    ids = decoder.encode(model, PROMPT)[0]
+    ids = prediction.encode(model, PROMPT)[0]
     numbers = np.random.default_rng(3).random(4)
     for k, token in enumerate(doc["generated"]):
         logits = zeroed_by_hand(model, ids, 0, 1, slice(1, None))

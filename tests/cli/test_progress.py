@@ -5,14 +5,9 @@ import json
 
 import pytest
 
-from app.commands.progress import HEARTBEAT_LINE
 from app.main import main
 from tests.cli.running import run_cli as piped
-
-
-def stages(err: str) -> list[str]:
-    """The stage lines of ``err``, less the heartbeat's ("… (2 s)"), which a busy machine adds."""
-    return [line for line in err.splitlines() if not HEARTBEAT_LINE.search(line)]
+from tests.cli.running import stages
 
 
 @pytest.mark.models

@@ -3,19 +3,17 @@ least every two seconds while it lasts, an open progress line ended before anyth
 help and listings say what their numbers and keys are."""
 
 import io
-import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from app.commands import progress
 from app.main import main
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.cli.running import ROOT, run_cli, stages
+from tests.waits import patience
 
 
 class Terminal(io.StringIO):
@@ -23,11 +21,6 @@ class Terminal(io.StringIO):
 
     def isatty(self) -> bool:
         return True
-
-
-def said(text: str) -> list[str]:
-    """The lines of ``text`` less the heartbeat's, which a busy machine adds."""
-    return [line for line in text.splitlines() if not progress.HEARTBEAT_LINE.search(line)]
 
 
 def test_an_open_progress_line_is_ended_before_an_error(monkeypatch):
@@ -73,13 +66,13 @@ def test_the_heartbeat_says_a_long_stage_again_when_piped(monkeypatch):
     with progress.session("test"):
         progress.stage("converting")
         progress.update("tensor 3 of 272")
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + patience(5)
         while "tensor 3 of 272 (" not in err.getvalue() and time.monotonic() < deadline:
             time.sleep(0.05)
     lines = err.getvalue().splitlines()
     assert lines[0] == "converting…"
     assert lines[1].startswith("tensor 3 of 272 (") and progress.HEARTBEAT_LINE.search(lines[1])
-    assert said(err.getvalue()) == ["converting…"]
+    assert stages(err.getvalue()) == ["converting…"]
 
 
 def test_a_quick_step_said_by_working_leaves_no_line(monkeypatch):
@@ -97,7 +90,7 @@ def test_a_command_that_says_nothing_yet_is_said_to_be_starting(monkeypatch):
     monkeypatch.setattr(sys, "stderr", err)
     monkeypatch.setattr(progress, "FIRST_S", 0.05)
     with progress.session("bench"):
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + patience(5)
         while not err.getvalue() and time.monotonic() < deadline:
             time.sleep(0.02)
     assert err.getvalue().startswith("attention-lab bench: starting… (")
@@ -120,7 +113,8 @@ def test_export_script_help_lists_the_panel_keys_without_importing_a_panel():
         "    pass\n"
         "print('imported:', sorted(m for m in sys.modules if m.startswith('app.panels.')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=patience(60))  # fmt: skip
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert f"the panel: {', '.join(entry.key for entry in PANELS)};" in text
@@ -154,7 +148,7 @@ def test_models_list_has_a_header_row(capsys):
 
 def test_predict_says_the_context_it_reads_and_why():
     from app.commands import predict
-    from core.decoder import MAX_CONTEXT
+    from core.interp.prediction import MAX_CONTEXT
 
     assert predict.CONTEXT == MAX_CONTEXT
     line = predict.context_line(SimpleNamespace(max_tokens=8192), MAX_CONTEXT)
@@ -247,7 +241,7 @@ def test_a_rate_says_the_time_left_once_it_has_measured_some():
 def test_export_script_says_its_stages(capsys, tmp_path, qapp):
     path = tmp_path / "softmax.py"
     assert main(["export-script", "--panel", "qkv", "--step", "5", "-o", str(path)]) == 0
-    err = said(capsys.readouterr().err)
+    err = stages(capsys.readouterr().err)
     assert err[0] == "building the panel Q, K, V step by step offscreen…"
     assert "writing the script of step 5…" in err and err[-1].startswith(f"wrote {path}")
 
@@ -255,14 +249,10 @@ def test_export_script_says_its_stages(capsys, tmp_path, qapp):
 def test_smoke_says_where_the_screenshots_go_and_sums_up(tmp_path):
     from app.panels import PANELS
 
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "smoke", "--panel", "qkv", "--screenshots", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
-    )  # fmt: skip
+    done = run_cli("smoke", "--panel", "qkv", "--screenshots", str(tmp_path))
     out, err = done.stdout, done.stderr
     assert (done.returncode, err) == (0, "")  # the smoke's report, its stages too, is on stdout
-    lines = said(out)
+    lines = stages(out)
     assert lines[0] == f"smoke: 1 of {len(PANELS)} panels, one PNG each into {tmp_path}"
     assert "paging through every step of 1 panel…" in lines
     assert any(line.startswith("ok     qkv ") for line in lines)
@@ -274,8 +264,8 @@ def test_smoke_says_where_the_screenshots_go_and_sums_up(tmp_path):
 
 
 def test_bench_withholds_a_slope_through_noise_and_marks_the_row(capsys, monkeypatch):
-    from core import bench
-    from core.bench_device import describe_device
+    from core.bench import sweep as bench
+    from core.bench.device import describe_device
 
     def noisy_sweep(config, rng, progress=None, on_point=None):
         results = []

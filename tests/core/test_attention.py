@@ -4,9 +4,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.attention import attend, softmax
-from core.masks import causal
-from core.stats import entropy
+from core.maths.attention import attend, softmax
+from core.maths.masks import causal
+from core.maths.stats import entropy
 
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
 

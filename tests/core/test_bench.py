@@ -9,9 +9,10 @@ import time
 import numpy as np
 import pytest
 
-import core.bench as bench
-from core.attention import attend
-from core.bench import (
+import core.bench.sweep as bench
+from core.bench.device import cuda_available
+from core.bench.runners import IMPLEMENTATIONS, Problem, Refused, prepare_flex
+from core.bench.sweep import (
     BenchConfig,
     BenchResult,
     attention_flops,
@@ -21,9 +22,8 @@ from core.bench import (
     implementation_choices,
     run_benchmark,
 )
-from core.bench_device import cuda_available
-from core.bench_runners import IMPLEMENTATIONS, Problem, Refused, prepare_flex
-from core.masks import causal, sliding_window
+from core.maths.attention import attend
+from core.maths.masks import causal, sliding_window
 from tests.waits import patience
 
 TOLERANCE = {"fp64": 1e-10, "fp32": 2e-5, "fp16": 1e-2, "bf16": 6e-2}
@@ -37,7 +37,7 @@ def make_problem(dtype, causal_=False, window=None, shape=(2, 2, 70, 16), device
 
 
 def expected_output(problem):
-    """float64 attention of every head through core.attention.attend. (B, H, n, d)"""
+    """float64 attention of every head through core.maths.attention.attend. (B, H, n, d)"""
     batch, heads, n, _ = problem.shape
     if problem.window is not None:
         mask = sliding_window(n, problem.window, causal=problem.causal)
@@ -91,7 +91,10 @@ def test_sweep_reports_errors_within_tolerance_and_consistent_numbers():
     assert [(r.n, r.impl) for r in report.results] == cfg.points()
     assert list(report.results) == seen
     by = {(r.n, r.impl): r for r in report.results}
-    assert by[64, "numpy-tiled"].status == "not available: core.flash computes in float64 only; choose fp64"
+    assert (
+        by[64, "numpy-tiled"].status
+        == "not available: core.maths.flash computes in float64 only; choose fp64"
+    )
     for r in report.results:
         if r.impl == "numpy-tiled":
             continue
@@ -318,7 +321,9 @@ def test_flops_follow_the_flashattention_convention():
 
 
 def fake(impl, n, median_s, peak_bytes, status="ok"):
-    return BenchResult(impl, "cpu", "fp32", n, 1, 1, 64, False, median_s, 1.0, peak_bytes, 0.0, status)
+    """A result timed in five calls that spread 2 % (a settled point)."""
+    return BenchResult(impl, "cpu", "fp32", n, 1, 1, 64, False, median_s, 1.0, peak_bytes, 0.0, status,
+                       repeats=5, spread=0.02)  # fmt: skip
 
 
 def test_slopes_and_summary():

@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import masks
-from core.complexity import (
+from core.maths import masks
+from core.maths.complexity import (
     MEMORY_SIZES,
     MIB,
     attention_cost,

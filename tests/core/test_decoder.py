@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import decoder, models, sampling
+from core import models
+from core.interp import prediction
+from core.maths import sampling
 from tests.tiny_models import save_tiny_llama
 
 pytestmark = pytest.mark.models
@@ -47,7 +49,7 @@ def test_loads_as_a_decoder_with_grouped_query_attention(llama):
 
 
 def test_probabilities_equal_transformers_called_directly(llama, llama_folder):
-    p = decoder.predict(llama, PROMPT)
+    p = prediction.predict(llama, PROMPT)
     probs, attentions = direct(llama_folder, PROMPT)
     np.testing.assert_allclose(sampling.reshape(p.logits).probs, probs, atol=1e-5)
     np.testing.assert_allclose(p.attentions, attentions, atol=1e-5)
@@ -56,13 +58,13 @@ def test_probabilities_equal_transformers_called_directly(llama, llama_folder):
 
 
 def test_cached_decoding_equals_running_everything_again(llama):
-    g = decoder.Generation.start(llama, decoder.predict(llama, PROMPT, keep_cache=True))
+    g = prediction.Generation.start(llama, prediction.predict(llama, PROMPT, keep_cache=True))
     rng = np.random.default_rng(3)
     for step in range(6):
         dist = sampling.reshape(g.logits, temperature=1.5)
         token = sampling.sample(dist, rng)
         g = g.append(token, dist.probs[token])
-        again = decoder.prefill(llama, g.ids, keep_cache=False)
+        again = prediction.prefill(llama, g.ids, keep_cache=False)
         np.testing.assert_allclose(g.logits, again.logits, atol=1e-5)
         # the decode step's one query row equals the last row of the full n × n weights
         np.testing.assert_allclose(g.last_attentions[:, :, 0], again.attentions[:, :, -1], atol=1e-5)
@@ -73,15 +75,15 @@ def test_cached_decoding_equals_running_everything_again(llama):
     assert longer.undo() is g and len(longer.chosen) == len(g.chosen) + 1
     np.testing.assert_array_equal(g.logits, before)  # appending left the shorter one as it was
     other = g.append(7, 0.0)  # after going back, the shared cache is cut and continues correctly
-    np.testing.assert_allclose(other.logits, decoder.prefill(llama, other.ids).logits, atol=1e-5)
+    np.testing.assert_allclose(other.logits, prediction.prefill(llama, other.ids).logits, atol=1e-5)
     assert longer.cache_shapes() == [(1, 2, longer.length, 8)] * 2  # its own, though the cache moved on
 
 
 def test_generate_is_seeded(llama):
-    _, a = decoder.generate(llama, PROMPT, 5, temperature=2.0, seed=7)
-    _, b = decoder.generate(llama, PROMPT, 5, temperature=2.0, seed=7)
+    _, a = prediction.generate(llama, PROMPT, 5, temperature=2.0, seed=7)
+    _, b = prediction.generate(llama, PROMPT, 5, temperature=2.0, seed=7)
     assert a == b and len(a) == 5
-    _, greedy = decoder.generate(llama, PROMPT, 3, temperature=1e-4)
+    _, greedy = prediction.generate(llama, PROMPT, 3, temperature=1e-4)
     assert all(c.prob == pytest.approx(1.0) for c in greedy)
 
 
@@ -139,7 +141,7 @@ def test_top_k_keeps_k_most_probable_ties_by_lower_id(values, k):
 
 
 def test_top_k_and_the_rest(llama):
-    dist = sampling.reshape(decoder.predict(llama, PROMPT).logits, top_k=3)
+    dist = sampling.reshape(prediction.predict(llama, PROMPT).logits, top_k=3)
     assert dist.kept.sum() == 3
     choices, rest = sampling.top(dist, 5)
     assert [c.kept for c in choices] == [True, True, True, False, False]
@@ -169,8 +171,8 @@ def test_impossible_settings_are_refused(settings, message):
 def test_bad_prompts(llama):
     for empty in ("", "   \n"):
         with pytest.raises(ValueError, match="Type a prompt"):
-            decoder.predict(llama, empty)
-    long = decoder.predict(llama, " ".join(["the cat sat on the mat"] * 30))
+            prediction.predict(llama, empty)
+    long = prediction.predict(llama, " ".join(["the cat sat on the mat"] * 30))
     assert len(long.ids) == llama.max_tokens and long.dropped > 0
 
 
@@ -182,31 +184,31 @@ def test_kind_is_checked_both_ways(llama_folder):
 
 
 def test_cache_size_matches_the_cached_tensors(llama):
-    g = decoder.Generation.start(llama, decoder.predict(llama, PROMPT, keep_cache=True))
-    size = decoder.cache_size(llama, g.length)
+    g = prediction.Generation.start(llama, prediction.predict(llama, PROMPT, keep_cache=True))
+    size = prediction.cache_size(llama, g.length)
     held = sum(2 * layer.keys.numel() * layer.keys.element_size() for layer in g.shared.cache.layers)
     assert size.total == held == 2 * 2 * 2 * 8 * 4 * g.length
     assert size.total_full == 2 * size.total and size.saving == 2
     smol = dataclasses.replace(llama, n_layers=30, n_heads=9, n_kv_heads=3, head_dim=64)
-    assert decoder.cache_size(smol, 1).per_token == 46_080 and decoder.cache_size(smol, 1).saving == 3
+    assert prediction.cache_size(smol, 1).per_token == 46_080 and prediction.cache_size(smol, 1).saving == 3
 
 
 def test_query_heads_sharing_a_key_head(llama_folder):
-    assert decoder.query_groups(9, 3) == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
-    assert decoder.kv_head_of(4, 2).tolist() == [0, 0, 1, 1]
+    assert prediction.query_groups(9, 3) == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert prediction.kv_head_of(4, 2).tolist() == [0, 0, 1, 1]
     with pytest.raises(ValueError, match="evenly"):
-        decoder.kv_head_of(9, 2)
+        prediction.kv_head_of(9, 2)
     # With key head 0's keys zeroed, exactly the query heads that share it attend uniformly.
     model = models.load_model(llama_folder)
     for layer in model.module.model.layers:
         layer.self_attn.k_proj.weight.data[: model.head_dim] = 0
-    w = decoder.predict(model, PROMPT).attentions[:, :, -1]  # (L, H, T): the last token's row
+    w = prediction.predict(model, PROMPT).attentions[:, :, -1]  # (L, H, T): the last token's row
     uniform = np.isclose(w, 1 / w.shape[-1], atol=1e-6).all(axis=-1)  # (L, H)
-    assert uniform.tolist() == [[h in decoder.query_groups(4, 2)[0] for h in range(4)]] * 2
+    assert uniform.tolist() == [[h in prediction.query_groups(4, 2)[0] for h in range(4)]] * 2
 
 
 def test_timing_measures_both_ways(llama):
-    timing = decoder.time_decode(llama, decoder.encode(llama, PROMPT)[0], tokens=20, repeats=2)
+    timing = prediction.time_decode(llama, prediction.encode(llama, PROMPT)[0], tokens=20, repeats=2)
     assert timing.tokens == 20 and timing.cached > 0 and timing.uncached > 0
 
 

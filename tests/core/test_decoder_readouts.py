@@ -3,13 +3,32 @@
 import numpy as np
 import pytest
 
-from core.ablation import ablated, next_token_probs, recorded, recording, run, stacked
-from core.attention_sinks import sink_scores, without_first_token
-from core.decoder_induction import induction_test, repeated_random_tokens
-from core.logit_lens import logit_lens, read_streams, with_target
+from core.interp.ablation import ablated, next_token_probs, recorded, recording, run, stacked
+from core.interp.induction import induction_test, repeated_random_tokens
+from core.interp.lens import logit_lens, read_streams, with_target
+from core.interp.sinks import sink_scores, without_first_token
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
+
+
+# The lens and the references below compute the same float32 logits with other kernels (other
+# batch shapes), so they differ by a few ulps (about 1e-6 on these logits). A probability then
+# moves by about that much relative, and where two logits lie that close either may rank first:
+# top ids and ranks are checked against the reference's logits, not compared exactly.
+CLOSE = 1e-5
+
+
+def assert_tops(top_ids, logits):
+    """Each (…,) top id is a largest of its (…, vocab) logits, up to float32 rounding."""
+    chosen = np.take_along_axis(logits, np.asarray(top_ids)[..., None], -1)[..., 0]
+    assert np.all(chosen >= logits.max(-1) - CLOSE)
+
+
+def assert_rank(rank, logits, target):
+    """``rank`` is the target's place among (vocab,) logits, ties within float32 rounding either way."""
+    above = logits - logits[target]
+    assert 1 + np.sum(above > CLOSE) <= rank <= np.sum(above > -CLOSE)
 
 
 def mean64(values) -> float:
@@ -26,10 +45,10 @@ def test_the_last_layer_of_the_lens_is_the_models_prediction(llama, ids):
     target = int(np.argsort(-logits[-1])[3])  # the fourth most likely token
     lens = logit_lens(model, ids, target_id=target)
     assert lens.top_ids.shape == lens.top_probs.shape == (2, len(ids))
-    np.testing.assert_array_equal(lens.top_ids[-1], logits.argmax(-1))
-    np.testing.assert_allclose(lens.top_probs[-1], probs.max(-1), atol=1e-6)
-    assert lens.target_rank[-1] == 4
-    assert lens.target_prob[-1] == pytest.approx(probs[-1, target], abs=1e-6)
+    assert_tops(lens.top_ids[-1], logits)
+    np.testing.assert_allclose(lens.top_probs[-1], probs.max(-1), rtol=CLOSE)
+    assert_rank(lens.target_rank[-1], logits[-1], target)
+    assert lens.target_prob[-1] == pytest.approx(probs[-1, target], rel=CLOSE)
 
 
 def test_the_first_layer_of_the_lens_reads_the_stream_after_layer_one(llama, ids):
@@ -42,10 +61,11 @@ def test_the_first_layer_of_the_lens_reads_the_stream_after_layer_one(llama, ids
         handle.remove()
     hidden = seen["h"][0] if isinstance(seen["h"], tuple) else seen["h"]
     with torch.inference_mode():
-        expected = torch.softmax(model.lm_head(model.model.norm(hidden[0])), -1).numpy()
+        logits = model.lm_head(model.model.norm(hidden[0]))
+        expected = torch.softmax(logits, -1).numpy()
     lens = logit_lens(model, ids)
-    np.testing.assert_array_equal(lens.top_ids[0], expected.argmax(-1))
-    np.testing.assert_allclose(lens.top_probs[0], expected.max(-1), atol=1e-6)
+    assert_tops(lens.top_ids[0], logits.numpy())
+    np.testing.assert_allclose(lens.top_probs[0], expected.max(-1), rtol=CLOSE)
     assert lens.target_rank is None and lens.formed_at() is None
 
 
@@ -133,7 +153,8 @@ def test_induction_with_heads_knocked_out(llama):
     knocked = induction_test(model, ids, heads=[(1, 2), (0, 1)])
     assert knocked.heads == ((0, 1), (1, 2))
     assert knocked.loss_second != pytest.approx(clean.loss_second)
-    np.testing.assert_allclose(knocked.induction[0], clean.induction[0], atol=1e-7)  # layer 1 reads the same
+    # Layer 1 reads the same: its weights (≤ 1) agree to float32 rounding across the two runs' kernels.
+    np.testing.assert_allclose(knocked.induction[0], clean.induction[0], atol=1e-6)
     assert not any(m._forward_pre_hooks for m in model.modules())
     with pytest.raises(ValueError, match="Layer 3 does not exist"):
         induction_test(model, ids, heads=[(2, 0)])
@@ -147,7 +168,7 @@ def test_induction_needs_a_repeated_sequence(llama):
 
 
 def test_the_lens_gives_the_same_in_small_chunks(llama, ids, monkeypatch):
-    from core import logit_lens as lens_module
+    from core.interp import lens as lens_module
 
     whole = logit_lens(llama[0], ids, target_id=7)
     monkeypatch.setattr(lens_module, "CHUNK_ROWS", 5)  # 2 layers × 14 positions in 6 pieces
@@ -156,15 +177,17 @@ def test_the_lens_gives_the_same_in_small_chunks(llama, ids, monkeypatch):
     # where one float32 ulp is 4.8e-7) differ by an ulp or two, and each probability is exp of a
     # logit difference over a 300-term float32 sum: relative errors of about 1e-6 (measured up to
     # 9.6e-7). rtol 1e-5 allows ten times that and still catches a row lost or counted twice.
-    np.testing.assert_array_equal(pieces.top_ids, whole.top_ids)
+    logits = lens_by_hand(llama[0], ids, 7)[0]
+    assert_tops(pieces.top_ids, logits)
     np.testing.assert_allclose(pieces.top_probs, whole.top_probs, rtol=1e-5, atol=0)
-    np.testing.assert_array_equal(pieces.target_rank, whole.target_rank)
+    for rank, layer_logits in zip(pieces.target_rank, logits, strict=True):
+        assert_rank(rank, layer_logits[-1], 7)
     np.testing.assert_allclose(pieces.target_prob, whole.target_prob, rtol=1e-5, atol=0)
 
 
 def lens_by_hand(model, ids, target):
-    """Every layer's output through norm and unembedding, one row at a time, softmax in float64:
-    (top ids, top probabilities) (layers, T), and the target's rank and probability (layers,)."""
+    """Every layer's output through norm and unembedding, one row at a time: the logits
+    (layers, T, vocab) float32 and, softmax in float64, the target's probability (layers,)."""
     seen = []
 
     def keep(_, __, out):
@@ -176,7 +199,7 @@ def lens_by_hand(model, ids, target):
     finally:
         for handle in handles:
             handle.remove()
-    top_ids, top_probs, rank, prob = [], [], [], []
+    every, prob = [], []
     for out in seen:
         hidden = (out[0] if isinstance(out, tuple) else out)[0]
         rows = []
@@ -186,23 +209,23 @@ def lens_by_hand(model, ids, target):
         logits = np.array(rows)  # (T, vocab) float32
         probs = np.exp(logits.astype(np.float64) - logits.max(-1, keepdims=True))
         probs /= probs.sum(-1, keepdims=True)
-        top_ids.append(logits.argmax(-1))
-        top_probs.append(probs.max(-1))
-        rank.append(1 + sum(value > logits[-1, target] for value in logits[-1]))
+        every.append(logits)
         prob.append(probs[-1, target])
-    return np.array(top_ids), np.array(top_probs), np.array(rank), np.array(prob)
+    return np.array(every), np.array(prob)
 
 
 def test_every_layer_of_the_lens_equals_a_reference_by_hand(llama, ids):
     model, _ = llama
     target = int(np.argsort(-run(model, ids)[0][-1])[2])  # the third most likely at the end
-    top_ids, top_probs, rank, prob = lens_by_hand(model, ids, target)
+    logits, prob = lens_by_hand(model, ids, target)
     lens = logit_lens(model, ids, target_id=target)
-    np.testing.assert_array_equal(lens.top_ids, top_ids)
-    np.testing.assert_allclose(lens.top_probs, top_probs, atol=1e-6)
-    np.testing.assert_array_equal(lens.target_rank, rank)
-    assert lens.target_rank[-1] == 3
-    np.testing.assert_allclose(lens.target_prob, prob, atol=1e-6)
+    assert_tops(lens.top_ids, logits)
+    wide = logits.astype(np.float64)
+    top_probs = 1 / np.exp(wide - wide.max(-1, keepdims=True)).sum(-1)
+    np.testing.assert_allclose(lens.top_probs, top_probs, rtol=CLOSE)
+    for rank, layer_logits in zip(lens.target_rank, logits, strict=True):
+        assert_rank(rank, layer_logits[-1], target)
+    np.testing.assert_allclose(lens.target_prob, prob, rtol=CLOSE)
 
 
 def test_the_lens_of_a_recorded_run_equals_the_lens_of_its_own(llama, ids):

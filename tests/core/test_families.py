@@ -6,11 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from core import decoder as dec
 from core import models
-from core.ablation import ablated, run
+from core.decoder import family_of
 from core.decoder.adapter import adapter_of
-from core.logit_lens import logit_lens
+from core.interp import prediction
+from core.interp.ablation import ablated, run
+from core.interp.lens import logit_lens
 from tests.tiny_models import FAMILY_TYPES, head_zeroed_by_hand, save_tiny_decoder
 
 pytestmark = pytest.mark.models
@@ -35,14 +36,14 @@ def reference_logits(reference, ids) -> np.ndarray:
 
 def test_it_loads_as_a_decoder_that_matches_transformers(tiny):
     model, _, model_type = tiny
-    assert model.kind == models.DECODER and model.family == dec.family_of(model_type).name
+    assert model.kind == models.DECODER and model.family == family_of(model_type).name
     assert model.matches is not None and model.matches <= 1e-5
     assert "matches transformers" in model.describe()
 
 
 def test_predictions_equal_transformers(tiny):
     model, reference, _ = tiny
-    p = dec.predict(model, TEXT)
+    p = prediction.predict(model, TEXT)
     np.testing.assert_allclose(p.logits, reference_logits(reference, list(p.ids))[-1], atol=1e-5)
     with torch.inference_mode():
         weights = reference(input_ids=torch.tensor([p.ids]), output_attentions=True).attentions
@@ -77,18 +78,18 @@ def test_the_lens_last_layer_is_the_models_logits(tiny):
 
 def test_the_kv_cache_size_is_the_real_caches_bytes(tiny):
     model, _, _ = tiny
-    p = dec.predict(model, TEXT, keep_cache=True)
+    p = prediction.predict(model, TEXT, keep_cache=True)
     real = sum(layer.keys.nbytes + layer.values.nbytes for layer in p.cache.layers)
-    size = dec.cache_size(model, len(p.ids))
+    size = prediction.cache_size(model, len(p.ids))
     assert size.total == real
     assert size.saving == model.n_heads / model.n_kv_heads
 
 
 def test_generation_with_the_cache_equals_running_the_whole_text(tiny):
     model, reference, _ = tiny
-    prompt, chosen = dec.generate(model, TEXT, 3, seed=1)
+    prompt, chosen = prediction.generate(model, TEXT, 3, seed=1)
     ids = [*prompt.ids, *(c.id for c in chosen)]
-    generation = dec.Generation.start(model, dec.predict(model, TEXT, keep_cache=True))
+    generation = prediction.Generation.start(model, prediction.predict(model, TEXT, keep_cache=True))
     for c in chosen[:-1]:
         generation = generation.append(c.id, c.prob)
     np.testing.assert_allclose(generation.logits, reference_logits(reference, ids[:-1])[-1], atol=1e-4)
@@ -132,7 +133,7 @@ def test_a_decoder_of_another_family_is_refused_naming_the_supported_ones(tmp_pa
 
 
 def test_the_ranking_equals_knocking_each_head_out_alone(tiny):
-    from core.ablation_ranking import AnswerToken, rank_by_ablation
+    from core.interp.ranking import AnswerToken, rank_by_ablation
 
     model, _, _ = tiny
     ids = model.tokenizer(TEXT)["input_ids"]
@@ -150,7 +151,7 @@ def test_the_ranking_equals_knocking_each_head_out_alone(tiny):
 
 
 def test_the_induction_test_reads_every_head(tiny):
-    from core.decoder_induction import random_induction_test
+    from core.interp.induction import random_induction_test
 
     model, _, _ = tiny
     test = random_induction_test(model.module, model.tokenizer, n=8, seed=1)

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.attention import attend
-from core.flash import tiled_attention
-from core.masks import causal, padding, sliding_window
+from core.maths.attention import attend
+from core.maths.flash import tiled_attention
+from core.maths.masks import causal, padding, sliding_window
 
 moderate = st.floats(-5, 5, allow_nan=False, allow_infinity=False)
 

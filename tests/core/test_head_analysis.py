@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from core.head_analysis import (
+from core.maths.head_analysis import (
     ModelAttention,
     drop_special,
     find_head,
@@ -141,7 +141,7 @@ def test_only_part_zeroes_everything_outside_the_block():
 
 
 def test_express_joins_words_then_hides_specials_then_keeps_one_part():
-    from core.head_analysis import express
+    from core.maths.head_analysis import express
 
     r = make(heads(np.random.default_rng(8)), segment=[0, 0, 0, 0, 1, 1, 1])
     assert express(r) is r

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from core.decoder.adapter import adapter_of, transformers_own
-from core.head import direct_shares, head_step, record, token_position, what_it_writes, why_here
-from core.head.parts import PRE_ATTENTION_NORM
+from core.interp.head import direct_shares, head_step, record, token_position, what_it_writes, why_here
+from core.interp.head.parts import PRE_ATTENTION_NORM
 from core.models import load_model, run
 from tests.tiny_models import LLAMA_PROMPT, save_tiny_decoder
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from core.decoder.adapter import adapter_of, transformers_own
-from core.head import direct_shares, record, what_it_writes, why_here
-from core.head.parts import frozen_norm, head_writes
+from core.interp.head import direct_shares, record, what_it_writes, why_here
+from core.interp.head.parts import frozen_norm, head_writes
 from core.models import load_model
 from tests.tiny_models import FAMILY_TYPES, LLAMA_PROMPT, OUT_PROJECTIONS, save_tiny_decoder
 
@@ -156,8 +156,8 @@ def test_a_frozen_norm_is_the_norms_derivative_where_its_scale_stays(family):
 
 def test_step_one_row_is_the_softmax_of_what_it_receives(family):
     """Step 1's row of scores, capped where the model caps them (Gemma 2), gives the real weights."""
-    from core.attention import softmax
-    from core.head import head_step
+    from core.interp.head import head_step
+    from core.maths.attention import softmax
 
     _, _, _, rec, _ = family
     for layer, head, query, key in CELLS:

@@ -1,4 +1,4 @@
-"""core.heavy_load: imports run with the collector paused, what they built is frozen, and a model
+"""core.models.heavy_load: imports run with the collector paused, what they built is frozen, and a model
 loaded afterwards is still freed when dropped."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core import heavy_load
+from core.models import heavy_load
 from tests.waits import patience
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,7 +114,7 @@ def test_torch_imports_and_runs_after_its_library_was_preloaded():
     pytest.importorskip("torch")
     code = (
         "import sys\n"
-        "from core import heavy_load\n"
+        "from core.models import heavy_load\n"
         "assert heavy_load.preload_torch() and 'torch' not in sys.modules\n"
         "torch = heavy_load.quiet_import('torch')\n"
         "print(torch.arange(4.0).sum().item())\n"

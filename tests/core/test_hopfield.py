@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.attention import attend
-from core.hopfield import (
+from core.maths.attention import attend
+from core.maths.hopfield import (
     BETA_RANGE,
     ClassicalHopfield,
     ModernHopfield,
@@ -292,7 +292,7 @@ def test_capacity_sweep_rejects_bad_settings(kwargs, message):
 
 
 def test_pick_patterns_checks_the_count_and_the_source():
-    from core.hopfield import pick_patterns
+    from core.maths.hopfield import pick_patterns
 
     glyphs = np.ones((10, 64))
     rng = np.random.default_rng(0)

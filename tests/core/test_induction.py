@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from core.induction_settings import LIMITS, InductionSettings, least_losses
+from core.lab.settings import LIMITS, InductionSettings, least_losses
 
 torch = pytest.importorskip("torch")
 
-from core.induction_data import parse_sequence, repeated_sequences, shortest  # noqa: E402
-from core.induction_model import AttentionOnlyTransformer, ModelShape  # noqa: E402
-from core.induction_training import FORMED, InductionRun, first_formed, head_scores  # noqa: E402
+from core.lab.data import parse_sequence, repeated_sequences, shortest  # noqa: E402
+from core.lab.model import AttentionOnlyTransformer, ModelShape  # noqa: E402
+from core.lab.training import FORMED, InductionRun, first_formed, head_scores  # noqa: E402
 
 pytestmark = pytest.mark.models
 

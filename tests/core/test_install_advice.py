@@ -4,8 +4,10 @@ import sys
 
 import pytest
 
-from core import bench_device, install_advice, models
-from core.bench_runners import missing_on
+from core import models
+from core.bench import device as bench_device
+from core.bench.runners import missing_on
+from core.models import advice as install_advice
 
 
 @pytest.fixture

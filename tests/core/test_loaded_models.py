@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from core import models
-from core.loaded_models import LoadedModels
+from core.models.loaded import LoadedModels
 from tests.tiny_models import save_tiny_gpt2, save_tiny_llama
 from tests.waits import patience
 

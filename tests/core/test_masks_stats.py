@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from core import masks
-from core.stats import agreement, dot_product_growth, entropy, peak
+from core.maths import masks
+from core.maths.stats import agreement, dot_product_growth, entropy, peak
 
 
 def test_causal_is_lower_triangular():

@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import masks
-from core.attention import attend, softmax
+from core.maths import masks
+from core.maths.attention import attend, softmax
 
 
 def qkv(n_q, n_k, d=8, seed=0):
@@ -182,7 +182,7 @@ def test_every_built_mask_gives_finite_weights_and_reports_its_empty_rows(spec):
 
 
 def test_resized_custom_grids():
-    from core.masks import causal, resized_grid
+    from core.maths.masks import causal, resized_grid
 
     grid = np.ones((3, 3), dtype=bool)
     bigger = resized_grid(grid, 5)
@@ -191,8 +191,8 @@ def test_resized_custom_grids():
 
 
 def test_cross_attention_is_a_rectangle_from_one_shared_layer():
-    from core.attention import attend
-    from core.qkv import cross_attention, random_example
+    from core.maths.attention import attend
+    from core.maths.qkv import cross_attention, random_example
 
     t = cross_attention(["die", "Katze"], ["the", "cat", "sits"], 8, 4, 0)
     assert t.weights.shape == (2, 3)

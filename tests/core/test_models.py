@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core import models
-from core.head_analysis import find_pattern, to_words
+from core.maths.head_analysis import find_pattern, to_words
 from tests.tiny_models import save_tiny_gpt2
 
 pytestmark = pytest.mark.models

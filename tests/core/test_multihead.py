@@ -3,9 +3,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.attention import attend
-from core.masks import causal, padding
-from core.multihead import (
+from core.maths.attention import attend
+from core.maths.masks import causal, padding
+from core.maths.multihead import (
     attend_heads,
     head_table,
     head_width,
@@ -229,7 +229,7 @@ def test_equals_torch_sdpa_per_head_with_temperature_and_wider_values():
 
 
 def test_head_counts_are_checked_against_d_model():
-    from core.multihead import check_heads, fitting_heads, head_divisors, parse_heads
+    from core.maths.multihead import check_heads, fitting_heads, head_divisors, parse_heads
 
     assert head_divisors(32, 16) == [1, 2, 4, 8, 16] and head_divisors(48, 16) == [1, 2, 3, 4, 6, 8, 12, 16]
     assert fitting_heads(30, 4, 16) == 3 and fitting_heads(7, 4, 16) == 1

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from core.attribution_patching import attribute
 from core.decoder.hooks import Tap, tapped
-from core.patching import patch, prepare
+from core.interp.attribution import attribute
+from core.interp.patching import patch, prepare
 from tests.tiny_models import FAMILY_TYPES, save_tiny_decoder
 
 pytestmark = pytest.mark.models

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import positional as pos
+from core.maths import positional as pos
 
 even_d = st.integers(1, 16).map(lambda h: 2 * h)
 

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from core import explain
-from core.attention import attend
-from core.masks import causal
-from core.qkv import random_example, retokenize, tokenize, vocabulary
+from core.maths import explain
+from core.maths.attention import attend
+from core.maths.masks import causal
+from core.maths.qkv import random_example, retokenize, tokenize, vocabulary
 
 
 def test_default_example_is_the_articles():

@@ -4,8 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core import scaling
-from core.attention import softmax
+from core.maths import scaling
+from core.maths.attention import softmax
 
 # ---------------------------------------------------------------- saturation
 

@@ -211,20 +211,6 @@ def tiny_gguf(request, tmp_path_factory):
     return path, request.param, _write_tiny_gguf(path, request.param)
 
 
-def _empty_model(path):
-    """The model ``_convert`` builds from the file's settings, before its weights are put in."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    config = AutoConfig.from_pretrained(path.parent, gguf_file=path.name)
-    settings = config.to_dict()
-    for key in ("quantization_config", "_name_or_path", "_model_name_or_path"):
-        settings.pop(key, None)
-    model = AutoModelForCausalLM.from_config(type(config).from_dict(settings), dtype=torch.float32)
-    model.tie_weights()
-    return model
-
-
 def test_dequantised_weights_are_transformers_own(tiny_gguf):
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
@@ -232,7 +218,7 @@ def test_dequantised_weights_are_transformers_own(tiny_gguf):
     from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
     path, tied, original = tiny_gguf
-    model = _empty_model(path)
+    model = smollm2._empty_model(path, lambda *_: None)
     assert model.config.tie_word_embeddings == tied
     said = []
     weights = smollm2._dequantised(path, model, said.append)
@@ -280,7 +266,7 @@ def test_converted_model_is_transformers_own(tiny_gguf, monkeypatch):
 def test_a_cancel_from_progress_is_not_turned_into_a_failure(tiny_gguf):
     pytest.importorskip("transformers")
     path, _, _ = tiny_gguf
-    model = _empty_model(path)
+    model = smollm2._empty_model(path, lambda *_: None)
 
     class Cancelled(Exception):
         pass

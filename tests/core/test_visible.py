@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from core.decoder import visible
+from core.interp.prediction import visible
 
 
 @pytest.mark.parametrize(

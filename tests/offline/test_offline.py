@@ -117,6 +117,7 @@ def test_every_command_never_opens_a_connection(offline, decoder_folder):
     assert list(sections) == list(COMMANDS) and all(text.strip() for text in sections.values())
 
 
+@pytest.mark.slow
 def test_smoke_of_every_panel_never_opens_a_connection(offline, tmp_path):
     """Also the suite's one smoke of every panel: a PNG each, nothing printed on stderr."""
     code, out, err, log = offline("smoke", "--screenshots", str(tmp_path))

@@ -16,8 +16,8 @@ def fidelity(impl: str, n: int, rounds: int = 5) -> None:
     import torch
     from torch.utils import benchmark
 
-    from core.bench import BenchConfig, run_benchmark
-    from core.bench_runners import IMPLEMENTATIONS, Problem
+    from core.bench.runners import IMPLEMENTATIONS, Problem
+    from core.bench.sweep import BenchConfig, run_benchmark
 
     cfg = BenchConfig(lengths=(n,), impls=(impl,), heads=8, head_dim=64, repeats=30, budget_s=3)
     q, k, v = np.random.default_rng(0).standard_normal((3, 1, 8, n, 64), dtype=np.float32)
@@ -37,7 +37,7 @@ def fidelity(impl: str, n: int, rounds: int = 5) -> None:
 
 def slopes() -> None:
     """Time and memory slopes of the numpy and torch implementations on this CPU."""
-    from core.bench import BenchConfig, fastest_summary, fit_slopes, run_benchmark
+    from core.bench.sweep import BenchConfig, fastest_summary, fit_slopes, run_benchmark
 
     impls = ("numpy-naive", "numpy-tiled", "torch-naive", "sdpa-math", "sdpa-flash")
     cfg = BenchConfig(lengths=(512, 1024, 2048, 4096), impls=impls, heads=4, dtype="fp64")
@@ -55,7 +55,7 @@ def slopes() -> None:
 
 def flex_compile() -> None:
     """The compiled FlexAttention path on the CPU: compile time and the first windowed sweep."""
-    from core.bench import BenchConfig, run_benchmark
+    from core.bench.sweep import BenchConfig, run_benchmark
 
     cfg = BenchConfig(lengths=(1024, 4096), impls=("flex-window", "sdpa-flash"), window=256)
     started = time.perf_counter()

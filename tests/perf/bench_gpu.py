@@ -12,8 +12,8 @@ from pathlib import Path
 
 
 def main(out: Path | None) -> int:
-    from core.bench import BenchConfig, available_impls, fastest_summary, run_benchmark
-    from core.bench_device import cuda_available
+    from core.bench.device import cuda_available
+    from core.bench.sweep import BenchConfig, available_impls, fastest_summary, run_benchmark
 
     if not cuda_available():
         print("No CUDA GPU is visible to torch; nothing to measure.")

@@ -50,11 +50,11 @@ def main() -> None:
     import torch
 
     from core import models
-    from core.ablation import ablated, head_means, next_token_probs, recorded, run
-    from core.ablation_ranking import answer_token, rank_by_ablation
-    from core.attention_sinks import sink_scores, without_first_token
-    from core.decoder_induction import random_induction_test
-    from core.logit_lens import logit_lens, read_streams
+    from core.interp.ablation import ablated, head_means, next_token_probs, recorded, run
+    from core.interp.induction import random_induction_test
+    from core.interp.lens import logit_lens, read_streams
+    from core.interp.ranking import answer_token, rank_by_ablation
+    from core.interp.sinks import sink_scores, without_first_token
 
     if args.threads:
         torch.set_num_threads(args.threads)

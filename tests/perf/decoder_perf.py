@@ -19,7 +19,9 @@ import statistics
 import tempfile
 import time
 
-from core import decoder, models, sampling
+from core import models
+from core.interp import prediction
+from core.maths import sampling
 from core.models import smollm2
 from tests.perf.timing import median_ms
 
@@ -40,21 +42,21 @@ def main() -> None:
     models.load_model("smollm2", expect=models.DECODER)  # first load: file cache, lazy imports
     load = median_ms(lambda: models.load_model("smollm2", expect=models.DECODER), repeats=3, warm_up=False)
     model = models.load_model("smollm2", expect=models.DECODER)
-    ids16 = decoder.encode(model, PROMPT)[0][:16]
+    ids16 = prediction.encode(model, PROMPT)[0][:16]
 
     def predictions():  # what the panel runs for a prompt: all heads' weights and the cache kept
-        p = decoder.prefill(model, ids16, keep_cache=True)
+        p = prediction.prefill(model, ids16, keep_cache=True)
         sampling.top(sampling.reshape(p.logits), 10)
 
     predict = median_ms(predictions, REPEATS, warm_up=False)
-    logits = decoder.prefill(model, ids16).logits
+    logits = prediction.prefill(model, ids16).logits
     cycle = iter(SETTINGS * REPEATS)
     reshape = median_ms(
         lambda: sampling.top(sampling.reshape(logits, *next(cycle)), 10),
         repeats=len(SETTINGS) * 3,
         warm_up=False,
     )
-    timing = decoder.time_decode(model, decoder.encode(model, PROMPT)[0], tokens=64, repeats=REPEATS)
+    timing = prediction.time_decode(model, prediction.encode(model, PROMPT)[0], tokens=64, repeats=REPEATS)
 
     print(f"{'measure':<52} {'median':>10}  target")
     print(f"{'load from the converted folder (warm)':<52} {load / 1000:>8.2f} s  ≤ 3 s")

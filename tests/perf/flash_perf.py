@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from core.attention import attend, softmax
-from core.flash import tiled_attention
+from core.maths.attention import attend, softmax
+from core.maths.flash import tiled_attention
 
 
 def interleaved_medians(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:

@@ -36,9 +36,9 @@ def main() -> None:
     import torch
 
     from app.panels.inside_head.state import HeadState, compute_head, compute_parts
-    from core import head
-    from core.decoder import encode
-    from core.loaded_models import shared
+    from core.interp import head
+    from core.interp.prediction import encode
+    from core.models.loaded import shared
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -14,7 +14,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from core.hopfield import capacity_sweep, default_loads  # noqa: E402
+from core.maths.hopfield import capacity_sweep, default_loads  # noqa: E402
 
 REPEATS = 5
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.panels.masks import MasksPanel
 from app.panels.masks.state import MasksState, compute_masks
-from core import masks
+from core.maths import masks
 
 WORDS = " ".join(f"w{i}" for i in range(64))
 

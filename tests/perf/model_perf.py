@@ -132,7 +132,7 @@ def main(only_options: bool = False) -> None:
     settings.use_folder(tempfile.mkdtemp())
     app = QApplication.instance() or QApplication([])
     from app.panels.model import ModelPanel
-    from core.loaded_models import shared
+    from core.models.loaded import shared
 
     panel = ModelPanel()
     panel.resize(1200, 800)

@@ -47,7 +47,7 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     from app.panels.multihead import MultiHeadPanel
-    from core.multihead import attend_heads, head_table, multi_head, project_heads, random_weights
+    from core.maths.multihead import attend_heads, head_table, multi_head, project_heads, random_weights
 
     qt = QApplication.instance() or QApplication([])
     panel = MultiHeadPanel()

@@ -3,7 +3,7 @@
     python -m tests.perf.patching_perf [--model smollm2|FOLDER] [--threads N] [--repeats N]
 
 The IOI pair (the second John → Mary, target " Mary", foil " John"), the model loaded once:
-  1. attribution patching, every cell of every grid from one forward and backward pass (≤ 1 s);
+  1. attribution patching, every cell of every grid from two forward passes and one backward pass (≤ 1 s);
   2. the exact residual-stream grid, (layers + 1) × positions patched runs (≤ 10 s);
   3. the exact heads grid, layers × heads patched runs (≤ 10 s);
   4. the time to the first filled-in layer of the residual grid (≤ 1 s);
@@ -44,8 +44,8 @@ def main() -> None:
     import torch
 
     from core import models
-    from core.attribution_patching import attribute
-    from core.patching import WHATS, patch, prepare
+    from core.interp.attribution import attribute
+    from core.interp.patching import WHATS, patch, prepare
 
     if args.threads:
         torch.set_num_threads(args.threads)

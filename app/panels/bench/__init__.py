@@ -1,6 +1,6 @@
 """Panel "Benchmark": attention measured on this computer's CPU (and GPU), point by point.
 
-The sweep is ``core.bench.run_benchmark`` in the app's background worker; each finished point
+The sweep is ``core.bench.sweep.run_benchmark`` in the app's background worker; each finished point
 arrives through a queued signal, joins the sweep's state (``state.py``), and the table and the plot
 of the step on screen follow. torch is imported only in the worker, when the panel is first shown.
 """
@@ -22,9 +22,9 @@ from app.panels.scripts import Script
 from app.panels.step import Live
 from app.widgets.tables import text_table
 from app.widgets.text import note
-from core.bench import BenchConfig, BenchReport, BenchResult, run_benchmark
-from core.bench_device import describe_device
-from core.install_advice import models_advice
+from core.bench.device import describe_device
+from core.bench.sweep import BenchConfig, BenchReport, BenchResult, run_benchmark
+from core.models.advice import models_advice
 
 
 class BenchPanel(Panel):
@@ -198,7 +198,7 @@ class BenchPanel(Panel):
 
     # --- smoke, export ------------------------------------------------------------------------------
     def exercise(self) -> None:
-        worker.wait_idle()  # the probe started when the panel was shown
+        worker.settle()  # the probe started when the panel was shown
         f = self.form
         f.lengths_edit.setText("0, abc")
         self.run()
@@ -208,9 +208,9 @@ class BenchPanel(Panel):
         f.select_impls(("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash"))
         self.run()
         self.cancel()
-        worker.wait_idle()
+        worker.settle()
         self.run()
-        worker.wait_idle()
+        worker.settle()
         super().exercise()
 
     def export(self) -> dict[str, QWidget]:

@@ -33,8 +33,8 @@ from app.widgets.sizing import WholeItems
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 from core import inputs
-from core.bench import DTYPES, BenchConfig
-from core.bench_runners import IMPLEMENTATIONS
+from core.bench.runners import IMPLEMENTATIONS
+from core.bench.sweep import DTYPES, BenchConfig
 
 # ticked when a device is chosen (where the device has them)
 DEFAULT_IMPLS = ("numpy-naive", "torch-naive", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.panels.bench.state import PLOTS
 from app.panels.scripts import Script, lines
-from core.bench import BenchConfig
+from core.bench.sweep import BenchConfig
 
 # Code: which implementations run on the sweep's device with its settings, or why not.
 RUNNABLE = """
@@ -17,13 +17,13 @@ RUNNABLE = """
 
 def sweep_code(c: BenchConfig, names: list[str], runnable: bool) -> str:
     """Code that runs the sweep ``c`` as ``report`` and prints every point; ``ran``: those that ran.
-    ``names``: more of core.bench to import; ``runnable``: first say which implementations run here."""
+    ``names``: more of core.bench.sweep to import; ``runnable``: first say which implementations run here."""
     names = ["BenchConfig", "fastest_summary", "run_benchmark", *names] + ["runnable_impls"] * runnable
     imports = ", ".join(names)
     if len(imports) > 70:  # one name a line
         imports = "(" + "".join(f"\n        {name}," for name in names) + "\n    )"
     return f"""
-    from core.bench import {imports}
+    from core.bench.sweep import {imports}
     from core.printing import table
 
     # The sweep: each implementation at each sequence length n, with the panel's settings.
@@ -52,9 +52,12 @@ def plot_step(c: BenchConfig, field: str, runnable: bool = False) -> Script:
     # The slope of log {label} against log n: about 2 grows with n², about 1 with n.
     for impl, slope in fit_slopes(report.results, {field!r}, MEANINGFUL_SLOPE_LENGTHS).items():
         print(f"{{impl}}: slope {{slope:.6g}}")
+    for impl, why in withheld_slopes(report.results, {field!r}, MEANINGFUL_SLOPE_LENGTHS).items():
+        print(f"{{impl}}: no slope: {{why}}")
     """
+    names = ["MEANINGFUL_SLOPE_LENGTHS", "fit_slopes", "withheld_slopes"]
     body = (
-        sweep_code(c, ["MEANINGFUL_SLOPE_LENGTHS", "fit_slopes"] if with_slope else [], runnable)
+        sweep_code(c, names if with_slope else [], runnable)
         + (slopes if with_slope else "")
         + f"""
     curves = {{}}

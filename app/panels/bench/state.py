@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.bench import (
+from core.bench.device import describe_device
+from core.bench.sweep import (
     MEANINGFUL_SLOPE_LENGTHS,
+    ONE_CALL,
     BenchResult,
     fastest_summary,
     fit_slopes,
     implementation_choices,
     withheld_slopes,
 )
-from core.bench_device import describe_device
 
 COLUMNS = ("implementation", "n", "median ms", "TFLOP/s", "peak MB", "max error", "status")
 # (name, BenchResult field, axis label, unit, slope shown in the legend)
@@ -99,6 +100,9 @@ def legend_text(s: SweepSummary, field: str, impl: str) -> str:
         return impl
     if impl in slopes:
         return f"{impl}  slope {slopes[impl]:.2f}"
-    if impl in s.withheld.get(field, {}):
+    why = s.withheld.get(field, {}).get(impl)
+    if why is not None:
+        if ONE_CALL in why:
+            return f"{impl}  (no slope: a point was timed once; set Repeats to 2 or more)"
         return f"{impl}  (no slope: a point's timing is noise; run it again)"
     return f"{impl}  (slope needs {MEANINGFUL_SLOPE_LENGTHS} lengths)"

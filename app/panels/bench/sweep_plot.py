@@ -9,7 +9,7 @@ from app.panels.bench.state import SweepSummary, legend_text
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets.plots import plot
-from core.bench_runners import IMPLEMENTATIONS
+from core.bench.runners import IMPLEMENTATIONS
 
 SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "h")
 

@@ -2,7 +2,7 @@
 
 Four independent steps: a cost calculator (FLOPs and score-matrix memory against n), the handshake
 picture, FlashAttention's online softmax tile by tile, and the cost of sliding-window and sparse
-patterns. Every number comes from core.complexity, core.flash and core.masks via ``state.py``.
+patterns. Every number comes from core.maths (``complexity``, ``flash``, ``masks``) via ``state.py``.
 """
 
 from __future__ import annotations

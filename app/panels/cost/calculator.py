@@ -35,7 +35,7 @@ from app.widgets.plots import loglog_plot
 from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
-from core.complexity import DTYPE_BYTES, MEMORY_SIZES, AttentionCost
+from core.maths.complexity import DTYPE_BYTES, MEMORY_SIZES, AttentionCost
 
 
 class CalculatorPage(Step):

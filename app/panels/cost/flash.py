@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QPushButton, QSlider, QVBoxLayout, QWidget
 
 from app.panels.cost import scripts
@@ -12,10 +12,11 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, MatrixView
 from app.widgets.colors import default_levels
+from app.widgets.quiet import quiet
 from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
-from core.flash import FlashTrace
+from core.maths.flash import FlashTrace
 
 
 class FlashPage(Step):
@@ -95,7 +96,7 @@ class FlashPage(Step):
             f"<b>Final output against naive attention</b>: max |difference| = {r.error:.1e}.{skipped}"
         )
         self.score_levels = default_levels(r.naive.masked, signed=True)
-        with QSignalBlocker(self.step_slider):
+        with quiet(self.step_slider):
             self.step_slider.setRange(0, len(r.trace.steps) - 1)  # keeps the current step where it can
         self.show_tile(self.step_slider.value())
         return None

@@ -14,7 +14,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.plots import plot
 from app.widgets.text import note
-from core.complexity import handshakes
+from core.maths.complexity import handshakes
 
 
 class HandshakePage(Step):

@@ -44,7 +44,7 @@ def log_plot(columns: str, names: str, what: str) -> str:
 
 def calculator(s: CostState) -> Script:
     body = (
-        imports("from core.complexity import MEMORY_SIZES, attention_cost, first_length_exceeding")
+        imports("from core.maths.complexity import MEMORY_SIZES, attention_cost, first_length_exceeding")
         + f"""
     # The settings at the left.
     n, d_model, heads, layers, batch = {s.n}, {s.d_model}, {s.heads}, {s.layers}, {s.batch}
@@ -102,7 +102,7 @@ def calculator(s: CostState) -> Script:
 
 def handshakes(s: HandshakeState) -> Script:
     body = (
-        imports("from core.complexity import handshake_pairs, handshakes")
+        imports("from core.maths.complexity import handshake_pairs, handshakes")
         + f"""
     people = {s.people}
     print(f"{{people}} people make {{handshakes(people):,}} handshakes (n(n−1)/2)")
@@ -128,10 +128,10 @@ def flash(s: FlashState, k: int) -> Script:
     """Step ``k`` (from 0) of the tiled computation, as the page's slider shows it."""
     body = (
         imports(
-            "from core.attention import attend",
-            "from core.complexity import tiled_memory",
-            "from core.flash import tiled_attention",
-            "from core.masks import causal as causal_mask",
+            "from core.maths.attention import attend",
+            "from core.maths.complexity import tiled_memory",
+            "from core.maths.flash import tiled_attention",
+            "from core.maths.masks import causal as causal_mask",
         )
         + f"""
     # The settings at the left, and the tile step shown (counting from 0).
@@ -164,7 +164,9 @@ def flash(s: FlashState, k: int) -> Script:
 
 def sparse(s: SparseState) -> Script:
     body = (
-        imports("from core.complexity import pattern_cells", "from core.masks import global_local")
+        imports(
+            "from core.maths.complexity import pattern_cells", "from core.maths.masks import global_local"
+        )
         + f"""
     # The settings at the left: length, window, global tokens (the first ones), causal or not.
     n, window, n_global, causal = {s.n}, {s.window}, {s.n_global}, {s.causal}

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import AttentionTrace, attend
-from core.complexity import (
+from core.maths.attention import AttentionTrace, attend
+from core.maths.complexity import (
     MEMORY_SIZES,
     MIB,
     AttentionCost,
@@ -24,9 +24,9 @@ from core.complexity import (
     pattern_cells,
     tiled_memory,
 )
-from core.flash import FlashTrace, tiled_attention
-from core.masks import causal as causal_mask
-from core.masks import global_local
+from core.maths.flash import FlashTrace, tiled_attention
+from core.maths.masks import causal as causal_mask
+from core.maths.masks import global_local
 
 N_MIN, N_MAX = 128, 2**20
 GRID_POINTS = 61  # lengths on the plots' axis, evenly spaced on a log scale

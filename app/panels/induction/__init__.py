@@ -14,7 +14,7 @@ from app.panels.induction.task import TaskPage
 from app.panels.induction.train import TrainPage
 from app.panels.induction.trainer import Trainer
 from app.panels.step import Live
-from core.induction_settings import InductionSettings
+from core.lab.settings import InductionSettings
 
 # The smoke run trains a smaller model (2 heads, blocks of 16) that grows its head in ~200 steps.
 EXERCISE = {"steps": 300, "heads": 2, "length": 16}
@@ -56,12 +56,12 @@ class InductionPanel(Panel):
         self.set_step(1)
         for start in (tr.start, self.one_layer.start):
             start()
-            worker.wait_idle(timeout_s=600)
+            worker.settle(600)
         k.layer_spin.setValue(5)
         k.text_edit.setText("3 99 4")
         k.text_edit.setText(" ".join(["3 9 14 1 7 12 40 22 50 61 5 33 18 27 44 2"] * 2))
         k.layer_spin.setValue(1)
-        worker.wait_idle()
+        worker.settle()
         super().exercise()
         self.set_step(1)
 

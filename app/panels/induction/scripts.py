@@ -11,7 +11,7 @@ from textwrap import indent
 
 from app.panels.induction.state import KnockoutState, TaskState
 from app.panels.scripts import Script, bars, heatmap, lines
-from core.induction_settings import InductionSettings
+from core.lab.settings import InductionSettings
 
 # Code: the best induction head of the run's last checkpoint, printed (needs ``checkpoints``).
 BEST_HEAD = """\
@@ -45,9 +45,9 @@ def reached(name: str, s: InductionSettings, steps: int) -> str:
 
 def task(s: TaskState) -> Script:
     body = f"""
-    from core.induction_data import repeated_sequences
-    from core.induction_settings import least_losses
-    from core.induction_training import torch_generator
+    from core.lab.data import repeated_sequences
+    from core.lab.settings import least_losses
+    from core.lab.training import torch_generator
     from core.printing import table
 
     # The settings at the panel's left: which example, the block length, the vocabulary size V.
@@ -71,8 +71,8 @@ def train(s: InductionSettings, steps: int) -> Script:
     body = f"""
     import numpy as np
 
-    from core.induction_settings import InductionSettings
-    from core.induction_training import InductionRun, first_formed
+    from core.lab.settings import InductionSettings
+    from core.lab.training import InductionRun, first_formed
     from core.printing import table
 
     # The training settings; the seed fixes the first weights and every batch.{reached("run", s, steps)}
@@ -103,8 +103,8 @@ def one_layer(two: tuple[InductionSettings, int], one: tuple[InductionSettings, 
     body = f"""
     import numpy as np
 
-    from core.induction_settings import InductionSettings
-    from core.induction_training import InductionRun
+    from core.lab.settings import InductionSettings
+    from core.lab.training import InductionRun
     from core.printing import table
 
     # The same training with two layers and with one; each seed fixes the first weights and every batch.{
@@ -131,8 +131,8 @@ def knockout(s: KnockoutState) -> Script:
     body = f"""
     import numpy as np
 
-    from core.induction_settings import InductionSettings
-    from core.induction_training import InductionRun
+    from core.lab.settings import InductionSettings
+    from core.lab.training import InductionRun
     from core.printing import table
 
     # The model of step 2, trained to the step the panel measured (the seed fixes weights and batches).

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.heavy_load import quiet_import
-from core.induction_settings import InductionSettings, least_losses
+from core.lab.settings import InductionSettings, least_losses
+from core.models.heavy_load import quiet_import
 
 # A block of 16 tokens shown twice: the shortest block training uses. Shorter repeats are read
 # right but with little confidence, since the model never saw one.
@@ -42,9 +42,9 @@ def compute_task(s: TaskState, progress=None) -> TaskResult:
     own generator, so it runs in the worker: the first call imports torch."""
     InductionSettings(seed=s.seed, length=s.length, vocab=s.vocab).checked()
     try:
-        quiet_import("core.induction_training")  # torch, without stalling the UI thread
-        from core.induction_data import repeated_sequences
-        from core.induction_training import torch_generator
+        quiet_import("core.lab.training")  # torch, without stalling the UI thread
+        from core.lab.data import repeated_sequences
+        from core.lab.training import torch_generator
 
         tokens = repeated_sequences(torch_generator(s.seed), 1, s.length, s.vocab)[0].numpy()
     except (
@@ -67,7 +67,7 @@ class KnockoutState:
 class KnockoutResult:
     intact: float  # repeat-half loss with every head
     losses: np.ndarray  # (L, H) repeat-half loss with each head knocked out in turn
-    reading: object  # core.induction_training.Reading of the typed text, every head working
+    reading: object  # core.lab.training.Reading of the typed text, every head working
     knocked: object  # … with the chosen head knocked out
 
 

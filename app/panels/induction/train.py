@@ -25,7 +25,7 @@ from app.widgets.head_grid import HeadGrid
 from app.widgets.plots import legend_below, legend_lines, plot
 from app.widgets.spin_boxes import float_spin, spin
 from app.widgets.text import note
-from core.head_tiles import head_tiles
+from core.maths.head_tiles import head_tiles
 
 
 class TrainPage(Step):

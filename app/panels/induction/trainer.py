@@ -15,9 +15,9 @@ from enum import StrEnum
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import worker
-from core.heavy_load import quiet_import
-from core.induction_settings import InductionSettings
-from core.install_advice import models_advice
+from core.lab.settings import InductionSettings
+from core.models.advice import models_advice
+from core.models.heavy_load import quiet_import
 
 REFRESH_HZ = 10  # plots redraw at most this often while training
 PAUSE_POLL_S = 0.02  # how often a paused run looks for Start or Cancel
@@ -38,7 +38,7 @@ class Trainer(QObject):
 
     def __init__(self):
         super().__init__()
-        self.run = None  # core.induction_training.InductionRun, once the worker has built it
+        self.run = None  # core.lab.training.InductionRun, once the worker has built it
         self.settings: InductionSettings | None = None  # of the run started last
         self.checkpoints: list = []
         self.phase = Phase.EMPTY
@@ -102,7 +102,7 @@ class Trainer(QObject):
         followed by its checkpoints; wait while ``paused`` is set; stop after the step during which
         the task was cancelled."""
         try:
-            training = quiet_import("core.induction_training")
+            training = quiet_import("core.lab.training")
         except ImportError as exc:
             raise ImportError(f"Training needs torch. {models_advice()}") from exc
         run = training.InductionRun(settings)

@@ -59,10 +59,10 @@ class InsideDecoderPanel(RowPanel):
         k = self.knock
         for heads in (((0, 0),), ((0, 0), (29, 8)), ((99, 0),), ()):
             k.apply(heads=heads)
-            worker.wait_idle()
+            worker.settle()
         k.mode.setCurrentIndex(1)
         k.layer_button.click()
-        worker.wait_idle()
+        worker.settle()
         self.rank.target.setText("John")
         self.rank.target.setText("Mary")
         self.rank.foil.setText("")
@@ -72,7 +72,7 @@ class InsideDecoderPanel(RowPanel):
         self.induction.n.setValue(1)
         self.induction.n.setValue(20)
         super().exercise()
-        worker.wait_idle()
+        worker.settle()
 
     def export(self) -> dict[str, QWidget]:
         return {

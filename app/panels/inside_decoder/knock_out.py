@@ -26,7 +26,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
-from core.ablation import MODES
+from core.interp.ablation import MODES
 
 MODE_NAMES = {"zero": "zero: output set to 0", "mean": "mean over a reference text"}
 

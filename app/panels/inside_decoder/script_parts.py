@@ -11,7 +11,7 @@ def model_code(source: str, prompt: str | None, *imports: str) -> str:
     given a prompt, reads it as ``ids`` and ``pieces``; ``imports`` are more import lines."""
     core = {"from core.models import load_model", "from core.printing import table"}
     if prompt is not None:
-        core.add("from core import decoder as dec")
+        core.add("from core.interp import prediction")
     lines = "\n    ".join(sorted({*core, *imports}))
     code = f"""
     import numpy as np
@@ -25,8 +25,8 @@ def model_code(source: str, prompt: str | None, *imports: str) -> str:
     if prompt is not None:
         code += f"""
     prompt = {prompt!r}
-    ids, dropped = dec.encode(model, prompt)  # token ids; a long prompt keeps its last tokens
-    pieces = [dec.visible(p) for p in dec.pieces(model, ids)]
+    ids, dropped = prediction.encode(model, prompt)  # token ids; a long prompt keeps its last tokens
+    pieces = [prediction.visible(p) for p in prediction.pieces(model, ids)]
     print("Tokens:", " | ".join(pieces))
     """
     return code
@@ -38,7 +38,7 @@ def top_code() -> str:
     return f"""
     def top(title, probs):
         best = np.argsort(-probs)[:{TOP}]  # the {TOP} most probable next tokens
-        labels = [dec.visible(p) for p in dec.pieces(model, best)] + ["(rest)"]
+        labels = [prediction.visible(p) for p in prediction.pieces(model, best)] + ["(rest)"]
         shares = [*probs[best], 1 - probs[best].sum()]
         print(title)
         print(table(shares, labels, ["p"]))
@@ -64,7 +64,7 @@ def knocked_code(heads, mode: str, first: bool) -> str:
 
 def ablation_imports(mode: str) -> tuple[str, ...]:
     """What a script imports for ``mode``-ablation: mean-ablation reads the means."""
-    return ("from core.decoder.analysis import analysis_of",) if mode == "mean" else ()
+    return ("from core.interp.analysis import analysis_of",) if mode == "mean" else ()
 
 
 def answers_code(target: str, foil: str, prompt: str = "prompt") -> str:

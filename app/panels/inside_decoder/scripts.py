@@ -16,9 +16,9 @@ from app.panels.scripts import Script, hbars, heatmap
 def knock_out(s: KnockState) -> Script:
     """Step 1: the prediction with every head and without the knocked-out ones."""
     named = bool(s.target.strip() and s.foil.strip())
-    imports = ("from core.ablation import ablated, next_token_probs", *ablation_imports(s.mode))
+    imports = ("from core.interp.ablation import ablated, next_token_probs", *ablation_imports(s.mode))
     if named:
-        imports += ("from core.ablation_ranking import answer_token",)
+        imports += ("from core.interp.ranking import answer_token",)
     body = model_code(s.source, s.prompt, *imports) + knocked_code(s.heads, s.mode, s.first)
     body += (
         """
@@ -42,7 +42,7 @@ def knock_out(s: KnockState) -> Script:
         body += (
             answers_code(s.target, s.foil)
             + """
-    print(f"p({dec.visible(target.text)}): {every[target.id]:.6g} -> {without[target.id]:.6g}")
+    print(f"p({prediction.visible(target.text)}): {every[target.id]:.6g} -> {without[target.id]:.6g}")
     before, after = (np.log(p[target.id]) - np.log(p[foil.id]) for p in (every, without))
     print(f"logit({target.text!r}) - logit({foil.text!r}): {before:.6g} -> {after:.6g}")
     """
@@ -60,8 +60,8 @@ def which_heads(s: KnockState, looking: bool) -> Script:
         ask = '\n    print("Name a target and a foil token to rank the heads, e.g. Mary and John.")\n'
         return Script(model_code(s.source, s.prompt) + ask)
     imports = (
-        "from core.ablation import run",
-        "from core.ablation_ranking import answer_token, rank_by_ablation, rank_by_attention",
+        "from core.interp.ablation import run",
+        "from core.interp.ranking import answer_token, rank_by_ablation, rank_by_attention",
         *ablation_imports(s.mode),
     )
     body = model_code(s.source, s.prompt, *imports) + knocked_code(s.heads, s.mode, s.first)
@@ -90,9 +90,9 @@ def which_heads(s: KnockState, looking: bool) -> Script:
 def lens(s: LensState) -> Script:
     """Step 3: the logit lens, the top token after every layer at every position."""
     named = bool(s.target.strip())
-    imports = ("from core.logit_lens import logit_lens",)
+    imports = ("from core.interp.lens import logit_lens",)
     if named:
-        imports += ("from core.ablation_ranking import answer_token",)
+        imports += ("from core.interp.ranking import answer_token",)
     body = model_code(s.source, s.prompt, *imports)
     if named:
         body += f"""
@@ -103,13 +103,13 @@ def lens(s: LensState) -> Script:
     lens = logit_lens(model.module, ids, {"target.id" if named else "None"})
     print("Top token after each layer (rows: layers, columns: positions)")
     for layer, row in zip(layers, lens.top_ids):
-        print(layer, " | ".join(dec.visible(p) for p in dec.pieces(model, row)))
+        print(layer, " | ".join(prediction.visible(p) for p in prediction.pieces(model, row)))
     print("Its probability")
     print(table(lens.top_probs, layers, pieces))
     """
     if named:
         body += """
-    print(f"{dec.visible(target.text)} at the last position after each layer (rank 1 = top)")
+    print(f"{prediction.visible(target.text)} at the last position after each layer (rank 1 = top)")
     print(table(np.column_stack([lens.target_rank, lens.target_prob]), layers, ["rank", "p"]))
     """
     return Script(body, heatmap("lens.top_probs", "layers", "pieces", "Top token's probability"))
@@ -118,8 +118,8 @@ def lens(s: LensState) -> Script:
 def sinks(s: SinkState) -> Script:
     """Step 4: each head's mean weight on the first token, and the prediction without it."""
     imports = (
-        "from core.ablation import run",
-        "from core.attention_sinks import sink_scores, without_first_token",
+        "from core.interp.ablation import run",
+        "from core.interp.sinks import sink_scores, without_first_token",
     )
     body = (
         model_code(s.source, s.prompt, *imports)
@@ -144,7 +144,7 @@ def sinks(s: SinkState) -> Script:
 def induction(s: InductionState) -> Script:
     """Step 5: induction and previous-token scores on random tokens repeated twice, and the loss
     at each target with every head and without the knocked-out ones."""
-    imports = ("from core.decoder_induction import induction_test, random_induction_test",)
+    imports = ("from core.interp.induction import induction_test, random_induction_test",)
     if s.heads:
         imports += ablation_imports(s.mode)
     body = (

@@ -1,6 +1,6 @@
 """The Inside a decoder panel's states and computations, Qt-free.
 
-Every step reads the same decoder, shared with the other panels through core.loaded_models
+Every step reads the same decoder, shared with the other panels through core.models.loaded
 (``decoder``); every compute
 runs in the worker and raises ValueError with a message for bad input. Layers and heads are
 0-based here and 1-based on screen.
@@ -16,10 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import decoder as dec
 from core import models
-from core.ablation import Head, ablated, next_token_probs
-from core.ablation_ranking import (
+from core.interp import prediction
+from core.interp.ablation import Head, ablated, next_token_probs
+from core.interp.analysis import CleanRun, analysis_of
+from core.interp.induction import InductionTest, induction_test
+from core.interp.lens import LogitLens, read_streams, with_target
+from core.interp.ranking import (
     AblationRanking,
     AnswerToken,
     answer_token,
@@ -27,12 +30,9 @@ from core.ablation_ranking import (
     rank_by_ablation,
     rank_by_attention,
 )
-from core.attention_sinks import FirstTokenDropped, sink_scores, without_first_token
-from core.decoder.analysis import CleanRun, analysis_of
-from core.decoder_induction import InductionTest, induction_test
-from core.head_analysis import HeadRanking
-from core.loaded_models import shared as loaded_models
-from core.logit_lens import LogitLens, read_streams, with_target
+from core.interp.sinks import FirstTokenDropped, sink_scores, without_first_token
+from core.maths.head_analysis import HeadRanking
+from core.models.loaded import shared as loaded_models
 
 SMOLLM2 = "smollm2"
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
@@ -63,8 +63,8 @@ class Prompt:
 
 
 def read_prompt(model: models.LoadedModel, text: str) -> Prompt:
-    ids, dropped = dec.encode(model, text)
-    return Prompt(tuple(ids), dec.pieces(model, ids), dropped)
+    ids, dropped = prediction.encode(model, text)
+    return Prompt(tuple(ids), prediction.pieces(model, ids), dropped)
 
 
 def top_tokens(model: models.LoadedModel, probs: np.ndarray, k: int = TOP) -> list[tuple[str, float]]:

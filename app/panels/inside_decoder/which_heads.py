@@ -22,8 +22,8 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.progress import RunProgress
 from app.widgets.text import note
-from core.ablation_ranking import AblationRanking
-from core.head_analysis import HeadRanking
+from core.interp.ranking import AblationRanking
+from core.maths.head_analysis import HeadRanking
 
 LISTED = 5  # heads named under each map
 

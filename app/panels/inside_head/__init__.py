@@ -114,11 +114,11 @@ class InsideHeadPanel(RowPanel):
         changes = ({"layer": 99}, {"layer": 1}, {"key": 99}, {"query": 2, "key": 5}, {"query": 3, "key": 1})
         for change in (*changes, {"layer": HeadState.layer, "query": 0, "key": HeadState.key}):
             self.live.apply(**change)
-            worker.wait_idle()
+            worker.settle()
         self.direct.foil.setText(self.direct.target.text())
         self.direct.foil.setText("John")
         super().exercise()
-        worker.wait_idle()
+        worker.settle()
 
     def export(self) -> dict[str, QWidget]:
         return {

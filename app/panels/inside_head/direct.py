@@ -19,9 +19,9 @@ from app.widgets.progress import RunProgress
 from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.sizing import WholeText
 from app.widgets.text import note
-from core.ablation_ranking import AblationRanking
-from core.decoder import visible
-from core.explain import num
+from core.interp.prediction import visible
+from core.interp.ranking import AblationRanking
+from core.maths.explain import num
 
 
 def _symmetric(values: np.ndarray) -> tuple[float, float]:

@@ -14,7 +14,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
-from core.explain import dot_terms, num
+from core.maths.explain import dot_terms, num
 
 SHOWN = 6  # vector entries written out
 

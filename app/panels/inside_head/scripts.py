@@ -14,8 +14,8 @@ def cell_code(s: HeadState, kind: str, *imports: str) -> str:
     lines = "\n    ".join(
         sorted(
             {
-                "from core import head as inside",
-                "from core.decoder import pieces, visible",
+                "from core.interp import head as inside",
+                "from core.interp.prediction import pieces, visible",
                 "from core.models import load_model",
                 "from core.printing import table",
                 *imports,
@@ -136,7 +136,7 @@ def direct(s: HeadState, kind: str, why_not: str) -> Script:
         return not_read(why_not, s, kind)
     if not (s.target.strip() and s.foil.strip()):
         return not_read("Name a target and a foil token, e.g. Mary and John.", s, kind)
-    imports = ("from core.ablation_ranking import answer_token, rank_by_ablation",)
+    imports = ("from core.interp.ranking import answer_token, rank_by_ablation",)
     body = (
         cell_code(s, kind, *imports)
         + f"""

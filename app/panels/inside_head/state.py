@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import head as inside
 from core import models
-from core.ablation_ranking import AblationRanking, AnswerToken, answer_token, check_pair, rank_by_ablation
-from core.decoder import encode, pieces, visible
-from core.head.step import check_cell
-from core.loaded_models import shared as loaded_models
+from core.interp import head as inside
+from core.interp.head.step import check_cell
+from core.interp.prediction import encode, pieces, visible
+from core.interp.ranking import AblationRanking, AnswerToken, answer_token, check_pair, rank_by_ablation
+from core.models.loaded import shared as loaded_models
 
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
 KEPT_RUNS = 4

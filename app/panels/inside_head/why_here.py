@@ -14,7 +14,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note
-from core.explain import num
+from core.maths.explain import num
 
 LISTED = 8
 

@@ -14,8 +14,8 @@ from app.panels.step import Live, Notice, Step
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
-from core.decoder import visible
-from core.explain import num
+from core.interp.prediction import visible
+from core.maths.explain import num
 
 
 class WritesPage(Step):

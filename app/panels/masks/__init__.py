@@ -23,8 +23,8 @@ from app.widgets import LabelledSlider
 from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
-from core import masks
-from core.qkv import MAX_TOKENS
+from core.maths import masks
+from core.maths.qkv import MAX_TOKENS
 
 KIND_NAMES = {
     "none": "None (bidirectional)",

@@ -12,7 +12,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note, scrolling
-from core import explain
+from core.maths import explain
 
 
 class AdditivePage(Step):

@@ -14,7 +14,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import plot, tick_label, title_across
 from app.widgets.text import note
-from core import explain, masks
+from core.maths import explain, masks
 
 
 class CopyPage(Step):

@@ -14,7 +14,7 @@ from app.widgets import Heatmap
 from app.widgets.colors import default_levels
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note, scrolling
-from core import explain
+from core.maths import explain
 
 
 class KindsPage(Step):

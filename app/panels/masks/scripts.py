@@ -7,7 +7,7 @@ import numpy as np
 from app.panels.masks.state import D_K, D_MODEL, FILL_NAMES, FILLS, MasksState
 from app.panels.scripts import Script, bars, heatmap, subplots
 from core import inputs
-from core.qkv import MAX_TOKENS, tokenize
+from core.maths.qkv import MAX_TOKENS, tokenize
 
 
 def example_code(s: MasksState) -> str:
@@ -15,10 +15,10 @@ def example_code(s: MasksState) -> str:
     return f"""
     import numpy as np
 
-    from core import masks
-    from core.attention import attend
+    from core.maths import masks
+    from core.maths.attention import attend
     from core.printing import table
-    from core.qkv import random_example, tokenize
+    from core.maths.qkv import random_example, tokenize
 
     # The settings above the steps; n_pad: how many trailing tokens are padding.
     text, seed, n_pad = {s.text!r}, {s.seed}, {s.n_pad}
@@ -117,7 +117,7 @@ def additive(s: MasksState) -> Script:
 def cross(s: MasksState) -> Script:
     body = f"""
     from core.printing import table
-    from core.qkv import cross_attention, tokenize
+    from core.maths.qkv import cross_attention, tokenize
 
     # Queries from one text (a decoder's), keys and values from another (an encoder's).
     queries, keys, seed = {s.queries!r}, {s.keys!r}, {s.seed}

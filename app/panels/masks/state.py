@@ -10,9 +10,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from core import inputs, masks
-from core.attention import AttentionTrace, attend
-from core.qkv import MAX_TOKENS, Example, cross_attention, random_example, tokenize
+from core import inputs
+from core.maths import masks
+from core.maths.attention import AttentionTrace, attend
+from core.maths.qkv import MAX_TOKENS, Example, cross_attention, random_example, tokenize
 
 D_MODEL, D_K = 8, 4
 FILLS = (-np.inf, -1e9, -10.0)
@@ -23,7 +24,7 @@ Grid = tuple[tuple[bool, ...], ...]  # a custom mask, hashable
 @dataclass(frozen=True)
 class MasksState:
     text: str = "the cat sat on the mat [PAD] [PAD]"
-    kind: str = "causal"  # one of core.masks.KINDS
+    kind: str = "causal"  # one of core.maths.masks.KINDS
     window: int = 3
     symmetric: bool = False
     global_text: str = "0"  # global positions as typed, e.g. "0, 5"

@@ -26,8 +26,8 @@ from app.widgets.side_column import side_column
 from app.widgets.spin_boxes import spin
 from app.widgets.text import WrappingButton
 from core import inputs
-from core.explain import num
-from core.hopfield import BETA_RANGE, digit_glyphs
+from core.maths.explain import num
+from core.maths.hopfield import BETA_RANGE, digit_glyphs
 
 
 class MemoryPanel(Panel):
@@ -157,7 +157,7 @@ class MemoryPanel(Panel):
         self.attention_button.click()
         self.capacity.trials_spin.setValue(2)
         self.capacity.run_sweep()
-        worker.wait_idle()
+        worker.settle()
         self.source_box.setCurrentIndex(0)
         self.stored_spin.setValue(5)
         self.target_spin.setValue(3)

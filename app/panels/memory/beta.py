@@ -16,8 +16,8 @@ from app.widgets.pattern_grid import PatternGrid
 from app.widgets.plots import plot
 from app.widgets.text import note
 from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR, WeightBars
-from core.explain import num
-from core.hopfield import temperature_for_beta
+from core.maths.explain import num
+from core.maths.hopfield import temperature_for_beta
 
 
 def formula_text(r: MemoryResult) -> str:

@@ -18,8 +18,8 @@ from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 from app.widgets.weight_bars import OTHER_COLOR, TARGET_COLOR
-from core.explain import num
-from core.hopfield import CAPACITY_RATIO, CapacitySweep, capacity_sweep
+from core.maths.explain import num
+from core.maths.hopfield import CAPACITY_RATIO, CapacitySweep, capacity_sweep
 
 
 class CapacityPage(Step):

@@ -11,8 +11,8 @@ from app.panels.step import Live, Notice, Step
 from app.widgets.pattern_grid import PatternGrid
 from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
-from core.explain import num
-from core.hopfield import MAX_STEPS, Comparison, Outcome
+from core.maths.explain import num
+from core.maths.hopfield import MAX_STEPS, Comparison, Outcome
 
 SHOWN = 10  # stored patterns drawn as pictures; the rest are counted
 PATH_PICTURES = 8  # classical states drawn: the first ones and the final one

@@ -28,7 +28,7 @@ def rebuild(s: MemoryState, *imports: str) -> str:
         code = f"""
     import numpy as np
 
-    from core.hopfield import {names}
+    from core.maths.hopfield import {names}
     from core.printing import table
 
     # The second article's experiment: 9 ±1 patterns in the classical network, 200 Gaussian ones in
@@ -41,7 +41,7 @@ def rebuild(s: MemoryState, *imports: str) -> str:
         code = f"""
     import numpy as np
 
-    from core.hopfield import {names}
+    from core.maths.hopfield import {names}
     from core.printing import table
 
     # The settings at the left: which patterns, how many, the one queried, its corruption, β, seed.
@@ -146,7 +146,7 @@ def capacity(seed: int, trials: int, flips: int, beta: float) -> Script:
     body = f"""
     import numpy as np
 
-    from core.hopfield import capacity_sweep
+    from core.maths.hopfield import capacity_sweep
     from core.printing import table
 
     seed, trials, flips, beta = {seed}, {trials}, {flips}, {beta!r}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.hopfield import (
+from core.maths.hopfield import (
     Comparison,
     article_experiment,
     corrupt_and_compare,

@@ -1,7 +1,7 @@
 """Panel "Real model": what the heads of a trained model attend to, offline.
 
 The model loads in the background the first time the panel is shown (torch is imported then, not
-before), from core.loaded_models, shared with the other panels. Two live states (state.py): the
+before), from core.models.loaded, shared with the other panels. Two live states (state.py): the
 run (model and texts: every text change runs the model in the worker, the newest text wins) and
 the view (join pieces into words, hide [CLS]/[SEP], the sentence-pair filter: re-expressed in the
 worker without running the model again; the previous view stays until the new one is ready).
@@ -24,7 +24,7 @@ from app.panels.model.views import AttentionPage
 from app.panels.model_row import ModelRow
 from app.panels.scripts import Script
 from app.panels.step import Live
-from core.head_analysis import PAIR_PARTS, PATTERNS
+from core.maths.head_analysis import PAIR_PARTS, PATTERNS
 from core.models import BUNDLED
 
 
@@ -61,7 +61,7 @@ class ModelPanel(Panel):
 
     @property
     def raw(self):
-        """What the model returned for the texts shown (core.head_analysis.ModelAttention)."""
+        """What the model returned for the texts shown (core.maths.head_analysis.ModelAttention)."""
         return self.view.state.raw
 
     @property
@@ -132,11 +132,11 @@ class ModelPanel(Panel):
         return scripts.patterns(run, view, p.layer, heads)
 
     def exercise(self) -> None:
-        worker.wait_idle()
+        worker.settle()
 
         def settle(action, *args):
             action(*args)
-            worker.wait_idle()
+            worker.settle()
 
         p = self.page
         settle(self.text_edit.setText, "")

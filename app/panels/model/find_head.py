@@ -12,7 +12,7 @@ from app.panels.binding import set_quietly
 from app.panels.model.state import ALL_PARTS, DEFAULT_FROM, DEFAULT_TO, numbered
 from app.widgets.sizing import OwnHeight
 from app.widgets.text import note
-from core.head_analysis import HeadRanking, ModelAttention, find_head
+from core.maths.head_analysis import HeadRanking, ModelAttention, find_head
 
 RANKING_ROWS = 10
 

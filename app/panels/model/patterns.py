@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QGroupBox, QPushButton, QVBoxLayout
 
 from app.widgets.message_bar import follow_app_font
 from app.widgets.text import note
-from core.head_analysis import PATTERNS, HeadRanking
+from core.maths.head_analysis import PATTERNS, HeadRanking
 
 HINT = "Click a pattern to show its head; the runners-up are listed here."
 

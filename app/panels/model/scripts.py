@@ -9,9 +9,9 @@ from app.panels.scripts import Script, heatmap, mosaic_code
 def run_code(run: RunState, view: ViewState, names: tuple[str, ...] = (), more: tuple[str, ...] = ()) -> str:
     """Code that runs the model on the texts as ``attention`` (layers, heads, T, T) with the
     view's options, and labels each token ``tokens`` ("position text"). ``names``: more to import
-    from core.head_analysis; ``more``: more import lines."""
+    from core.maths.head_analysis; ``more``: more import lines."""
     imports = [
-        f"from core.head_analysis import {', '.join(('express', *names))}",
+        f"from core.maths.head_analysis import {', '.join(('express', *names))}",
         "from core.models import load_model, run",
         "from core.printing import table",
         *more,
@@ -98,7 +98,7 @@ def head_view(run: RunState, view: ViewState, layer: int, heads: list[int]) -> S
 
 def model_view(run: RunState, view: ViewState) -> Script:
     body = (
-        run_code(run, view, more=("from core.head_tiles import head_tiles",))
+        run_code(run, view, more=("from core.maths.head_tiles import head_tiles",))
         + """
     tiles = head_tiles(attention.attentions)  # every head as a tile; block means past 64 tokens
     picture = tiles.mosaic()  # rows of tiles = layers, columns = heads, NaN between tiles

@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core import models
-from core.head_analysis import PATTERNS, HeadRanking, ModelAttention, express, find_pattern
-from core.head_tiles import HeadTiles, head_tiles
+from core.maths.head_analysis import PATTERNS, HeadRanking, ModelAttention, express, find_pattern
+from core.maths.head_tiles import HeadTiles, head_tiles
+from core.models.attention_run import TROPHY
 
-DEFAULT_TEXT = "The trophy didn't fit in the suitcase because it was too big."
+DEFAULT_TEXT = TROPHY
 DEFAULT_FROM, DEFAULT_TO = "it", "trophy"
 ALL_PARTS = "all"
 Progress = Any  # progress(done, total), raising once the request is superseded
@@ -60,7 +61,7 @@ class Shown:
 
 
 def compute_view(s: ViewState, progress: Progress | None = None) -> Shown | None:
-    """``s.raw`` re-expressed by the options (core.head_analysis.express), ranked on every
+    """``s.raw`` re-expressed by the options (core.maths.head_analysis.express), ranked on every
     pattern and shrunk to the model view's tiles; ValueError when an option does not apply."""
     if s.raw is None:
         return None
@@ -73,7 +74,7 @@ def compute_view(s: ViewState, progress: Progress | None = None) -> Shown | None
 
 
 def rank_patterns(attention: ModelAttention) -> dict[str, HeadRanking | str]:
-    """Every head ranked on each pattern of core.head_analysis.PATTERNS, or why it cannot be."""
+    """Every head ranked on each pattern of core.maths.head_analysis.PATTERNS, or why it cannot be."""
     ranked: dict[str, HeadRanking | str] = {}
     for key in PATTERNS:
         try:

@@ -27,7 +27,7 @@ from app.widgets.attention_lines import AttentionLines
 from app.widgets.head_grid import HeadGrid
 from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.side_column import side_column
-from core.head_analysis import PAIR_PARTS
+from core.maths.head_analysis import PAIR_PARTS
 
 
 class AttentionPage(Step):

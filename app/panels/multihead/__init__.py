@@ -38,7 +38,7 @@ from app.widgets import LabelledSlider
 from app.widgets.side_column import side_column
 from app.widgets.spin_boxes import spin
 from app.widgets.text import WrappingButton, note, scrolling
-from core.multihead import fitting_heads, head_divisors, parse_heads
+from core.maths.multihead import fitting_heads, head_divisors, parse_heads
 
 REAL_MODEL_PANEL = "model"
 

@@ -13,7 +13,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note, scrolling
-from core import explain
+from core.maths import explain
 
 
 class JoinPage(Step):

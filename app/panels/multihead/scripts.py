@@ -16,15 +16,15 @@ def mask_code(name: str) -> str:
 
 def heads_code(s: MultiHeadState, *names: str) -> str:
     """Code that rebuilds the panel's heads as ``trace`` (with ``tokens``, ``n``, ``d_k``, ``W_O``);
-    ``names``: more of core.multihead to import."""
+    ``names``: more of core.maths.multihead to import."""
     imported = ", ".join(sorted({"multi_head", "random_weights", *names}))
-    masks = "" if MASKS[s.mask] is None else "from core import masks\n    "
+    masks = "" if MASKS[s.mask] is None else "from core.maths import masks\n    "
     return f"""
     import numpy as np
 
-    {masks}from core.multihead import {imported}
+    {masks}from core.maths.multihead import {imported}
     from core.printing import table
-    from core.qkv import tokenize
+    from core.maths.qkv import tokenize
 
     # The settings at the panel's left.
     text, d_model, heads, seed = {s.text!r}, {s.d_model}, {s.heads}, {s.seed}

@@ -14,7 +14,7 @@ from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets import Heatmap
 from app.widgets.text import note
-from core import explain
+from core.maths import explain
 
 GRID_COLUMNS = 8
 GRID_SHARE = 1 / 3  # the row of heads gets at most this share of the page's height

@@ -11,8 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from core import masks
-from core.multihead import (
+from core.maths import masks
+from core.maths.multihead import (
     HeadTable,
     MultiHeadTrace,
     RandomWeights,
@@ -24,13 +24,13 @@ from core.multihead import (
     random_weights,
     split_cost,
 )
-from core.qkv import tokenize
+from core.maths.qkv import tokenize
 
 MAX_HEADS = 16  # more heads than this do not fit on screen as separate heatmaps
 MAX_TOKENS = 128
 MAX_D_MODEL = 512
 MASKS = {  # short names (the mask box must not widen the control column at large text): the
-    # core.masks function and its arguments after n, or None for no mask
+    # core.maths.masks function and its arguments after n, or None for no mask
     "none": None,
     "causal": (masks.causal,),
     "causal window of 3": (masks.sliding_window, 3),

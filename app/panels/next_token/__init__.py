@@ -35,8 +35,8 @@ from app.panels.next_token.temperature import TemperaturePage
 from app.panels.row_panel import RowPanel
 from app.panels.step import Live
 from app.widgets.text import note
-from core import decoder
-from core.decoder import context_limit, visible
+from core.interp import prediction
+from core.interp.prediction import context_limit, visible
 from core.models import DECODER, smollm2
 
 SMOLLM2 = smollm2.KEY
@@ -203,18 +203,18 @@ class NextTokenPanel(RowPanel):
         if self.busy or g is None:
             return
         show = {"on_result": self.cache.show_timing, "on_error": self.show_message}
-        self.timing.start(decoder.time_decode, g.model, g.ids, g.length, **show)
+        self.timing.start(prediction.time_decode, g.model, g.ids, g.length, **show)
 
     # --- smoke, tests, export ---------------------------------------------------------------
     def exercise(self) -> None:
-        worker.wait_idle(300)
+        worker.settle(300)
         if self.model is None:
             super().exercise()
             return
 
         def settle(action, *args):
             action(*args)
-            worker.wait_idle(120)
+            worker.settle(120)
 
         for text in ("", "word " * 9000, "unbelievably 👍 日本語 שלום", DEFAULT_PROMPT):
             settle(self.prompt.setText, text)

@@ -11,7 +11,7 @@ from app.panels.next_token.state import context_notice, snapshot
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.text import note
-from core.decoder import visible
+from core.interp.prediction import visible
 
 
 class GeneratePage(Step):

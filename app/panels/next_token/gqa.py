@@ -12,8 +12,8 @@ from app.panels.step import Live, Notice, Step
 from app.widgets.head_grid import HeadGrid
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
-from core.decoder import query_groups
-from core.head_tiles import head_tiles
+from core.interp.prediction import query_groups
+from core.maths.head_tiles import head_tiles
 
 
 class GroupsPage(Step):

@@ -15,7 +15,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import legend_lines, plot
 from app.widgets.text import note, scrolling
-from core.decoder import CacheSize, DecodeTiming, cache_size, visible
+from core.interp.prediction import CacheSize, DecodeTiming, cache_size, visible
 
 PROMPT_CELL, GENERATED_CELL = 1.0, 0.55  # colours of cached tokens from the prompt and from decoding
 

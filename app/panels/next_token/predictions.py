@@ -15,8 +15,8 @@ from app.panels.step import Live, Notice, Step
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
-from core import sampling
-from core.decoder import visible
+from core.interp.prediction import visible
+from core.maths import sampling
 
 MAX_LISTED = 30
 

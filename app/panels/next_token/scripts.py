@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from app.panels.next_token.state import RunState, SamplingState
 from app.panels.scripts import Script, hbars, mosaic_code
-from core import decoder, sampling
+from core.interp import prediction
+from core.maths import sampling
 
 
-def picks(g: decoder.Generation, s: SamplingState) -> list[int | None]:
+def picks(g: prediction.Generation, s: SamplingState) -> list[int | None]:
     """Per appended token of ``g``: None when the seed draws it under the settings ``s`` (as the
     panel's draws do), else its id (clicked, or drawn under other settings)."""
     line, at = [], g.before  # the generations ``g`` grew through, the prompt alone first
@@ -22,21 +23,22 @@ def picks(g: decoder.Generation, s: SamplingState) -> list[int | None]:
     return found
 
 
-def generation_code(r: RunState, g: decoder.Generation, s: SamplingState, imports: str = "") -> str:
+def generation_code(r: RunState, g: prediction.Generation, s: SamplingState, imports: str = "") -> str:
     """Code that rebuilds ``g``, the run of ``r``, as ``generation``: the prompt prefilled, then the
     tokens appended in step 3, drawn with the seed of ``s`` where they were drawn. ``imports``:
     more lines for the top."""
     code = f"""
     {imports}
-    from core import decoder, sampling
-    from core.decoder import visible
+    from core.interp import prediction
+    from core.maths import sampling
+    from core.interp.prediction import visible
     from core.models import load_model
     from core.printing import table
 
     # The decoder and the prompt at the top of the panel.
     model = load_model({r.model.source!r})
-    prediction = decoder.predict(model, {r.prompt!r}, keep_cache=True)  # one prefill, the KV cache kept
-    generation = decoder.Generation.start(model, prediction)
+    first = prediction.predict(model, {r.prompt!r}, keep_cache=True)  # one prefill, the KV cache kept
+    generation = prediction.Generation.start(model, first)
     # Step 2's settings: the temperature, top-k (None: no cut), top-p and the seed of the draws.
     temperature, top_k, top_p, seed = {s.temperature!r}, {s.top_k or None}, {s.top_p!r}, {s.seed}
     listed = {s.listed}  # how many candidates are listed
@@ -72,7 +74,7 @@ def candidates_code(dist: str, what: str) -> str:
     """
 
 
-def predictions(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
+def predictions(r: RunState, g: prediction.Generation, s: SamplingState) -> Script:
     body = (
         generation_code(r, g, s, "import math\n")
         + """
@@ -95,7 +97,7 @@ def sampled_code() -> str:
     """ + candidates_code("dist", "After the temperature, before renormalising (cut tokens are never drawn)")
 
 
-def temperature(r: RunState, g: decoder.Generation, s: SamplingState, drawn: int) -> Script:
+def temperature(r: RunState, g: prediction.Generation, s: SamplingState, drawn: int) -> Script:
     """``drawn``: the draws made with the step's button since the run or settings last changed (the
     script shows at least one)."""
     body = (
@@ -111,7 +113,7 @@ def temperature(r: RunState, g: decoder.Generation, s: SamplingState, drawn: int
     return Script(body, hbars("probs", "labels", "Next token after the temperature"))
 
 
-def generate(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
+def generate(r: RunState, g: prediction.Generation, s: SamplingState) -> Script:
     body = (
         generation_code(r, g, s)
         + """
@@ -124,7 +126,7 @@ def generate(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
     return Script(body, hbars("probs", "labels", "Candidates for the next token"))
 
 
-def kv_cache(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
+def kv_cache(r: RunState, g: prediction.Generation, s: SamplingState) -> Script:
     body = (
         generation_code(r, g, s, "import numpy as np\n")
         + """
@@ -135,7 +137,7 @@ def kv_cache(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
     print(table(cached, [str(k + 1) for k in range(model.n_layers)], [visible(p) for p in pieces]))
 
     # The cache's size in float32, with shared key/value heads and with one per query head.
-    size = decoder.cache_size(model, generation.length)
+    size = prediction.cache_size(model, generation.length)
     print(f"Per token: 2 (keys, values) × {model.n_layers} layers × {model.n_kv_heads} key/value heads")
     print(f"  × {model.head_dim} values × 4 bytes = {size.per_token} bytes")
     print(f"  ({size.per_token_full} bytes with a key/value head per query head)")
@@ -146,7 +148,7 @@ def kv_cache(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
     print(table(mib, [f"{n:.6g} tokens" for n in lengths], ["MiB, this model", "MiB, full multi-head"]))
 
     # One decode step timed with the cache and without it (the whole text run again): medians of 5.
-    timing = decoder.time_decode(model, generation.ids, generation.length)
+    timing = prediction.time_decode(model, generation.ids, generation.length)
     print(f"With the cache {1000 * timing.cached:.3g} ms, without {1000 * timing.uncached:.3g} ms")
     """
     )
@@ -164,22 +166,22 @@ def kv_cache(r: RunState, g: decoder.Generation, s: SamplingState) -> Script:
 
 def groups(source: str, prompt: str, layer: int) -> Script:
     body = f"""
-    from core import decoder
-    from core.decoder import visible
-    from core.head_tiles import head_tiles
+    from core.interp import prediction
+    from core.interp.prediction import visible
+    from core.maths.head_tiles import head_tiles
     from core.models import load_model
     from core.printing import table
 
     # The decoder and the prompt at the top of the panel; every head's weights over the prompt.
     model = load_model({source!r})
-    prediction = decoder.predict(model, {prompt!r})
-    tokens = [visible(p) for p in prediction.pieces]
+    first = prediction.predict(model, {prompt!r})
+    tokens = [visible(p) for p in first.pieces]
     layer = {layer}  # counted from 0 (the panel counts from 1)
-    groups = decoder.query_groups(model.n_heads, model.n_kv_heads)  # the query heads of each kv head
+    groups = prediction.query_groups(model.n_heads, model.n_kv_heads)  # the query heads of each kv head
     for kv, heads in enumerate(groups):
         print(f"Key/value head {{kv + 1}} ← query heads {{', '.join(str(h + 1) for h in heads)}}")
     # One row of tiles per key/value head, one column per query head that reads it.
-    tiles = head_tiles(prediction.attentions[layer][groups])  # (kv heads, query heads each, T, T)
+    tiles = head_tiles(first.attentions[layer][groups])  # (kv heads, query heads each, T, T)
     picture = tiles.mosaic()  # one image, NaN between the tiles
     """ + mosaic_code(
         'f"Query head {k + 1} of each group, key/value head 1 on top; rows numbered as in the picture"'

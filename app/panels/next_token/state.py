@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core import decoder, sampling
-from core.decoder import visible
-from core.sampling import Choice, Distribution, Draws
+from core.interp import prediction
+from core.interp.prediction import visible
+from core.maths import sampling
+from core.maths.sampling import Choice, Distribution, Draws
 
 DEFAULT_PROMPT = "The capital of France is"
 
@@ -24,11 +25,11 @@ class RunState:
     prompt: str = DEFAULT_PROMPT
 
 
-def compute_run(s: RunState, progress=None) -> decoder.Generation | None:
+def compute_run(s: RunState, progress=None) -> prediction.Generation | None:
     """Prefill ``s.prompt``: every head's weights, the next-token logits and the KV cache."""
     if s.model is None:
         return None
-    return decoder.Generation.start(s.model, decoder.predict(s.model, s.prompt, keep_cache=True))
+    return prediction.Generation.start(s.model, prediction.predict(s.model, s.prompt, keep_cache=True))
 
 
 @dataclass(frozen=True)
@@ -36,11 +37,11 @@ class TextState:
     """The text every step shows: the run's prompt, grown by the tokens step 3 appends."""
 
     run: RunState = RunState()
-    generation: decoder.Generation | None = None  # the generation shown; None: no model yet
+    generation: prediction.Generation | None = None  # the generation shown; None: no model yet
     token: tuple[int, float] | None = None  # (id, probability) to append to it
 
 
-def grow(s: TextState, progress=None) -> decoder.Generation | None:
+def grow(s: TextState, progress=None) -> prediction.Generation | None:
     """``s.generation`` with ``s.token`` appended (one decode step: a new generation), or as it is."""
     if s.generation is None or s.token is None:
         return s.generation
@@ -66,7 +67,7 @@ def compute_sampling(s: SamplingState) -> SamplingState:
 
 @dataclass(frozen=True)
 class Snapshot:
-    generation: decoder.Generation
+    generation: prediction.Generation
     dist: Distribution  # the next token's distribution under the sampling settings
     plain: Distribution  # the same at temperature 1 with no cuts: the model's own probabilities
     choices: list[Choice]  # the most probable tokens under the settings, most probable first
@@ -78,7 +79,7 @@ class Snapshot:
         return self.generation.model
 
 
-def snapshot(generation: decoder.Generation, s: SamplingState) -> Snapshot:
+def snapshot(generation: prediction.Generation, s: SamplingState) -> Snapshot:
     """The current next-token distribution of ``generation`` under the settings ``s``."""
     dist = sampling.reshape(generation.logits, s.temperature, s.top_k or None, s.top_p)
     choices, rest = sampling.top(dist, s.listed)
@@ -86,12 +87,12 @@ def snapshot(generation: decoder.Generation, s: SamplingState) -> Snapshot:
     return Snapshot(generation, dist, sampling.reshape(generation.logits), choices, rest, labels)
 
 
-def context_notice(generation: decoder.Generation) -> tuple[str, str] | None:
+def context_notice(generation: prediction.Generation) -> tuple[str, str] | None:
     """A warning when the prompt was cut to fit, else None."""
     dropped = generation.prompt.dropped
     if not dropped:
         return None
-    limit = decoder.context_limit(generation.model)
+    limit = prediction.context_limit(generation.model)
     return (
         f"The prompt is longer than the {limit} tokens read at once here; its first {dropped} tokens "
         "were left out.",

@@ -54,26 +54,26 @@ class PatchingPanel(RowPanel):
 
         r = self.runs
         r.corrupt.setText("When Mary and John went to the store, Maryanne gave a drink to")
-        worker.wait_idle()
+        worker.settle()
         r.foil.setText(r.target.text())
-        worker.wait_idle()
+        worker.settle()
         for name in list(PRESETS)[::-1]:
             r.preset.setCurrentText(name)
             r.use_preset(r.preset.currentIndex())
-            worker.wait_idle()
+            worker.settle()
         r.direction.setCurrentIndex(1)
-        worker.wait_idle()
+        worker.settle()
         r.direction.setCurrentIndex(0)
-        worker.wait_idle()
+        worker.settle()
         for i in range(len(self.steps)):
             self.set_step(i)
-            worker.wait_idle()
+            worker.settle()
         self.set_step(1)
-        worker.wait_idle()
+        worker.settle()
         grid = self.stream.grids.get("resid")
         if grid is not None:  # the changed name's stream, halfway up: its predictions, what it reaches
             self.stream.pick(grid.raw.shape[0] // 2, self.runs.result.pair.differ[0])
-            worker.wait_idle()
+            worker.settle()
 
     def export(self) -> dict[str, QWidget]:
         return {

@@ -1,5 +1,5 @@
-"""Step 5: attribution patching, every cell from one forward and one backward pass, beside the
-exact values, with a scatter of one against the other and their correlation."""
+"""Step 5: attribution patching, every cell from two forward passes and one backward pass, beside
+the exact values, with a scatter of one against the other and their correlation."""
 
 from __future__ import annotations
 

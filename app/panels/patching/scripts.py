@@ -48,10 +48,10 @@ def grid_code(name: str, what: str, title: str, head: str = "") -> str:
 def two_runs(s: PairState) -> Script:
     """Step 1: both runs' metrics and most probable next tokens."""
     imports = (
-        "from core.ablation import run",
-        "from core.attention import softmax",
-        "from core.decoder import visible",
-        "from core.patching import prepare",
+        "from core.interp.ablation import run",
+        "from core.maths.attention import softmax",
+        "from core.interp.prediction import visible",
+        "from core.interp.patching import prepare",
     )
     body = (
         pair_code(s, *imports, runs=True)
@@ -72,7 +72,7 @@ def two_runs(s: PairState) -> Script:
 
 def stream(s: PairState) -> Script:
     """Step 2: the residual stream patched at one (layer, position) at a time."""
-    body = pair_code(s, "from core.patching import patch, prepare") + grid_code(
+    body = pair_code(s, "from core.interp.patching import patch, prepare") + grid_code(
         "grid", "resid", "The clean stream copied in (rows: where, columns: positions)"
     )
     return Script(body, heatmap("grid.values", "grid.rows", "grid.columns", "Residual stream"))
@@ -81,7 +81,7 @@ def stream(s: PairState) -> Script:
 def parts(s: PairState) -> Script:
     """Step 3: each layer's attention output and MLP output patched per position."""
     body = (
-        pair_code(s, "from core.patching import patch, prepare")
+        pair_code(s, "from core.interp.patching import patch, prepare")
         + grid_code("attention", "attn", "Attention output copied in (rows: layers, columns: positions)")
         + grid_code("mlp", "mlp", "MLP output copied in")
     )
@@ -94,8 +94,8 @@ def heads(s: PairState, head: tuple[int, int] | None) -> Script:
     """Step 4: every head's output patched, beside the knockout ranking; the chosen ``head``
     (layer, head from 0) by position."""
     imports = (
-        "from core.ablation_ranking import rank_by_ablation",
-        "from core.patching import patch, prepare",
+        "from core.interp.ranking import rank_by_ablation",
+        "from core.interp.patching import patch, prepare",
     )
     body = (
         pair_code(s, *imports)
@@ -120,7 +120,10 @@ def heads(s: PairState, head: tuple[int, int] | None) -> Script:
 
 def approx(s: PairState, what: str) -> Script:
     """Step 5: attribution patching's one-pass estimate of the ``what`` grid beside the exact one."""
-    imports = ("from core.attribution_patching import attribute", "from core.patching import patch, prepare")
+    imports = (
+        "from core.interp.attribution import attribute",
+        "from core.interp.patching import patch, prepare",
+    )
     body = (
         pair_code(s, *imports)
         + f"""

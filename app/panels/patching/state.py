@@ -17,11 +17,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from core import models
-from core.ablation import run
-from core.ablation_ranking import AblationRanking, rank_by_ablation
-from core.attribution_patching import Attribution, attribute
-from core.loaded_models import shared as loaded_models
-from core.patching import Grid, PatchPair, cell_logits, check_ends, labels, patch, prepare
+from core.interp.ablation import run
+from core.interp.attribution import Attribution, attribute
+from core.interp.patching import Grid, PatchPair, cell_logits, check_ends, labels, patch, prepare
+from core.interp.ranking import AblationRanking, rank_by_ablation
+from core.models.loaded import shared as loaded_models
 
 SMOLLM2 = "smollm2"
 Progress = Callable[[int, int], None]

@@ -15,8 +15,8 @@ from app.panels.step import Notice, Step
 from app.widgets import Heatmap
 from app.widgets.progress import RunProgress
 from app.widgets.token_bars import TokenBars
-from core.decoder import visible
-from core.patching import Grid, PatchPair
+from core.interp.patching import Grid, PatchPair
+from core.interp.prediction import visible
 
 KEPT = 24  # whole grids kept for the steps to share
 DIRECTIONS = {"denoise": "denoise", "noise": "noise"}  # clean into corrupted; corrupted into clean

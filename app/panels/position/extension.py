@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout
 
 from app.panels.binding import set_quietly
@@ -19,9 +19,10 @@ from app.panels.position.state import (
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.plots import plot
+from app.widgets.quiet import quiet
 from app.widgets.spin_boxes import float_spin, spin
 from app.widgets.text import note
-from core.explain import num
+from core.maths.explain import num
 
 
 class ExtensionPage(Step):
@@ -113,7 +114,7 @@ class ExtensionPage(Step):
             f"Pair {r.pair}'s angle over the target context "
             f"(band: seen in training{', all of it' if r.turned[r.pair] else ''})"
         )
-        with QSignalBlocker(self.pair_spin):  # a narrower width clamps the pair; no recompute
+        with quiet(self.pair_spin):  # a narrower width clamps the pair; no recompute
             self.pair_spin.setMaximum(half - 1)
         set_quietly(self.pair_spin, r.pair)
         self.summary.setText(self._summary(r))

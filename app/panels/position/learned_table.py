@@ -20,7 +20,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import plot
 from app.widgets.spin_boxes import spin
-from core import positional as pos
+from core.maths import positional as pos
 
 
 class TablePage(Step):

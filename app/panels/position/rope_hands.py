@@ -16,8 +16,8 @@ from app.widgets.clock_hands import ClockHands
 from app.widgets.plots import plot
 from app.widgets.spin_boxes import float_spin, spin
 from app.widgets.text import note
-from core import positional as pos
-from core.explain import num
+from core.maths import positional as pos
+from core.maths.explain import num
 
 ANIMATION_MS = 200
 QUERY_COLOR, KEY_COLOR = "#d95f02", "#1b9e77"

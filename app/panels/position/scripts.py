@@ -22,7 +22,7 @@ RIM_POINTS = 65  # points round each dial of the clock-hands picture
 IMPORTS = """
     import numpy as np
 
-    from core import positional as pos
+    from core.maths import positional as pos
     from core.printing import table
     """
 

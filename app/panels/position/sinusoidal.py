@@ -14,7 +14,7 @@ from app.widgets import Heatmap
 from app.widgets.plots import plot
 from app.widgets.spin_boxes import float_spin, spin
 from app.widgets.text import note
-from core.explain import num
+from core.maths.explain import num
 
 CURVE_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd")
 

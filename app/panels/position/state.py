@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import positional as pos
-from core.explain import num
+from core.maths import positional as pos
+from core.maths.explain import num
 
 HEATMAP_ROWS = 512  # longer sequences are shown as this many evenly spaced positions
 

@@ -14,7 +14,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import keep_plots_whole, tick_label
 from app.widgets.text import note
-from core import positional as pos
+from core.maths import positional as pos
 
 
 class OrderPage(Step):

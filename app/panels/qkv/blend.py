@@ -9,7 +9,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import MatrixView
 from app.widgets.product_view import ProductView
 from app.widgets.text import note
-from core import explain
+from core.maths import explain
 
 
 class BlendPage(Step):

@@ -10,7 +10,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import MatrixView
 from app.widgets.product_view import ProductView
-from core import explain
+from core.maths import explain
 
 
 class ProjectionPage(Step):

@@ -10,7 +10,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note
-from core import explain
+from core.maths import explain
 
 
 class ScaledPage(Step):

@@ -7,7 +7,7 @@ from app.panels.qkv.state import QKVResult
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from core import explain
+from core.maths import explain
 
 
 class ScoresPage(Step):

@@ -8,15 +8,15 @@ import numpy as np
 
 from app.panels.qkv.state import QKVState
 from app.panels.scripts import Script, heatmap
-from core.qkv import random_example
+from core.maths.qkv import random_example
 
 
 def example_code(s: QKVState) -> str:
     """Code that rebuilds the state's example as ``example``, with ``tokens`` and ``labels``."""
     code = f"""
-    from core.attention import attend
+    from core.maths.attention import attend
     from core.printing import table
-    from core.qkv import random_example, tokenize
+    from core.maths.qkv import random_example, tokenize
 
     # The settings at the panel's left.
     text, d_model, d_k, seed = {s.text!r}, {s.d_model}, {s.d_k}, {s.seed}
@@ -33,7 +33,7 @@ def example_code(s: QKVState) -> str:
     # The table as the panel has it: edited by hand, or kept from earlier text.
     import numpy as np
 
-    from core.qkv import Example
+    from core.maths.qkv import Example
 
     table_rows = np.array(
 {rows}

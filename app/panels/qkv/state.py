@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from core.attention import AttentionTrace, attend
-from core.qkv import Example, random_example, retokenize, tokenize, vocabulary
+from core.maths.attention import AttentionTrace, attend
+from core.maths.qkv import Example, random_example, retokenize, tokenize, vocabulary
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
-from core import explain, scaling
+from core.maths import explain, scaling
 
 
 class GrowthPage(Step):

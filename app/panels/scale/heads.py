@@ -14,7 +14,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap, LabelledSlider
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
-from core import explain, scaling
+from core.maths import explain, scaling
 
 
 class HeadsPage(Step):

@@ -13,7 +13,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.text import note
-from core import explain
+from core.maths import explain
 
 
 class SaturationPage(Step):

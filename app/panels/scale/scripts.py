@@ -15,12 +15,12 @@ from app.panels.scale.state import (
     TemperatureState,
 )
 from app.panels.scripts import Script, bars, heatmap, lines, subplots
-from core import scaling
+from core.maths import scaling
 
 IMPORTS = """
     import numpy as np
 
-    from core import scaling
+    from core.maths import scaling
     from core.printing import table
     """
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from core import scaling
+from core.maths import scaling
 
 MULTIPLIER_GRID = np.linspace(0.1, 16.0, 160)  # x of the winner's-gradient curve
 TEMPERATURE_GRID = np.geomspace(0.05, 20.0, 121)  # x of the mean-entropy curve

@@ -22,7 +22,7 @@ from app.widgets import Heatmap, LabelledSlider
 from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
-from core import explain, scaling
+from core.maths import explain, scaling
 
 
 class TemperaturePage(Step):

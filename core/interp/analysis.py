@@ -1,0 +1,115 @@
+"""What every view of one loaded decoder shares, computed once: the intact model's run of a
+prompt, each head's mean output, the logit lens of a prompt, and the induction test.
+
+    analysis = analysis_of(model)                 # one per loaded model
+    run = analysis.clean_run(ids)                 # probs (V,), attentions (L, H, T, T), streams
+    analysis.means()                              # (L, H, head_dim) over the reference text
+
+Steps compute in parallel in the worker: one lock guards what is kept, and a result being
+computed is computed once (a second caller waits for it). Layers and heads are 0-based.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.decoder.adapter import adapter_of
+from core.decoder.hooks import stacked
+from core.interp.ablation import MEAN_REFERENCE, head_means, recording, run
+from core.maths.attention import softmax
+
+KEPT_RUNS = 8  # prompts whose intact run and lens are kept
+_analyses: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_made = threading.Lock()
+
+
+@dataclass(frozen=True)
+class CleanRun:
+    """One forward pass of the intact model over a prompt."""
+
+    probs: np.ndarray  # (vocab,) next-token probabilities
+    attentions: np.ndarray  # (layers, heads, T, T) weights
+    streams: Any  # (layers, T, hidden) torch: the residual stream after each layer
+
+
+class Analysis:
+    """The shared results of one loaded decoder (``model``: a core.models.LoadedModel)."""
+
+    def __init__(self, model: Any):
+        self.model = model
+        self.adapter = adapter_of(model.module)
+        self._lock = threading.Lock()
+        self._kept: dict[str, OrderedDict] = {
+            "means": OrderedDict(),
+            "clean": OrderedDict(),
+            "lens": OrderedDict(),
+            "induction": OrderedDict(),
+        }
+        self._pending: dict[tuple, threading.Lock] = {}
+
+    def means(self) -> np.ndarray:
+        """(layers, heads, head_dim): each head's mean output over the reference text."""
+        ids = self.model.tokenizer(MEAN_REFERENCE)["input_ids"]
+        return self._once("means", (), lambda: head_means(self.model.module, ids))
+
+    def clean_run(self, ids: tuple[int, ...]) -> CleanRun:
+        """The intact model's run over ``ids``."""
+
+        def compute() -> CleanRun:
+            with recording(self.adapter.blocks) as seen:
+                logits, attentions = run(self.model.module, ids, attentions=True)
+            return CleanRun(softmax(logits[-1].astype(np.float64)), attentions, stacked(seen))
+
+        return self._once("clean", tuple(ids), compute)
+
+    def lens(self, ids: tuple[int, ...], compute: Callable[[], Any]) -> Any:
+        """The lens of ``ids`` as ``compute`` makes it, kept per prompt."""
+        return self._once("lens", tuple(ids), compute)
+
+    def induction(self, n: int, seed: int) -> Any:
+        """The intact model's induction test on ``n`` seeded random tokens repeated twice."""
+        from core.interp.induction import random_induction_test
+
+        model = self.model
+        return self._once(
+            "induction",
+            (n, seed),
+            lambda: random_induction_test(model.module, model.tokenizer, n, seed),
+            keep=1,
+        )
+
+    def _once(self, kind: str, key: tuple, compute: Callable[[], Any], keep: int = KEPT_RUNS) -> Any:
+        """The kept ``kind`` result for ``key``, else ``compute()`` once, however many ask."""
+        kept = self._kept[kind]
+        with self._lock:
+            if key in kept:
+                kept.move_to_end(key)
+                return kept[key]
+            pending = self._pending.setdefault((kind, key), threading.Lock())
+        with pending:
+            with self._lock:
+                if key in kept:
+                    return kept[key]
+            value = compute()
+            with self._lock:
+                kept[key] = value
+                while len(kept) > keep:
+                    kept.popitem(last=False)
+                self._pending.pop((kind, key), None)
+        return value
+
+
+def analysis_of(model: Any) -> Analysis:
+    """The one Analysis of ``model`` (a loaded decoder), made on first use."""
+    with _made:
+        analysis = _analyses.get(model.module)
+        if analysis is None or analysis.model is not model:
+            analysis = _analyses[model.module] = Analysis(model)
+    return analysis

@@ -1,0 +1,315 @@
+"""A decoder language model one token at a time: next-token predictions, generation with the KV
+cache, and how much that cache holds.
+
+    model = load_model("smollm2", expect=DECODER)
+    p = predict(model, "The capital of France is")
+    p.logits                         # (V,) next-token logits after the last prompt token
+    p.attentions.shape               # (30, 9, T, T) = (layers, query heads, T, T)
+    g = Generation.start(model, p)   # prefill: the cache holds T tokens
+    g2 = g.append(token_id, prob)    # one decode step: 1 new query against T + 1 keys; g unchanged
+    g2.undo() is g                   # back one token, nothing recomputed
+
+torch is imported inside the functions that run the model (through core.models.libraries).
+"""
+
+from __future__ import annotations
+
+import inspect
+import statistics
+import threading
+import time
+import unicodedata
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.maths.sampling import Draws, reshape
+from core.models.kinds import DECODER, check_kind
+from core.models.libraries import libraries
+
+if TYPE_CHECKING:
+    from core.models.loading import LoadedModel
+
+# Every head's weights are kept for each run: at n tokens that is layers · heads · n² floats
+# (283 MB for SmolLM2 at 512), so prompts are cut to this many tokens even where the model's own
+# context is longer.
+MAX_CONTEXT = 512
+
+
+def context_limit(model: LoadedModel) -> int:
+    """The most tokens a prompt plus its generated tokens may have here."""
+    return min(model.max_tokens, MAX_CONTEXT)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The prompt as the model read it and its next-token logits."""
+
+    ids: tuple[int, ...]  # (T,) token ids of the prompt (the start dropped when too long)
+    pieces: tuple[str, ...]  # (T,) each token's text, leading spaces kept
+    logits: np.ndarray  # (V,) float64: the scores for the token after the prompt
+    attentions: np.ndarray  # (L, H, T, T) float32: every head's weights over the prompt
+    dropped: int  # tokens cut from the start because the prompt was longer than the context
+    cache: Any = None  # the transformers KV cache after the prompt (None when not kept)
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """A token appended by generation and the probability it had when chosen."""
+
+    id: int
+    piece: str
+    prob: float  # under the settings it was chosen with (after temperature)
+
+
+def encode(model: LoadedModel, text: str) -> tuple[list[int], int]:
+    """Token ids of ``text`` (its last ``context_limit`` when longer) and how many were dropped."""
+    check_kind(model.name, model.kind, DECODER)
+    if not (text or "").strip():
+        raise ValueError("Type a prompt first: the model continues the text you give it.")
+    ids = model.tokenizer(text, add_special_tokens=True)["input_ids"]
+    keep = ids[-context_limit(model) :]
+    return keep, len(ids) - len(keep)
+
+
+# Characters a token may hold that print as nothing, or as a blank, and the sign shown for each.
+SIGNS = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍", "\u00a0": "⍽"}
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # Hangul fillers, the blank braille cell
+
+
+def visible(piece: str) -> str:
+    """A token's text with every blank or invisible character shown: "␣Paris", "↵", "⇥", "␍", "⍽"
+    (no-break space), any other space, control or zero-width character as its code ("⟨U+200B⟩"),
+    a leading combining mark on a dotted circle ("◌́"), and "∅" for an empty piece. The one
+    spelling of a token in the panels, the command line and the exports."""
+    if not piece:
+        return "∅"
+    if piece.isprintable() and " " not in piece and BLANK_LETTERS.isdisjoint(piece):  # most tokens
+        text = piece
+    else:  # isprintable() is False for every space but " ", every control and format character
+        text = "".join(SIGNS.get(c) or (c if shown(c) else f"⟨U+{ord(c):04X}⟩") for c in piece)
+    return "◌" + text if unicodedata.category(text[0]) in ("Mn", "Mc", "Me") else text
+
+
+def shown(c: str) -> bool:
+    return c.isprintable() and c not in BLANK_LETTERS
+
+
+def pieces(model: LoadedModel, ids) -> tuple[str, ...]:
+    """The text of each token on its own, e.g. ("The", " capital", " of")."""
+    return tuple(model.tokenizer.decode([int(i)]) for i in ids)
+
+
+def predict(model: LoadedModel, text: str, keep_cache: bool = False) -> Prediction:
+    """Run ``model`` once over ``text``: next-token logits and every head's attention weights."""
+    ids, dropped = encode(model, text)
+    return prefill(model, ids, dropped, keep_cache)
+
+
+def prefill(model: LoadedModel, ids, dropped: int = 0, keep_cache: bool = True) -> Prediction:
+    """Run ``model`` over the token ids ``ids`` (T,) at once, n × n weights per head."""
+    torch, _ = libraries()
+    ids = [int(i) for i in ids]
+    with torch.inference_mode():
+        out = model.module(input_ids=torch.tensor([ids]), use_cache=keep_cache, output_attentions=True)
+    attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()  # (L, H, T, T)
+    logits = out.logits[0, -1].double().numpy()
+    cache = out.past_key_values if keep_cache else None
+    return Prediction(tuple(ids), pieces(model, ids), logits, attentions, dropped, cache)
+
+
+def cache_argument(model: LoadedModel, cache) -> dict:
+    """The keyword that passes a KV cache to ``model``: ``cache`` in newer transformers, else
+    ``past_key_values``."""
+    accepts = inspect.signature(model.module.forward).parameters
+    return {"cache": cache} if "cache" in accepts else {"past_key_values": cache}
+
+
+class _Cache:
+    """The KV cache a line of generations shares, with the number of tokens it holds now. Each
+    layer's keys and values are (1, kv_heads, tokens, head_dim). Only ``Generation.append`` changes
+    it, under the lock: it cuts the cache back to the generation it extends, then adds one token."""
+
+    def __init__(self, cache):
+        self.cache = cache
+        self.lock = threading.Lock()
+
+
+@dataclass(frozen=True, eq=False)
+class Generation:
+    """A prompt and the tokens appended to it, decoded one at a time with the KV cache; never
+    changed once made: ``append`` returns the next generation and ``undo`` the one before.
+
+    Generations grown from one prompt share one cache (``_Cache``): a decode step computes one new
+    query row (1 × n weights per head) instead of the n × n of the prefill, and going back needs
+    no recomputing. What a generation shows (its logits, weights and cache shapes) is its own.
+    """
+
+    model: LoadedModel
+    prompt: Prediction
+    chosen: tuple[Chosen, ...]
+    logits: np.ndarray  # (V,) the logits for the next token
+    last_attentions: np.ndarray | None  # (L, H, q, n): q = T after the prefill, 1 after a step
+    shapes: tuple[tuple[int, ...], ...]  # per layer, the shape of its cached keys (values alike)
+    before: Generation | None  # the generation this one appended a token to
+    shared: _Cache
+
+    @classmethod
+    def start(cls, model: LoadedModel, prompt: Prediction) -> Generation:
+        """The prompt alone, prefilled (again, when ``prompt`` kept no cache)."""
+        if prompt.cache is None:
+            prompt = prefill(model, prompt.ids, prompt.dropped)
+        shapes = tuple(tuple(layer.keys.shape) for layer in prompt.cache.layers)
+        return cls(model, prompt, (), prompt.logits, prompt.attentions, shapes, None, _Cache(prompt.cache))
+
+    @property
+    def ids(self) -> list[int]:
+        return [*self.prompt.ids, *(c.id for c in self.chosen)]
+
+    @property
+    def length(self) -> int:
+        """Tokens in the cache."""
+        return len(self.prompt.ids) + len(self.chosen)
+
+    def append(self, token_id: int, prob: float) -> Generation:
+        """One decode step: feed ``token_id`` with the cache; the next generation, one token longer."""
+        torch, _ = libraries()
+        if self.length >= context_limit(self.model):
+            raise ValueError(f"The context is full ({context_limit(self.model)} tokens); undo a step first.")
+        with self.shared.lock, torch.inference_mode():
+            cache = self.shared.cache
+            extra = cache.get_seq_length() - self.length  # what later generations of this line added
+            if extra:
+                cache.crop(-extra)
+            out = self.model.module(
+                input_ids=torch.tensor([[int(token_id)]]),
+                use_cache=True,
+                **cache_argument(self.model, cache),
+                output_attentions=True,
+            )
+            self.shared.cache = out.past_key_values
+            shapes = tuple(tuple(layer.keys.shape) for layer in out.past_key_values.layers)
+        chosen = Chosen(int(token_id), pieces(self.model, [token_id])[0], float(prob))
+        attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()
+        logits = out.logits[0, -1].double().numpy()
+        return Generation(
+            self.model, self.prompt, (*self.chosen, chosen), logits, attentions, shapes, self, self.shared
+        )
+
+    def undo(self) -> Generation | None:
+        """The generation before the last appended token (None when only the prompt is here)."""
+        return self.before
+
+    def cache_shapes(self) -> list[tuple[int, ...]]:
+        """Per layer, the shape of its cached keys (the values have the same shape)."""
+        return list(self.shapes)
+
+
+def generate(
+    model: LoadedModel, text: str, n: int, temperature=1.0, top_k=None, top_p=1.0, seed: int = 0
+) -> tuple[Prediction, list[Chosen]]:
+    """Append up to ``n`` tokens to ``text``, each drawn with ``seed``'s generator under the
+    settings; stops after the model's end-of-text token or when the context is full."""
+    if n < 1:
+        raise ValueError(f"Generate at least one token (got {n}).")
+    reshape(np.zeros(1), temperature, top_k, top_p)  # check the settings before running
+    prompt = predict(model, text, keep_cache=True)
+    generation = Generation.start(model, prompt)
+    draws = Draws(seed)  # seeded once: each token takes the stream's next number
+    for _ in range(min(n, context_limit(model) - generation.length)):
+        token, prob = draws.draw(reshape(generation.logits, temperature, top_k, top_p))
+        generation = generation.append(token, prob)
+        if token == model.tokenizer.eos_token_id:
+            break
+    return prompt, list(generation.chosen)
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    """Bytes the KV cache takes per token and in total, with grouped-query attention and without."""
+
+    tokens: int
+    per_token: int  # 2 · layers · kv_heads · head_dim · bytes
+    per_token_full: int  # the same with as many key/value heads as query heads
+    bytes_per_value: int
+
+    @property
+    def total(self) -> int:
+        return self.per_token * self.tokens
+
+    @property
+    def total_full(self) -> int:
+        return self.per_token_full * self.tokens
+
+    @property
+    def saving(self) -> float:
+        """How many times smaller grouped-query attention makes the cache (query / kv heads)."""
+        return self.per_token_full / self.per_token
+
+
+def cache_size(model: LoadedModel, tokens: int, bytes_per_value: int = 4) -> CacheSize:
+    """The KV cache of ``tokens`` tokens from the model's config; 4 bytes = float32 as run here."""
+    per_head = 2 * model.n_layers * model.head_dim * bytes_per_value  # keys and values, every layer
+    return CacheSize(tokens, per_head * model.n_kv_heads, per_head * model.n_heads, bytes_per_value)
+
+
+def kv_head_of(n_heads: int, n_kv_heads: int) -> np.ndarray:
+    """(n_heads,) the key/value head each query head reads: query heads h·g … h·g + g − 1 share
+    kv head h, with g = n_heads / n_kv_heads (the order transformers' ``repeat_kv`` uses)."""
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError(f"{n_heads} query heads cannot share {n_kv_heads} key/value heads evenly.")
+    return np.arange(n_heads) // (n_heads // n_kv_heads)
+
+
+def query_groups(n_heads: int, n_kv_heads: int) -> list[list[int]]:
+    """For each key/value head, the query heads that share it."""
+    owner = kv_head_of(n_heads, n_kv_heads)
+    return [np.flatnonzero(owner == g).tolist() for g in range(n_kv_heads)]
+
+
+@dataclass(frozen=True)
+class DecodeTiming:
+    """Median seconds to get the next token's logits at ``tokens`` tokens."""
+
+    tokens: int
+    cached: float  # one new token against the cache of the others
+    uncached: float  # the whole sequence run again
+
+    @property
+    def speedup(self) -> float:
+        return self.uncached / self.cached
+
+
+def time_decode(model: LoadedModel, ids, tokens: int, repeats: int = 5) -> DecodeTiming:
+    """Measure one decode step at ``tokens`` tokens with and without the cache, side by side.
+
+    The token ids ``ids`` are repeated or cut to exactly ``tokens``; each repeat times a cached
+    step (the cache cut back afterwards) and then a full uncached forward pass.
+    """
+    torch, _ = libraries()
+    ids = [int(i) for i in ids]
+    if not ids:
+        raise ValueError("Time a decode step on at least one token.")
+    tokens = max(2, min(tokens, context_limit(model)))
+    ids = (ids * (tokens // len(ids) + 1))[:tokens]
+    cached, uncached = [], []
+    with torch.inference_mode():
+        cache = model.module(input_ids=torch.tensor([ids[:-1]]), use_cache=True).past_key_values
+        last, everything = torch.tensor([ids[-1:]]), torch.tensor([ids])
+        for _ in range(repeats):
+            start = time.perf_counter()
+            model.module(input_ids=last, use_cache=True, **cache_argument(model, cache))
+            cached.append(time.perf_counter() - start)
+            cache.crop(-1)
+            start = time.perf_counter()
+            model.module(input_ids=everything, use_cache=False)
+            uncached.append(time.perf_counter() - start)
+    return DecodeTiming(tokens, statistics.median(cached), statistics.median(uncached))
+
+
+__all__ = [  # re-exported by core.decoder
+    "MAX_CONTEXT", "CacheSize", "Chosen", "DecodeTiming", "Generation", "Prediction", "cache_size",
+    "context_limit", "encode",
+    "generate", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "time_decode", "visible",
+]  # fmt: skip

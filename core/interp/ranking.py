@@ -1,0 +1,192 @@
+"""Which heads matter for one prediction: rank them by knocking each out, and by attention weight.
+
+    target = answer_token(tokenizer, " Mary", prompt)       # first piece, with a notice if split
+    foil = answer_token(tokenizer, " John", prompt)
+    ranking = rank_by_ablation(module, ids, target, foil)   # every head knocked out alone
+    ranking.ranking.best                                     # the head whose loss hurts most
+    rank_by_attention(attentions, ids, target)              # last token → the target's earlier copy
+
+The score of a head is how much knocking it out alone lowers the logit difference
+logit(target) − logit(foil) at the last position. The first position keeps every head's output
+unless ``first=True`` (see core.interp.ablation: there a head mostly feeds the attention sink).
+All heads of one layer are knocked out in one forward pass: the prompt runs once, unbatched,
+through the layers before, and is repeated along the batch dimension (one row per head) from
+that layer on, so no layer is computed twice for nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.decoder.adapter import adapter_of
+from core.decoder.hooks import this_thread_only
+from core.interp.ablation import ablated_rows, as_ids
+from core.maths.head_analysis import HeadRanking
+
+__all__ = [
+    "AblationRanking", "AnswerToken", "Progress", "answer_token", "check_pair", "rank_by_ablation",
+    "rank_by_attention"
+]  # fmt: skip
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class AnswerToken:
+    """A token the prediction is judged by: its id, how it reads, and what was changed to get it."""
+
+    id: int
+    text: str  # the piece as the model sees it, e.g. " Mary"
+    notice: str = ""  # non-empty when the text was several pieces and only the first is used
+
+
+def answer_token(tokenizer: Any, text: str, prompt: str = "") -> AnswerToken:
+    """The token ``text`` stands for as the continuation of ``prompt``.
+
+    A word that continues a prompt ending without a space starts with one (" Mary"), so the
+    space is added when missing. Text that is several pieces is judged by its first piece,
+    and ``notice`` says so. ValueError on empty text.
+    """
+    if not text.strip():
+        raise ValueError("Name a target token: the text is empty.")
+    if prompt and not prompt[-1].isspace() and not text[0].isspace():
+        text = " " + text
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    first = tokenizer.decode(ids[:1])
+    notice = ""
+    if len(ids) > 1:
+        pieces = " + ".join(repr(tokenizer.decode([i])) for i in ids)
+        notice = f"'{text.strip()}' is {len(ids)} pieces here ({pieces}); using the first, {first!r}."
+    return AnswerToken(int(ids[0]), first, notice)
+
+
+def check_pair(target: AnswerToken, foil: AnswerToken) -> None:
+    """ValueError when the target and the foil are the same token."""
+    if target.id == foil.id:
+        raise ValueError(
+            f"The target and the foil are the same token ({target.text!r}); choose a different "
+            "foil, e.g. the other name in the sentence."
+        )
+
+
+@dataclass(frozen=True)
+class AblationRanking:
+    """The logit difference target − foil, clean and with each head knocked out alone."""
+
+    clean: float
+    ablated: np.ndarray  # (layers, heads) logit difference with that head knocked out
+    target: AnswerToken
+    foil: AnswerToken
+    mode: str
+    first: bool = False  # the first position was knocked out too
+
+    @property
+    def drop(self) -> np.ndarray:
+        """(layers, heads): how much knocking the head out lowers the logit difference."""
+        return self.clean - self.ablated
+
+    @property
+    def relative_drop(self) -> np.ndarray:
+        """(layers, heads): ``drop`` over the size of the clean difference (1 = all of it lost;
+        the plain drop when the clean difference is 0)."""
+        return self.drop / (abs(self.clean) or 1.0)
+
+    @property
+    def ranking(self) -> HeadRanking:
+        """Heads ranked by ``drop``, the biggest first."""
+        where = ", first token too" if self.first else ""
+        what = f"drop in logit({self.target.text!r}) − logit({self.foil.text!r}) ({self.mode}{where})"
+        return HeadRanking(self.drop, what)
+
+
+def rank_by_ablation(
+    module: Any,
+    ids: Sequence[int],
+    target: AnswerToken,
+    foil: AnswerToken,
+    mode: str = "zero",
+    means: np.ndarray | None = None,
+    progress: Progress | None = None,
+    first: bool = False,
+) -> AblationRanking:
+    """Knock every head out alone and measure the logit difference at the last position
+    (at the first position too with ``first``).
+
+    One forward pass per layer with one batch row per head. ``progress(done, total)`` is called
+    before the first pass and after each (total = layers); raising from it cancels, and the model
+    is left clean.
+    """
+    check_pair(target, foil)
+    import torch
+
+    adapter = adapter_of(module)
+    shape = adapter.shape
+    tokens = as_ids(ids)
+    pair = [target.id, foil.id]
+
+    def difference(hidden):  # (batch, hidden) final-normed -> (batch,) logit(target) − logit(foil)
+        logits = adapter.token_logits(hidden, pair)
+        return logits[:, 0] - logits[:, 1]
+
+    tick = progress or (lambda done, total: None)
+    tick(0, shape.layers)
+    with torch.inference_mode():
+        clean = float(difference(_last_hidden(adapter, tokens))[0])
+        ablated = np.zeros((shape.layers, shape.heads))
+        one_each = np.zeros((shape.heads, shape.layers, shape.heads), dtype=bool)
+        for layer in range(shape.layers):
+            one_each[:] = False
+            one_each[np.arange(shape.heads), layer, np.arange(shape.heads)] = True
+            with (
+                _repeat_from(adapter, layer, shape.heads),
+                ablated_rows(module, one_each, mode, means, first),
+            ):
+                ablated[layer] = difference(_last_hidden(adapter, tokens)).numpy()
+            tick(layer + 1, shape.layers)
+    return AblationRanking(clean, ablated, target, foil, mode, first)
+
+
+def _last_hidden(adapter: Any, tokens: Any) -> Any:
+    """(batch, hidden): the final-norm hidden state at the last position (logits = it @ Wᵀ)."""
+    return adapter.body(input_ids=tokens, use_cache=False).last_hidden_state[:, -1].float()
+
+
+@contextmanager
+def _repeat_from(adapter: Any, layer: int, rows: int) -> Iterator[None]:
+    """Inside the block, a batch of one is repeated ``rows`` times on entering ``layer``."""
+
+    def hook(_, args, kwargs):
+        if args:
+            return (args[0].expand(rows, -1, -1), *args[1:]), kwargs
+        kwargs["hidden_states"] = kwargs["hidden_states"].expand(rows, -1, -1)
+        return args, kwargs
+
+    handle = adapter.blocks[layer].register_forward_pre_hook(this_thread_only(hook), with_kwargs=True)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def rank_by_attention(attentions: np.ndarray, ids: Sequence[int], target: AnswerToken) -> HeadRanking:
+    """Heads ranked by the weight from the last token to the target's latest earlier occurrence.
+
+    ``attentions`` (layers, heads, T, T) for the prompt ``ids`` (T,). ValueError when the target
+    does not occur before the last token.
+    """
+    earlier = np.flatnonzero(np.asarray(ids)[:-1] == target.id)
+    if earlier.size == 0:
+        raise ValueError(
+            f"{target.text!r} does not occur earlier in the prompt, so no head can look back at "
+            "it; put it in the prompt (as in 'When Mary and John …, John gave a drink to')."
+        )
+    j = int(earlier[-1])
+    return HeadRanking(
+        np.asarray(attentions[:, :, -1, j], dtype=np.float64),
+        f"weight from the last token to {target.text!r} (position {j + 1})",
+    )
