@@ -1,6 +1,10 @@
 """The rules docs/architecture.md states, checked: the import layers (import-linter's contracts in
-pyproject.toml, each shown to bite), one place that holds Qt signals, and module sizes."""
+pyproject.toml, each shown to bite), one page skeleton, one place that holds Qt signals, and
+module sizes."""
 
+import importlib
+import inspect
+import pkgutil
 import re
 import shutil
 import subprocess
@@ -84,6 +88,31 @@ def test_each_contract_bites(linter, tmp_path):
     assert contract_lines(done.stdout) == dict.fromkeys(BREAKS, "BROKEN")
     for _, _, said in BREAKS.values():
         assert said in done.stdout, said
+
+
+def lays_out(cls: type) -> bool:
+    """Whether ``cls``'s own __init__ calls layout_with."""
+    init = vars(cls).get("__init__")
+    return inspect.isfunction(init) and "layout_with(" in inspect.getsource(init)
+
+
+def test_every_step_page_is_laid_out_by_layout_with():
+    """Every page class a panel shows (a Step subclass with none of its own) builds its page with
+    Step.layout_with, in its own __init__ or a base class's."""
+    import app.panels
+    from app.panels.step import Step
+
+    for module in pkgutil.walk_packages(app.panels.__path__, "app.panels."):
+        importlib.import_module(module.name)
+    pages, seen = [], [Step]
+    while seen:
+        cls = seen.pop()
+        seen += cls.__subclasses__()
+        if not cls.__subclasses__() and cls is not Step:
+            pages.append(cls)
+    assert len(pages) > 50
+    unlaid = [cls.__qualname__ for cls in pages if not any(map(lays_out, cls.__mro__))]
+    assert unlaid == []
 
 
 def test_only_quiet_holds_signals():

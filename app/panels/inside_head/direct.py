@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton
 
 from app import worker
 from app.panels.inside_head import scripts
@@ -55,18 +55,16 @@ class DirectPage(Step):
         self.total_map = Heatmap(
             "Drop when knocked out", signed=True, cell_text=False, rows="layer", cols="head"
         )
-        page = QVBoxLayout(self)
-        page.addWidget(
-            note(
-                "What each head and MLP adds straight to logit(target) − logit(foil) at the last "
-                "token, read through the final norm with its scale frozen: the shares add up to the "
-                "real difference. Beside it, knocking each head out measures its total effect, "
-                "through the later heads too."
-            )
+        self.layout_with(
+            "What each head and MLP adds straight to logit(target) − logit(foil) at the last "
+            "token, read through the final norm with its scale frozen: the shares add up to the "
+            "real difference. Beside it, knocking each head out measures its total effect, "
+            "through the later heads too.",
+            ReflowGrid(wide, narrow, stretch=(5, 1)),
+            side_by_side(self.direct_map, self.total_map),
+            notes=(self.summary,),
+            on_top=True,
         )
-        page.addLayout(ReflowGrid(wide, narrow, stretch=(5, 1)))
-        page.addWidget(side_by_side(self.direct_map, self.total_map), 1)
-        page.addWidget(self.summary)
         self.ranking: tuple[HeadState, AblationRanking] | None = None
         self.task: worker.Task | None = None
         self.rank_button.clicked.connect(self.rank)

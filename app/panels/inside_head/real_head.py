@@ -4,7 +4,7 @@ mask, and the weighted sum of the real values. Hover a cell for its sum; click i
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import HeadResult
@@ -38,18 +38,14 @@ class RealHeadPage(Step):
         side.addWidget(self.working)
         side.addWidget(self.row_bars, 1)
         views.addLayout(side, 2)
-        page = QVBoxLayout(self)
-        page.addWidget(
-            note(
-                "The real q and k of one head (after rotary where the model uses it), their dot "
-                "product term by term, the model's own scaling, the softmax over the query's row "
-                "and the weighted sum of the real values. Hover a cell for its sum; click it to "
-                "follow that query and key through every step."
-            )
+        self.layout_with(
+            "The real q and k of one head (after rotary where the model uses it), their dot "
+            "product term by term, the model's own scaling, the softmax over the query's row "
+            "and the weighted sum of the real values. Hover a cell for its sum; click it to "
+            "follow that query and key through every step.",
+            None,
+            views,
         )
-        body = QWidget()
-        body.setLayout(views)
-        page.addWidget(body, 1)
 
     def _sum_of(self, i: int, j: int) -> str:
         r = self.result

@@ -5,7 +5,6 @@ the norm's scale frozen. Click a head in the key-side map to open it."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QVBoxLayout
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult, per_head
@@ -41,17 +40,15 @@ class WhyHerePage(Step):
         self.key_map = head_map("Key side: each part's share")
         self.key_map.clicked.connect(self._open)
         self.summary = note(rich=True)
-        page = QVBoxLayout(self)
-        page.addWidget(
-            note(
-                "With the norm's scale frozen at this run's value, q and k are linear in the parts "
-                "of the residual stream, so the score is an exact sum of query-part × key-part "
-                "terms. Each map shows a part's total share (columns: the heads, then the MLP). "
-                "Click a head in the key-side map to open it."
-            )
+        self.layout_with(
+            "With the norm's scale frozen at this run's value, q and k are linear in the parts "
+            "of the residual stream, so the score is an exact sum of query-part × key-part "
+            "terms. Each map shows a part's total share (columns: the heads, then the MLP). "
+            "Click a head in the key-side map to open it.",
+            None,
+            side_by_side(self.query_map, self.key_map),
+            notes=(self.summary,),
         )
-        page.addWidget(side_by_side(self.query_map, self.key_map), 1)
-        page.addWidget(self.summary)
 
     def _open(self, layer: int, column: int) -> None:
         if column < self.result.model.n_heads:

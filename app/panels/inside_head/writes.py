@@ -4,7 +4,7 @@ unembedding; and how much of the key's own token it copies, key by key."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult
@@ -31,17 +31,15 @@ class WritesPage(Step):
         tables.addWidget(self.down)
         lists = QWidget()
         lists.setLayout(tables)
-        page = QVBoxLayout(self)
-        page.addWidget(
-            note(
-                "The head's output at the query (its weighted values through its slice of the "
-                "output projection), read through the final norm, its scale frozen, and the "
-                "unembedding: the tokens it pushes up and down. The bars split its push on the "
-                "chosen key's token by the key each value came from."
-            )
+        self.layout_with(
+            "The head's output at the query (its weighted values through its slice of the "
+            "output projection), read through the final norm, its scale frozen, and the "
+            "unembedding: the tokens it pushes up and down. The bars split its push on the "
+            "chosen key's token by the key each value came from.",
+            None,
+            side_by_side(lists, self.paths),
+            notes=(self.summary,),
         )
-        page.addWidget(side_by_side(lists, self.paths), 1)
-        page.addWidget(self.summary)
 
     def script(self) -> Script:
         return scripts.writes(self.state, self.result.model.kind, self.result.why_not)

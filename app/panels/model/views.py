@@ -74,10 +74,7 @@ class AttentionPage(Step):
         row = QHBoxLayout()
         row.addWidget(self.tabs, 1)
         row.addWidget(side_column(side))
-        page = QVBoxLayout(self)
-        page.setContentsMargins(0, 0, 0, 0)
-        page.addLayout(options)
-        page.addLayout(row, 1)
+        self.layout_with(None, options, row, on_top=True, flush=True)
 
         self._enable_options()
         live.changed.connect(self._enable_options)

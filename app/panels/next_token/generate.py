@@ -38,15 +38,8 @@ class GeneratePage(Step):
         buttons = QHBoxLayout()
         for button in (self.sample_button, self.auto_button, self.undo_button):
             buttons.addWidget(button)
+        buttons.addStretch(1)
         left = QVBoxLayout()
-        left.addWidget(
-            note(
-                "Each press draws a token with the settings of step 2 and appends it; the model then "
-                "predicts the one after, reusing its KV cache. Click a candidate to append it instead. "
-                "Auto keeps going."
-            )
-        )
-        left.addLayout(buttons)
         left.addWidget(note("Candidates (click one to append it):"))
         left.addWidget(self.candidates, 1)
         right = QVBoxLayout()
@@ -54,9 +47,17 @@ class GeneratePage(Step):
         right.addWidget(self.text)
         right.addWidget(note("Chosen tokens and the probability each had:"))
         right.addWidget(self.history, 1)
-        row = QHBoxLayout(self)
+        row = QHBoxLayout()
         row.addLayout(left, 2)
         row.addLayout(right, 3)
+        self.layout_with(
+            "Each press draws a token with the settings of step 2 and appends it; the model then "
+            "predicts the one after, reusing its KV cache. Click a candidate to append it instead. "
+            "Auto keeps going.",
+            buttons,
+            row,
+            on_top=True,
+        )
         self.sample_button.clicked.connect(self.append_sample)
         self.undo_button.clicked.connect(self.undo)
         self.candidates.itemClicked.connect(lambda item: self.append_choice.emit(self.candidates.row(item)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPushButton, QVBoxLayout
 
 from app.panels.next_token import scripts
 from app.panels.next_token.state import context_notice
@@ -14,7 +14,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import legend_lines, plot
-from app.widgets.text import note, scrolling
+from app.widgets.text import note
 from core.interp.prediction import CacheSize, DecodeTiming, cache_size, visible
 
 PROMPT_CELL, GENERATED_CELL = 1.0, 0.55  # colours of cached tokens from the prompt and from decoding
@@ -61,19 +61,13 @@ class CachePage(Step):
         self.timing = note(
             "Press the button to time one step at the current length, with and without the cache."
         )
-        left = QVBoxLayout()
-        left.addWidget(scrolling(self.work, self.sizes), 1)  # large text on a small screen: scrolls
-        left.addWidget(self.measure_button)
-        left.addWidget(self.timing)
-        holder = QWidget()
-        holder.setLayout(left)
-        holder.setMaximumWidth(360)
+        controls = QVBoxLayout()
+        controls.addWidget(self.measure_button)
+        controls.addWidget(self.timing)
         views = QVBoxLayout()
         views.addWidget(self.cache_map, 3)
         views.addWidget(self.size_plot, 2)
-        row = QHBoxLayout(self)
-        row.addWidget(holder)
-        row.addLayout(views, 1)
+        self.layout_with(None, controls, views, notes=(self.work, self.sizes))
         self.measure_button.clicked.connect(self.measure)
 
     def script(self) -> Script:
