@@ -72,3 +72,22 @@ def test_the_worked_example_is_a_panel_that_works(softmax_package, qtbot, tmp_pa
     assert done.returncode == 0, done.stderr
     printed = [float(x) for x in done.stdout.split("weights:")[1].split()]
     np.testing.assert_allclose(printed, compute_softmax(page.state), rtol=1e-5)
+
+
+@pytest.mark.models
+def test_the_runs_example_runs_as_written(tmp_path, capsys):
+    """The section on the run: its example on a tiny random Llama (2 layers, hidden 32)."""
+    pytest.importorskip("torch")
+    from core.models import load_model
+    from tests.tiny_models import save_tiny_llama
+
+    (code,) = re.findall(
+        r"```python\n(# a cache, an edit and a gradient.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL
+    )
+    model = load_model(str(save_tiny_llama(tmp_path / "llama")))
+    namespace = {"model": model}
+    exec(compile(code, "docs/architecture.md", "exec"), namespace)
+    ids = namespace["ids"]
+    assert capsys.readouterr().out.split("\n")[-2] == f"(1, {len(ids)}, 300) (1, {len(ids)}, 32)"
+    steered, clean = namespace["steered"].logits, namespace["clean"].logits
+    assert (steered - clean).abs().max() > 1e-3  # the added stream changed the prediction

@@ -180,3 +180,15 @@ OUT_PROJECTIONS = {  # written by hand, not read from the adapters: each family'
     "gpt2": lambda m, layer: m.transformer.h[layer].attn.c_proj,
     "gpt_neox": lambda m, layer: m.gpt_neox.layers[layer].attention.dense,
 }
+
+# Each family's own module paths, written by hand, not read from the adapters: (the blocks from the
+# model, a block's attention and MLP, the final norm from the model).
+PARTS = {
+    "llama": ("model.layers", "self_attn", "mlp", "model.norm"),
+    "qwen3": ("model.layers", "self_attn", "mlp", "model.norm"),
+    "gemma2": ("model.layers", "self_attn", "mlp", "model.norm"),
+    "gemma3_text": ("model.layers", "self_attn", "mlp", "model.norm"),
+    "phi3": ("model.layers", "self_attn", "mlp", "model.norm"),
+    "gpt2": ("transformer.h", "attn", "mlp", "transformer.ln_f"),
+    "gpt_neox": ("gpt_neox.layers", "attention", "mlp", "gpt_neox.final_layer_norm"),
+}

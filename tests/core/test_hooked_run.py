@@ -1,0 +1,255 @@
+"""The one hooked run (core.decoder.run) on a tiny random model of every supported family: each site
+against transformers' own eager run read by hooks written here, edits against hand-written hooks,
+gradients against autograd through those hooks, and a model left as it was."""
+
+import sys
+import threading
+from contextlib import ExitStack, contextmanager
+from functools import reduce
+
+import numpy as np
+import pytest
+
+from core import models
+from core.decoder.run import SITES, Edit, hooked_run
+from tests.tiny_models import FAMILY_TYPES, PARTS, head_zeroed_by_hand, save_tiny_decoder
+from tests.waits import patience
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+TEXT = "the cat sat on the mat because it was warm"
+CLOSE = 1e-5  # two runs of the same weights by the same kernels: float32 rounding at most
+
+
+@pytest.fixture(scope="module", params=FAMILY_TYPES)
+def tiny(request, tmp_path_factory):
+    """(loaded model, transformers' own copy of it in eager mode, model_type, token ids)."""
+    from transformers import AutoModelForCausalLM
+
+    folder = save_tiny_decoder(tmp_path_factory.mktemp(request.param), request.param)
+    reference = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    model = models.load_model(folder)
+    return model, reference, request.param, model.tokenizer(TEXT)["input_ids"]
+
+
+def part(root, path: str):
+    return reduce(getattr, path.split("."), root)
+
+
+@contextmanager
+def read_by_hand(module, model_type: str):
+    """While inside, ``module``'s forward passes fill the yielded dict: (site, layer) -> the live
+    tensor, read by hooks on the family's own modules and by wrapping its eager attention."""
+    blocks, attention, mlp, norm = PARTS[model_type]
+    seen = {}
+
+    def keep(site, layer, output=True):
+        def hook(_, args, out=None, kwargs=None):
+            if output:
+                seen[site, layer] = out[0] if isinstance(out, tuple) else out
+            else:
+                seen[site, layer] = args[0]
+
+        return hook
+
+    with ExitStack() as stack:
+        for layer, block in enumerate(part(module, blocks)):
+            hooks = [
+                block.register_forward_pre_hook(keep("resid_pre", layer, output=False)),
+                block.register_forward_hook(keep("resid_post", layer)),
+                part(block, attention).register_forward_hook(keep("attn_out", layer)),
+                part(block, mlp).register_forward_hook(keep("mlp_out", layer)),
+            ]
+            for handle in hooks:
+                stack.callback(handle.remove)
+        handle = part(module, norm).register_forward_pre_hook(keep("final_in", None, output=False))
+        stack.callback(handle.remove)
+        family = sys.modules[type(part(part(module, blocks)[0], attention)).__module__]
+        eager = family.eager_attention_forward
+
+        def recording(attn, query, key, value, mask, **kwargs):
+            out, weights = eager(attn, query, key, value, mask, **kwargs)
+            n = attn.layer_idx
+            seen.update(
+                {("q", n): query, ("k", n): key, ("v", n): value, ("pattern", n): weights, ("z", n): out}
+            )
+            return out, weights
+
+        family.eager_attention_forward = recording
+        stack.callback(setattr, family, "eager_attention_forward", eager)
+        yield seen
+
+
+def reference_run(reference, model_type, ids, metric=None):
+    """(every site read by hand, its logits; with ``metric``, the gradient at every site too)."""
+    with torch.enable_grad() if metric else torch.no_grad(), read_by_hand(reference, model_type) as seen:
+        logits = reference(input_ids=torch.tensor([ids]), use_cache=False).logits
+    seen["logits", None] = logits
+    grads = {}
+    if metric is not None:
+        keys = list(seen)
+        grads = dict(zip(keys, torch.autograd.grad(metric(logits), [seen[k] for k in keys]), strict=True))
+    return {k: v.detach() for k, v in seen.items()}, grads
+
+
+def hooks_on(module) -> list:
+    """Every forward and pre-forward hook on ``module`` and its parts (transformers has its own)."""
+    return [
+        (name, tuple(m._forward_hooks), tuple(m._forward_pre_hooks)) for name, m in module.named_modules()
+    ]
+
+
+def test_every_site_is_what_transformers_own_run_holds_there(tiny):
+    model, reference, model_type, ids = tiny
+    expected, _ = reference_run(reference, model_type, ids)
+    before = hooks_on(model.module)
+    out = hooked_run(model, ids, cache=list(SITES))
+    layers = model.n_layers
+    assert set(out.cache) == set(expected)
+    assert len(out.cache) == 9 * layers + 2
+    for key, value in expected.items():
+        np.testing.assert_allclose(out.cache[key].numpy(), value.numpy(), atol=CLOSE, err_msg=str(key))
+    np.testing.assert_allclose(out.logits.numpy(), expected["logits", None].numpy(), atol=CLOSE)
+    assert hooks_on(model.module) == before and out.grads == {} and out.metric is None
+
+
+def test_an_add_equals_a_hook_that_adds_by_hand(tiny):
+    model, reference, model_type, ids = tiny
+    vector = torch.randn(model.module.config.hidden_size, generator=torch.Generator().manual_seed(0))
+    out = hooked_run(model, ids, edits=[Edit("resid_post", 0, "add", vector, positions=[2, 4])])
+    block = part(reference, PARTS[model_type][0])[0]
+
+    def add(_, __, output):
+        hidden = (output[0] if isinstance(output, tuple) else output).clone()
+        hidden[:, [2, 4]] += vector
+        return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
+
+    handle = block.register_forward_hook(add)
+    try:
+        expected, _ = reference_run(reference, model_type, ids)
+    finally:
+        handle.remove()
+    np.testing.assert_allclose(out.logits.numpy(), expected["logits", None].numpy(), atol=CLOSE)
+    clean = hooked_run(model, ids).logits
+    assert (out.logits - clean).abs().max() > 1e-3  # the vector did change the prediction
+
+
+def test_zeroing_a_heads_output_equals_zeroing_its_slice_of_the_output_projection(tiny):
+    model, reference, _, ids = tiny
+    layer, head = 1, model.n_heads - 1
+    out = hooked_run(model, ids, edits=[Edit("z", layer, "zero", heads=head, positions=[3, 5])])
+    with head_zeroed_by_hand(reference, layer, head, [3, 5]), torch.no_grad():
+        expected = reference(input_ids=torch.tensor([ids]), use_cache=False).logits
+    np.testing.assert_allclose(out.logits.numpy(), expected.numpy(), atol=CLOSE)
+
+
+def test_replacing_every_site_by_its_own_value_changes_nothing(tiny):
+    model, _, _, ids = tiny
+    base = hooked_run(model, ids, cache=list(SITES))
+    again = hooked_run(model, ids, edits=[Edit(s, n, "replace", v) for (s, n), v in base.cache.items()])
+    np.testing.assert_allclose(again.logits.numpy(), base.logits.numpy(), atol=CLOSE)
+    earlier = base.cache["resid_pre", 0]  # another layer's stream does change it
+    moved = hooked_run(model, ids, edits=[Edit("resid_pre", model.n_layers - 1, "replace", earlier)])
+    assert (moved.logits - base.logits).abs().max() > 1e-3
+
+
+def test_an_edited_pattern_gives_the_heads_output_again(tiny):
+    """Every query of head 0 looking only at the first token: its output at each position is the
+    first token's value, through the head's own group."""
+    model, _, _, ids = tiny
+    first = torch.zeros(len(ids), len(ids))
+    first[:, 0] = 1
+    out = hooked_run(
+        model, ids, cache=[("v", 1), ("z", 1)], edits=[Edit("pattern", 1, "replace", first, heads=0)]
+    )
+    value = out.cache["v", 1][0, 0, 0]  # the first key/value head's value at the first token
+    np.testing.assert_allclose(
+        out.cache["z", 1][0, :, 0].numpy(), np.tile(value.numpy(), (len(ids), 1)), atol=CLOSE
+    )
+
+
+def test_gradients_at_every_site_equal_autograd_through_hand_hooks(tiny):
+    model, reference, model_type, ids = tiny
+
+    def metric(logits):
+        return logits[0, -1, 5] - logits[0, -1, 7]
+
+    _, expected = reference_run(reference, model_type, ids, metric)
+    before = hooks_on(model.module)
+    out = hooked_run(model, ids, grads=list(SITES), metric=metric)
+    assert set(out.grads) == set(expected)
+    for key, value in expected.items():
+        np.testing.assert_allclose(out.grads[key].numpy(), value.numpy(), atol=1e-4, err_msg=str(key))
+    assert out.metric == pytest.approx(float(metric(out.logits)), abs=CLOSE)
+    assert out.grads["resid_post", 0].abs().max() > 0
+    assert hooks_on(model.module) == before
+
+
+def test_rows_of_a_batch_carry_their_own_edits(tiny):
+    model, _, _, ids = tiny
+    edit = Edit("attn_out", 0, "scale", 0.5, positions=1)
+    batch = hooked_run(model, [ids, ids], edits=[Edit("attn_out", 0, "scale", 0.5, positions=1, row=1)])
+    np.testing.assert_allclose(batch.logits[0].numpy(), hooked_run(model, ids).logits[0].numpy(), atol=CLOSE)
+    np.testing.assert_allclose(
+        batch.logits[1].numpy(), hooked_run(model, ids, edits=[edit]).logits[0].numpy(), atol=CLOSE
+    )
+
+
+def test_an_error_inside_leaves_the_model_as_it_was(tiny):
+    model, _, _, ids = tiny
+    clean = hooked_run(model, ids).logits
+    before = hooks_on(model.module)
+
+    def broken(logits):
+        raise RuntimeError("the metric failed")
+
+    with pytest.raises(RuntimeError, match="the metric failed"):
+        hooked_run(model, ids, edits=[Edit("resid_pre", 0, "zero")], grads=["z"], metric=broken)
+    assert hooks_on(model.module) == before
+    np.testing.assert_allclose(hooked_run(model, ids).logits.numpy(), clean.numpy(), atol=0)
+
+
+def test_another_thread_sees_the_model_intact_during_a_run(tiny):
+    model, _, _, ids = tiny
+    clean = hooked_run(model, ids).logits
+    seen = {}
+
+    def metric(logits):  # runs while the hooks are in place
+        def other():
+            with torch.no_grad():
+                seen["logits"] = model.module(input_ids=torch.tensor([ids]), use_cache=False).logits
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(patience(60))
+        return logits[0, -1, 0]
+
+    knocked = hooked_run(model, ids, edits=[Edit("z", 0, "zero")], metric=metric)
+    assert (knocked.logits - clean).abs().max() > 1e-3
+    np.testing.assert_allclose(seen["logits"].numpy(), clean.numpy(), atol=CLOSE)
+
+
+def test_what_does_not_exist_is_named(tiny):
+    model, _, _, ids = tiny
+    before = hooks_on(model.module)
+    last = model.n_layers - 1
+    wrong = [
+        ({"cache": ["resid"]}, "There is no site 'resid'; the sites are resid_pre, attn_out"),
+        ({"cache": [("z", last + 1)]}, f"Layer {last + 1} of z does not exist: .* layers 0 to {last}"),
+        ({"cache": [("logits", 0)]}, "logits has no layer"),
+        ({"edits": [Edit("z", 0, "zero", heads=model.n_heads)]}, f"Heads \\[{model.n_heads}\\] do not exist"),
+        ({"edits": [Edit("k", 0, "zero", heads=model.n_kv_heads)]}, "Heads .* there are "),
+        ({"edits": [Edit("resid_pre", 0, "zero", positions=[len(ids)])]}, "Positions .* do not exist"),
+        ({"edits": [Edit("resid_pre", 0, "zero", heads=0)]}, "resid_pre is not per head"),
+        ({"edits": [Edit("resid_pre", 0, "double", 2)]}, "no operation 'double'; the operations are"),
+        ({"edits": [Edit("resid_pre", 0, "add")]}, "add needs a value"),
+        ({"edits": [Edit("resid_pre", 0, "zero", row=1)]}, "Rows \\[1\\] do not exist"),
+        ({"grads": ["z"]}, "Gradients need a metric"),
+        ({"grads": ["z"], "metric": lambda logits: logits[0, -1]}, "must give one number; it gave shape"),
+    ]
+    for arguments, message in wrong:
+        with pytest.raises(ValueError, match=message):
+            hooked_run(model, ids, **arguments)
+        assert hooks_on(model.module) == before, arguments
+    with pytest.raises(ValueError, match="Token ids must be"):
+        hooked_run(model, [])
