@@ -108,7 +108,7 @@ def test_every_step_page_is_laid_out_by_layout_with():
     while seen:
         cls = seen.pop()
         seen += cls.__subclasses__()
-        if not cls.__subclasses__() and cls is not Step:
+        if not cls.__subclasses__() and cls.__module__.startswith("app.panels."):  # not a test's
             pages.append(cls)
     assert len(pages) > 50
     unlaid = [cls.__qualname__ for cls in pages if not any(map(lays_out, cls.__mro__))]
