@@ -263,7 +263,7 @@ class DecoderReadout:
     def lens(self, ids):
         from core.interp.lens import logit_lens
 
-        return logit_lens(self.model.module, ids, None if self.target is None else self.target.id)
+        return logit_lens(self.model, ids, None if self.target is None else self.target.id)
 
     def measure_direct(self, ids) -> None:
         """Every part's direct share of logit(target) − logit(foil), as the model runs now."""

@@ -79,7 +79,7 @@ class Edit:
 class HookedRun:
     """What one run gave: its logits and metric, and the sites asked for, keyed (site, layer)."""
 
-    logits: Any  # torch (batch, T, vocab), detached
+    logits: Any  # torch (batch, T, vocab), detached; None without the unembedding
     cache: dict[Site, Any] = field(default_factory=dict)  # torch, detached
     grads: dict[Site, Any] = field(default_factory=dict)  # torch, the shape of the site
     metric: float | None = None
@@ -93,12 +93,14 @@ def hooked_run(
     edits: Iterable[Edit] = (),
     grads: Iterable[str | Site] = (),
     metric: Callable[[Any], Any] | None = None,
+    unembed: bool = True,
 ) -> HookedRun:
     """Run ``model`` (a LoadedModel decoder) over ``ids`` ((T,) or (batch, T) token ids) once.
 
     ``cache`` and ``grads`` name sites: a name alone means every layer's. ``metric(logits)`` (a
-    scalar torch tensor) is what the gradients are of. ValueError, naming what exists, for a site,
-    layer, head, position, row or operation that does not.
+    scalar torch tensor) is what the gradients are of. ``unembed=False`` stops after the final
+    norm (no logits: a cache of the streams costs no unembedding). ValueError, naming what
+    exists, for a site, layer, head, position, row or operation that does not.
     """
     import torch
 
@@ -114,11 +116,20 @@ def hooked_run(
     edits = list(edits)
     for edit in edits:
         _check_edit(edit, adapter.shape, tokens.shape)
+    if not unembed and (
+        metric is not None or ("logits", None) in [*wanted, *((e.site, e.layer) for e in edits)]
+    ):
+        raise ValueError("Without the unembedding there are no logits to read, change or take a metric of.")
     run = _Run(edits, wanted, asked, adapter.shape)
     with ExitStack() as stack:
-        stack.enter_context(torch.enable_grad() if asked else torch.no_grad())
+        # Without gradients, inference mode: the cache's tensors are then inference tensors
+        # (``_apply`` copies one used as an edit's value in a run with gradients).
+        stack.enter_context(torch.enable_grad() if asked else torch.inference_mode())
         _install(stack, adapter, run, bool(asked))
         stack.enter_context(tapped(run))
+        if not unembed:
+            adapter.body(input_ids=tokens, use_cache=False)
+            return HookedRun(None, {key: run.live[key].detach() for key in wanted})
         logits = adapter.module(input_ids=tokens, use_cache=False).logits
         logits = run.passed("logits", None, logits)
         out = HookedRun(logits.detach(), {key: run.live[key].detach() for key in wanted})
@@ -272,6 +283,8 @@ def _apply(edit: Edit, x: Any) -> Any:
     value = edit.value
     if isinstance(value, torch.Tensor):
         value = value.to(device=x.device, dtype=x.dtype)
+        if value.is_inference() and torch.is_grad_enabled():  # another run's cache, in a run with gradients
+            value = value.clone()
     new = {
         "replace": lambda: torch.broadcast_to(
             torch.as_tensor(value, dtype=x.dtype, device=x.device), x.shape

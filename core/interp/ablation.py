@@ -32,12 +32,13 @@ from typing import Any
 import numpy as np
 
 from core.decoder.adapter import DecoderShape, adapter_of
-from core.decoder.hooks import Tap, recording, stacked, tapped
+from core.decoder.hooks import Tap, tapped
+from core.decoder.run import hooked_run
 from core.maths.attention import softmax
 
 __all__ = [
     "MEAN_REFERENCE", "MODES", "Head", "ablated", "ablated_rows", "as_ids", "check_heads", "head_means",
-    "head_outputs", "next_token_probs", "recorded", "run", "shape_of"
+    "head_outputs", "next_token_probs", "run", "shape_of"
 ]  # fmt: skip
 
 MODES = ("zero", "mean")
@@ -100,44 +101,18 @@ def run(
     return logits, torch.stack([a[0] for a in out.attentions]).float().numpy()
 
 
-def recorded(module: Any, ids: Sequence[int] | Any, parts: Sequence[Any], inputs: bool = False) -> Any:
-    """One forward pass of ``ids``; what each of ``parts`` (sub-modules) returned, or with
-    ``inputs`` what it received (its first argument), stacked: (len(parts), T, width) torch.
-    """
+def head_outputs(model: Any, ids: Sequence[int] | Any) -> np.ndarray:
+    """Every head's output at every position, (layers, T, heads, head_dim) float32: the ``z`` of
+    one hooked run of ``model`` (a LoadedModel decoder)."""
     import torch
 
-    with recording(parts, inputs) as seen, torch.inference_mode():
-        adapter_of(module).body(input_ids=as_ids(ids), use_cache=False)
-    return stacked(seen)
+    out = hooked_run(model, ids, cache=["z"], unembed=False)
+    return torch.stack([out.cache["z", layer][0] for layer in range(model.n_layers)]).float().numpy()
 
 
-def head_outputs(module: Any, ids: Sequence[int] | Any) -> np.ndarray:
-    """Every head's output at every position: (layers, T, heads, head_dim) float32.
-
-    Read by an attention tap during one forward pass.
-    """
-    import torch
-
-    seen: dict[int, Any] = {}
-    with tapped(HeadsSeen(seen)), torch.inference_mode():
-        adapter_of(module).body(input_ids=as_ids(ids), use_cache=False)
-    return torch.stack([seen[layer][0] for layer in sorted(seen)]).float().numpy()
-
-
-class HeadsSeen(Tap):
-    """Keeps each layer's head outputs, (batch, T, heads, head_dim), in ``seen[layer]``."""
-
-    def __init__(self, seen: dict[int, Any]):
-        self.seen = seen
-
-    def heads(self, layer, z, weights, value):
-        self.seen[layer] = z
-        return z
-
-
-def head_means(module: Any, ids: Sequence[int] | Any) -> np.ndarray:
+def head_means(model: Any, ids: Sequence[int] | Any) -> np.ndarray:
     """Each head's mean output over the positions of a reference text: (layers, heads, head_dim)."""
-    return head_outputs(module, ids).mean(axis=1)
+    return head_outputs(model, ids).mean(axis=1)
 
 
 @contextmanager

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from core.decoder.adapter import adapter_of
-from core.decoder.hooks import stacked
-from core.interp.ablation import MEAN_REFERENCE, head_means, recording, run
+from core.decoder.run import hooked_run
+from core.interp.ablation import MEAN_REFERENCE, head_means
 from core.maths.attention import softmax
 
 KEPT_RUNS = 8  # prompts whose intact run and lens are kept
@@ -57,15 +57,19 @@ class Analysis:
     def means(self) -> np.ndarray:
         """(layers, heads, head_dim): each head's mean output over the reference text."""
         ids = self.model.tokenizer(MEAN_REFERENCE)["input_ids"]
-        return self._once("means", (), lambda: head_means(self.model.module, ids))
+        return self._once("means", (), lambda: head_means(self.model, ids))
 
     def clean_run(self, ids: tuple[int, ...]) -> CleanRun:
         """The intact model's run over ``ids``."""
 
         def compute() -> CleanRun:
-            with recording(self.adapter.blocks) as seen:
-                logits, attentions = run(self.model.module, ids, attentions=True)
-            return CleanRun(softmax(logits[-1].astype(np.float64)), attentions, stacked(seen))
+            import torch
+
+            out = hooked_run(self.model, ids, cache=["resid_post", "pattern"])
+            layers = range(self.adapter.shape.layers)
+            attentions = torch.stack([out.cache["pattern", n][0] for n in layers]).float().numpy()
+            streams = torch.stack([out.cache["resid_post", n][0] for n in layers])
+            return CleanRun(softmax(out.logits[0, -1].double().numpy()), attentions, streams)
 
         return self._once("clean", tuple(ids), compute)
 

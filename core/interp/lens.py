@@ -1,6 +1,6 @@
 """The logit lens: read the prediction after every layer, not only after the last one.
 
-    lens = logit_lens(module, ids, target_id=5099)
+    lens = logit_lens(model, ids, target_id=5099)   # model: a LoadedModel decoder
     lens.top_ids.shape       # (layers, T): the most likely next token read after each layer
     lens.target_rank         # (layers,): where the target stands at the last position (1 = top)
 
@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from core.decoder.adapter import adapter_of
-from core.interp.ablation import recorded
+from core.decoder.run import hooked_run
 
-__all__ = ["LogitLens", "logit_lens", "read_streams", "with_target"]
+__all__ = ["LogitLens", "logit_lens", "read_streams", "streams_of", "with_target"]
 
 CHUNK_ROWS = 512  # (layer, position) rows unembedded at once: 512 × vocab floats
 
@@ -45,19 +45,27 @@ class LogitLens:
         return int(misses[-1] + 1) if misses.size else 0
 
 
-def logit_lens(module: Any, ids: Sequence[int], target_id: int | None = None) -> LogitLens:
+def logit_lens(model: Any, ids: Sequence[int], target_id: int | None = None) -> LogitLens:
     """Apply the final norm and unembedding to the residual stream after every layer.
 
     ``ids`` (T,) token ids; ``target_id`` adds its rank and probability at the last position.
     Hooks installed by ``core.interp.ablation.ablated`` act on the run like on any other.
     """
-    _check(module, target_id)  # before the forward pass
-    return read_streams(module, recorded(module, ids, adapter_of(module).blocks), target_id)
+    _check(model, target_id)  # before the forward pass
+    return read_streams(model, streams_of(model, ids), target_id)
 
 
-def read_streams(module: Any, streams: Any, target_id: int | None = None) -> LogitLens:
+def streams_of(model: Any, ids: Sequence[int]) -> Any:
+    """(layers, T, hidden) torch: the residual stream after every layer, from one hooked run."""
+    import torch
+
+    run = hooked_run(model, ids, cache=["resid_post"], unembed=False)
+    return torch.stack([run.cache["resid_post", layer][0] for layer in range(model.n_layers)])
+
+
+def read_streams(model: Any, streams: Any, target_id: int | None = None) -> LogitLens:
     """The lens of residual streams already recorded: ``streams`` (layers, T, hidden) torch, the
-    output of every layer during one forward pass (``core.interp.ablation.recording``).
+    output of every layer during one forward pass (``streams_of``).
 
     Every (layer, position) row goes through the norm and unembedding in one matrix product
     (per ``CHUNK_ROWS`` rows) written into one reused buffer, where the softmax's normaliser is
@@ -66,8 +74,8 @@ def read_streams(module: Any, streams: Any, target_id: int | None = None) -> Log
     """
     import torch
 
-    _check(module, target_id)
-    adapter = adapter_of(module)
+    _check(model, target_id)
+    adapter = adapter_of(model.module)
     layers, t, hidden = streams.shape
     rows = layers * t
     with torch.inference_mode():
@@ -101,17 +109,17 @@ def read_streams(module: Any, streams: Any, target_id: int | None = None) -> Log
     return LogitLens(top_ids.reshape(layers, t).numpy(), top_probs, target_id, rank.numpy(), prob)
 
 
-def with_target(module: Any, streams: Any, lens: LogitLens, target_id: int | None) -> LogitLens:
+def with_target(model: Any, streams: Any, lens: LogitLens, target_id: int | None) -> LogitLens:
     """``lens`` (of ``streams``, (layers, T, hidden) torch) with the rank and probability of
     ``target_id`` instead of its own target's (None: without one). Reads only the last position's
     rows, one per layer: a new target costs a 30th of a whole lens."""
     import torch
 
-    _check(module, target_id)
+    _check(model, target_id)
     if target_id is None:
         return replace(lens, target_id=None, target_rank=None, target_prob=None)
     with torch.inference_mode():
-        logits = adapter_of(module).readout(streams[:, -1]).float()  # (layers, vocab)
+        logits = adapter_of(model.module).readout(streams[:, -1]).float()  # (layers, vocab)
         mine, rank = _standing(logits, target_id)
         prob = torch.exp(mine - torch.logsumexp(logits, dim=-1)).double().numpy()
     return replace(lens, target_id=target_id, target_rank=rank.numpy(), target_prob=prob)
@@ -123,8 +131,8 @@ def _standing(logits: Any, target_id: int) -> tuple[Any, Any]:
     return mine, (logits > mine[:, None]).sum(dim=-1) + 1
 
 
-def _check(module: Any, target_id: int | None) -> None:
-    """ValueError when ``module`` is not a supported decoder or ``target_id`` is not a token."""
-    vocab = adapter_of(module).shape.vocab
+def _check(model: Any, target_id: int | None) -> None:
+    """ValueError when ``model`` is not a supported decoder or ``target_id`` is not a token."""
+    vocab = adapter_of(model.module).shape.vocab
     if target_id is not None and not 0 <= target_id < vocab:
         raise ValueError(f"Token id {target_id} is outside the vocabulary (0–{vocab - 1}).")

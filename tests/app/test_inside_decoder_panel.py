@@ -206,7 +206,7 @@ def test_logit_lens_equals_core(panel, llama_folder):
     settle(panel.lens.prompt.setText, PROMPT)
     settle(panel.lens.target.setText, " because")
     model = decoder(llama_folder)
-    lens = logit_lens(model.module, ids_of(model, PROMPT), answer_token(model.tokenizer, " because").id)
+    lens = logit_lens(model, ids_of(model, PROMPT), answer_token(model.tokenizer, " because").id)
     np.testing.assert_allclose(panel.lens.grid.values, lens.top_probs, atol=1e-6)
     assert panel.lens.grid.texts[0] == model.tokenizer.decode([int(lens.top_ids[0, 0])]).replace(" ", "␣")[:4]
     np.testing.assert_array_equal(panel.lens.rank_line.xData, lens.target_rank)

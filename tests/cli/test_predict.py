@@ -102,7 +102,7 @@ def test_predict_with_heads_knocked_out_a_target_a_foil_and_the_logit_lens(llama
     with ablated(model.module, [(0, 0), (1, 2)]):
         probs = next_token_probs(model.module, ids)
         logits = run(model.module, ids)[0][-1].astype(float)
-        lens = logit_lens(model.module, ids, answer_token(model.tokenizer, " the").id)
+        lens = logit_lens(model, ids, answer_token(model.tokenizer, " the").id)
     assert [t["id"] for t in doc["top"]] == list(np.argsort(-probs)[:3])
     target, clean = doc["target"], run(model.module, ids)[0][-1].astype(float)
     the, because = answer_token(model.tokenizer, " the").id, answer_token(model.tokenizer, " because").id

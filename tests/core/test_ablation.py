@@ -133,20 +133,20 @@ def test_zero_ablation_equals_the_layer_recomputed_with_the_head_slice_zeroed(ll
     assert no_hooks_left(model)
 
 
-def test_mean_ablation_puts_the_reference_mean_in_every_position_but_the_first(llama, ids):
+def test_mean_ablation_puts_the_reference_mean_in_every_position_but_the_first(llama, loaded, ids):
     model, tokenizer = llama
-    means = head_means(model, tokenizer("a dog ran after the ball and caught it")["input_ids"])
+    means = head_means(loaded, tokenizer("a dog ran after the ball and caught it")["input_ids"])
     assert means.shape == (2, 4, 8)
-    clean = head_outputs(model, ids)
+    clean = head_outputs(loaded, ids)
     with ablated(model, [(1, 2)], mode="mean", means=means):
-        outputs = head_outputs(model, ids)
+        outputs = head_outputs(loaded, ids)
     np.testing.assert_allclose(
         outputs[1, 1:, 2], np.broadcast_to(means[1, 2], outputs[1, 1:, 2].shape), atol=1e-6
     )
     np.testing.assert_allclose(outputs[1, 0, 2], clean[1, 0, 2], atol=1e-6)
     assert np.abs(clean[1, 0, 2] - means[1, 2]).max() > 1e-3  # so leaving it alone is seen
     with ablated(model, [(1, 2)], mode="mean", means=means, first=True):
-        every = head_outputs(model, ids)
+        every = head_outputs(loaded, ids)
     np.testing.assert_allclose(every[1, :, 2], np.broadcast_to(means[1, 2], every[1, :, 2].shape), atol=1e-6)
     np.testing.assert_allclose(outputs[0], clean[0], atol=1e-6)  # layer 1 is before the change
     np.testing.assert_allclose(outputs[1, :, [0, 1, 3]], clean[1, :, [0, 1, 3]], atol=1e-6)
@@ -259,9 +259,9 @@ def hand_written_hook(module, layer, head, value, positions):
 
 
 @pytest.mark.parametrize("first", [False, True])
-def test_mean_ablation_equals_a_hand_written_hook(llama, ids, first):
+def test_mean_ablation_equals_a_hand_written_hook(llama, loaded, ids, first):
     model, tokenizer = llama
-    means = head_means(model, tokenizer("a dog ran after the ball and caught it")["input_ids"])
+    means = head_means(loaded, tokenizer("a dog ran after the ball and caught it")["input_ids"])
     positions = list(range(0 if first else 1, len(ids)))
     handle = hand_written_hook(model, 0, 1, means[0, 1], positions)
     try:
@@ -304,9 +304,9 @@ def test_the_ranking_leaves_the_first_position_alone_unless_asked(llama, ids):
     assert np.abs(kept.ablated[0] - every.ablated[0]).max() > 1e-4
 
 
-def test_mean_ablation_ranking_matches_single_runs(llama, ids):
+def test_mean_ablation_ranking_matches_single_runs(llama, loaded, ids):
     model, tokenizer = llama
-    means = head_means(model, tokenizer("a dog ran after the ball and caught it")["input_ids"])
+    means = head_means(loaded, tokenizer("a dog ran after the ball and caught it")["input_ids"])
     target, foil = answer_token(tokenizer, " because"), answer_token(tokenizer, " the")
     ranking = rank_by_ablation(model, ids, target, foil, mode="mean", means=means)
     with ablated(model, [(1, 3)], "mean", means):
@@ -356,7 +356,7 @@ def test_an_unsupported_family_or_a_model_without_a_language_model_head_is_refus
         shape_of(llama[0].model)  # the body without its language-model head
 
 
-def test_hooks_act_only_in_the_thread_that_installed_them(llama, ids):
+def test_hooks_act_only_in_the_thread_that_installed_them(llama, loaded, ids):
     import threading
 
     model, _ = llama
@@ -367,7 +367,7 @@ def test_hooks_act_only_in_the_thread_that_installed_them(llama, ids):
         other = threading.Thread(target=lambda: seen.update(logits=run(model, ids)[0]))
         other.start()
         other.join(patience(60))
-        outputs = head_outputs(model, ids)  # recording hooks, too, stay in their thread
+        outputs = head_outputs(loaded, ids)  # recording hooks, too, stay in their thread
     np.testing.assert_allclose(seen["logits"], clean, rtol=SAME_RUN, atol=SAME_RUN)
     assert np.abs(knocked - clean).max() > 1e-4
     assert np.all(outputs[0, 1:, 0] == 0) and np.any(outputs[0, 0, 0] != 0)

@@ -3,10 +3,12 @@
 import numpy as np
 import pytest
 
-from core.interp.ablation import ablated, next_token_probs, recorded, recording, run, stacked
+from core.interp.ablation import ablated, next_token_probs, run
+from core.interp.analysis import analysis_of
 from core.interp.induction import induction_test, repeated_random_tokens
-from core.interp.lens import logit_lens, read_streams, with_target
+from core.interp.lens import logit_lens, read_streams, streams_of, with_target
 from core.interp.sinks import sink_scores, without_first_token
+from core.maths.attention import softmax
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
@@ -37,13 +39,13 @@ def mean64(values) -> float:
     return float(np.mean(values, dtype=np.float64))
 
 
-def test_the_last_layer_of_the_lens_is_the_models_prediction(llama, ids):
+def test_the_last_layer_of_the_lens_is_the_models_prediction(llama, loaded, ids):
     model, _ = llama
     logits = run(model, ids)[0].astype(np.float64)
     probs = np.exp(logits - logits.max(-1, keepdims=True))
     probs /= probs.sum(-1, keepdims=True)
     target = int(np.argsort(-logits[-1])[3])  # the fourth most likely token
-    lens = logit_lens(model, ids, target_id=target)
+    lens = logit_lens(loaded, ids, target_id=target)
     assert lens.top_ids.shape == lens.top_probs.shape == (2, len(ids))
     assert_tops(lens.top_ids[-1], logits)
     np.testing.assert_allclose(lens.top_probs[-1], probs.max(-1), rtol=CLOSE)
@@ -51,7 +53,7 @@ def test_the_last_layer_of_the_lens_is_the_models_prediction(llama, ids):
     assert lens.target_prob[-1] == pytest.approx(probs[-1, target], rel=CLOSE)
 
 
-def test_the_first_layer_of_the_lens_reads_the_stream_after_layer_one(llama, ids):
+def test_the_first_layer_of_the_lens_reads_the_stream_after_layer_one(llama, loaded, ids):
     model, _ = llama
     seen = {}
     handle = model.model.layers[0].register_forward_hook(lambda _, __, out: seen.update(h=out))
@@ -63,31 +65,31 @@ def test_the_first_layer_of_the_lens_reads_the_stream_after_layer_one(llama, ids
     with torch.inference_mode():
         logits = model.lm_head(model.model.norm(hidden[0]))
         expected = torch.softmax(logits, -1).numpy()
-    lens = logit_lens(model, ids)
+    lens = logit_lens(loaded, ids)
     assert_tops(lens.top_ids[0], logits.numpy())
     np.testing.assert_allclose(lens.top_probs[0], expected.max(-1), rtol=CLOSE)
     assert lens.target_rank is None and lens.formed_at() is None
 
 
-def test_formed_at_is_the_layer_from_which_the_target_stays_on_top(llama, ids):
+def test_formed_at_is_the_layer_from_which_the_target_stays_on_top(llama, loaded, ids):
     model, _ = llama
-    lens = logit_lens(model, ids, target_id=int(run(model, ids)[0][-1].argmax()))
+    lens = logit_lens(loaded, ids, target_id=int(run(model, ids)[0][-1].argmax()))
     assert lens.target_rank[-1] == 1
     formed = lens.formed_at()
     assert np.all(lens.target_rank[formed:] == 1)
     assert formed == 0 or lens.target_rank[formed - 1] > 1
 
 
-def test_the_lens_refuses_a_token_outside_the_vocabulary(llama, ids):
+def test_the_lens_refuses_a_token_outside_the_vocabulary(loaded, ids):
     with pytest.raises(ValueError, match="Token id 300 is outside the vocabulary"):
-        logit_lens(llama[0], ids, target_id=300)
+        logit_lens(loaded, ids, target_id=300)
 
 
-def test_the_lens_sees_ablations(llama, ids):
+def test_the_lens_sees_ablations(llama, loaded, ids):
     model, _ = llama
-    clean = logit_lens(model, ids)
+    clean = logit_lens(loaded, ids)
     with ablated(model, [(0, 0), (0, 1), (0, 2), (0, 3)]):
-        knocked = logit_lens(model, ids)
+        knocked = logit_lens(loaded, ids)
     assert not np.allclose(clean.top_probs[0], knocked.top_probs[0])
 
 
@@ -167,12 +169,12 @@ def test_induction_needs_a_repeated_sequence(llama):
         induction_test(llama[0], [5, 5])
 
 
-def test_the_lens_gives_the_same_in_small_chunks(llama, ids, monkeypatch):
+def test_the_lens_gives_the_same_in_small_chunks(llama, loaded, ids, monkeypatch):
     from core.interp import lens as lens_module
 
-    whole = logit_lens(llama[0], ids, target_id=7)
+    whole = logit_lens(loaded, ids, target_id=7)
     monkeypatch.setattr(lens_module, "CHUNK_ROWS", 5)  # 2 layers × 14 positions in 6 pieces
-    pieces = logit_lens(llama[0], ids, target_id=7)
+    pieces = logit_lens(loaded, ids, target_id=7)
     # Other chunk sizes run other float32 matrix-product kernels, so the logits (up to |6| here,
     # where one float32 ulp is 4.8e-7) differ by an ulp or two, and each probability is exp of a
     # logit difference over a 300-term float32 sum: relative errors of about 1e-6 (measured up to
@@ -214,11 +216,11 @@ def lens_by_hand(model, ids, target):
     return np.array(every), np.array(prob)
 
 
-def test_every_layer_of_the_lens_equals_a_reference_by_hand(llama, ids):
+def test_every_layer_of_the_lens_equals_a_reference_by_hand(llama, loaded, ids):
     model, _ = llama
     target = int(np.argsort(-run(model, ids)[0][-1])[2])  # the third most likely at the end
     logits, prob = lens_by_hand(model, ids, target)
-    lens = logit_lens(model, ids, target_id=target)
+    lens = logit_lens(loaded, ids, target_id=target)
     assert_tops(lens.top_ids, logits)
     wide = logits.astype(np.float64)
     top_probs = 1 / np.exp(wide - wide.max(-1, keepdims=True)).sum(-1)
@@ -228,36 +230,39 @@ def test_every_layer_of_the_lens_equals_a_reference_by_hand(llama, ids):
     np.testing.assert_allclose(lens.target_prob, prob, rtol=CLOSE)
 
 
-def test_the_lens_of_a_recorded_run_equals_the_lens_of_its_own(llama, ids):
+def test_the_clean_run_keeps_the_streams_weights_and_prediction_of_one_pass(llama, loaded, ids):
+    """The decoder panels' shared run: one hooked pass gives the lens its streams, the sinks their
+    weights and the prediction its probabilities, as separate runs would."""
     model, _ = llama
     hooks = [len(layer._forward_hooks) for layer in model.model.layers]
-    with recording(model.model.layers) as seen:
-        run(model, ids, attentions=True)  # a pass that also returns the weights, as panels run it
-    own = logit_lens(model, ids, target_id=7)
-    shared = read_streams(model, stacked(seen), target_id=7)
-    for field in ("top_ids", "top_probs", "target_rank", "target_prob"):
-        np.testing.assert_array_equal(getattr(shared, field), getattr(own, field))
+    clean = analysis_of(loaded).clean_run(tuple(ids))
+    np.testing.assert_allclose(clean.streams.numpy(), streams_of(loaded, ids).numpy(), rtol=CLOSE, atol=1e-6)
+    logits, attentions = run(model, ids, attentions=True)
+    np.testing.assert_allclose(clean.attentions, attentions, atol=1e-6)
+    np.testing.assert_allclose(clean.probs, softmax(logits[-1].astype(np.float64)), rtol=CLOSE, atol=1e-9)
+    shared, own = read_streams(loaded, clean.streams, target_id=7), logit_lens(loaded, ids, target_id=7)
+    np.testing.assert_allclose(shared.top_probs, own.top_probs, rtol=CLOSE)
+    np.testing.assert_allclose(shared.target_prob, own.target_prob, rtol=CLOSE)
     assert [len(layer._forward_hooks) for layer in model.model.layers] == hooks  # removed again
     with pytest.raises(ValueError, match="Token id 300 is outside the vocabulary"):
-        read_streams(model, stacked(seen), target_id=300)
+        read_streams(loaded, clean.streams, target_id=300)
 
 
-def test_a_new_target_is_read_from_the_last_positions_alone(llama, ids):
+def test_a_new_target_is_read_from_the_last_positions_alone(loaded, ids):
     """with_target gives the rank and probability a whole lens gives for that target."""
-    model, _ = llama
-    streams = recorded(model, ids, model.model.layers)
-    lens = read_streams(model, streams, target_id=7)
+    streams = streams_of(loaded, ids)
+    lens = read_streams(loaded, streams, target_id=7)
     for target in (3, 7, 250):
-        whole = read_streams(model, streams, target_id=target)
-        quick = with_target(model, streams, lens, target)
+        whole = read_streams(loaded, streams, target_id=target)
+        quick = with_target(loaded, streams, lens, target)
         np.testing.assert_array_equal(quick.target_rank, whole.target_rank)
         np.testing.assert_allclose(quick.target_prob, whole.target_prob, rtol=1e-5)
         np.testing.assert_array_equal(quick.top_ids, whole.top_ids)
         assert quick.target_id == target and quick.formed_at() == whole.formed_at()
-    bare = with_target(model, streams, lens, None)
+    bare = with_target(loaded, streams, lens, None)
     assert bare.target_rank is None and bare.target_prob is None and bare.formed_at() is None
     with pytest.raises(ValueError, match="Token id 300 is outside the vocabulary"):
-        with_target(model, streams, lens, 300)
+        with_target(loaded, streams, lens, 300)
 
 
 def test_the_copy_boundary_and_which_targets_can_be_copied(llama):

@@ -68,7 +68,7 @@ def test_the_lens_last_layer_is_the_models_logits(tiny):
     ids = model.tokenizer(TEXT)["input_ids"]
     logits = reference_logits(reference, ids)
     target = int(np.argsort(-logits[-1])[2])
-    lens = logit_lens(model.module, ids, target_id=target)
+    lens = logit_lens(model, ids, target_id=target)
     np.testing.assert_array_equal(lens.top_ids[-1], logits.argmax(-1))
     probs = np.exp(logits[-1] - logits[-1].max())
     probs /= probs.sum()

@@ -253,3 +253,25 @@ def test_what_does_not_exist_is_named(tiny):
         assert hooks_on(model.module) == before, arguments
     with pytest.raises(ValueError, match="Token ids must be"):
         hooked_run(model, [])
+
+
+def test_without_the_unembedding_the_sites_are_the_same_and_there_are_no_logits(tiny):
+    model, _, _, ids = tiny
+    whole = hooked_run(model, ids, cache=["resid_post", "z", "final_in"])
+    body = hooked_run(model, ids, cache=["resid_post", "z", "final_in"], unembed=False)
+    assert body.logits is None and set(body.cache) == set(whole.cache)
+    for key, value in whole.cache.items():
+        np.testing.assert_allclose(body.cache[key].numpy(), value.numpy(), atol=CLOSE, err_msg=str(key))
+    for arguments in ({"cache": ["logits"]}, {"metric": lambda logits: logits[0, -1, 0]}):
+        with pytest.raises(ValueError, match="Without the unembedding there are no logits"):
+            hooked_run(model, ids, unembed=False, **arguments)
+
+
+def test_another_runs_cache_can_be_an_edits_value_in_a_run_with_gradients(tiny):
+    model, _, _, ids = tiny
+    cached = hooked_run(model, ids, cache=[("resid_post", 0)]).cache["resid_post", 0]
+    edits = [Edit("resid_post", 0, "scale", cached), Edit("resid_post", 0, "add", cached)]
+    out = hooked_run(
+        model, ids, edits=edits, grads=[("resid_pre", 0)], metric=lambda logits: logits[0, -1, 3]
+    )
+    assert out.grads["resid_pre", 0].shape == cached.shape and out.grads["resid_pre", 0].abs().max() > 0

@@ -50,9 +50,9 @@ def main() -> None:
     import torch
 
     from core import models
-    from core.interp.ablation import ablated, head_means, next_token_probs, recorded, run
+    from core.interp.ablation import ablated, head_means, next_token_probs, run
     from core.interp.induction import random_induction_test
-    from core.interp.lens import logit_lens, read_streams
+    from core.interp.lens import logit_lens, read_streams, streams_of
     from core.interp.ranking import answer_token, rank_by_ablation
     from core.interp.sinks import sink_scores, without_first_token
 
@@ -77,7 +77,7 @@ def main() -> None:
 
     med, top = median_ms(one_ablation)
     print(f"one ablation re-run (zero, random head): median {med:.0f} ms, max {top:.0f} ms")
-    means = head_means(model, tokenizer(REFERENCE)["input_ids"])
+    means = head_means(loaded, tokenizer(REFERENCE)["input_ids"])
 
     def one_mean_ablation():
         with ablated(model, [(int(rng.integers(30)), int(rng.integers(9)))], "mean", means):
@@ -97,12 +97,12 @@ def main() -> None:
         f"max {max(seconds):.1f} s (top head: {best})"
     )
 
-    med, top = median_ms(lambda: logit_lens(model, ids, target.id))
-    lens = logit_lens(model, ids, target.id)
+    med, top = median_ms(lambda: logit_lens(loaded, ids, target.id))
+    lens = logit_lens(loaded, ids, target.id)
     print(f"logit lens, 30 layers × {len(ids)} positions: median {med:.0f} ms, max {top:.0f} ms "
           f"(target on top from layer {(lens.formed_at() or 0) + 1})")  # fmt: skip
-    streams = recorded(model, ids, model.model.layers)
-    med, top = median_ms(lambda: read_streams(model, streams, target.id))
+    streams = streams_of(loaded, ids)
+    med, top = median_ms(lambda: read_streams(loaded, streams, target.id))
     print(f"logit lens of a forward pass already run: median {med:.0f} ms, max {top:.0f} ms")
 
     med, top = median_ms(

@@ -100,7 +100,7 @@ def lens(s: LensState) -> Script:
     """
     body += f"""
     # After every layer, the stream read through the final norm and the unembedding.
-    lens = logit_lens(model.module, ids, {"target.id" if named else "None"})
+    lens = logit_lens(model, ids, {"target.id" if named else "None"})
     print("Top token after each layer (rows: layers, columns: positions)")
     for layer, row in zip(layers, lens.top_ids):
         print(layer, " | ".join(prediction.visible(p) for p in prediction.pieces(model, row)))

@@ -185,13 +185,13 @@ def compute_lens(s: LensState, progress: Progress | None = None) -> LensResult:
     streams = clean_run(s.source, prompt.ids).streams  # the forward pass the other steps share
 
     def whole_lens():
-        lens = read_streams(model.module, streams, target_id)
+        lens = read_streams(model, streams, target_id)
         texts = {int(i): model.tokenizer.decode([int(i)]) for i in np.unique(lens.top_ids)}
         return lens, np.vectorize(texts.__getitem__, otypes=[object])(lens.top_ids)
 
     lens, pieces = analysis_of(model).lens(prompt.ids, whole_lens)
     if lens.target_id != target_id:
-        lens = with_target(model.module, streams, lens, target_id)
+        lens = with_target(model, streams, lens, target_id)
     return LensResult(model, prompt, lens, pieces, target)
 
 
