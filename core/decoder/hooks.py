@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Tap", "recording", "stacked", "tapped"]
+__all__ = ["Tap", "entering", "recording", "stacked", "tapped"]
 
 NAME = "attention_lab"  # the attention implementation's name in transformers' registry
 _local = threading.local()
@@ -83,6 +83,28 @@ def this_thread_only(hook: Callable) -> Callable:
 def first_tensor(output: Any) -> Any:
     """A module's main output: the tensor itself, or the first item of a tuple."""
     return output[0] if isinstance(output, tuple) else output
+
+
+@contextmanager
+def entering(blocks: Sequence[Any], change: Callable[[int, Any], Any]) -> Iterator[None]:
+    """Inside the block, ``change(index, hidden)`` is called in this thread as each of ``blocks``
+    is entered, ``hidden`` its (batch, T, hidden) input; a tensor it returns becomes the input."""
+
+    def hook(index: int):
+        def enter(_, args, kwargs):
+            changed = change(index, args[0] if args else kwargs["hidden_states"])
+            if changed is None:
+                return None
+            return ((changed, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": changed})
+
+        return this_thread_only(enter)
+
+    handles = [block.register_forward_pre_hook(hook(i), with_kwargs=True) for i, block in enumerate(blocks)]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 @contextmanager

@@ -293,15 +293,9 @@ def _copy(grid: Grid, raw: np.ndarray) -> Grid:
 
 def _ticking(adapter: Any, tick: Progress, done: int, total: int):
     """Calls ``tick(done, total)`` on entering each block, so a cancel lands within one block."""
-    from contextlib import ExitStack
+    from core.decoder.hooks import entering
 
-    from core.decoder.hooks import this_thread_only
-
-    stack = ExitStack()
-    for block in adapter.blocks:
-        handle = block.register_forward_pre_hook(this_thread_only(lambda *_: tick(done, total)))
-        stack.callback(handle.remove)
-    return stack
+    return entering(adapter.blocks, lambda *_: tick(done, total))
 
 
 def cell_logits(

@@ -16,15 +16,14 @@ that layer on, so no layer is computed twice for nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from core.decoder.adapter import adapter_of
-from core.decoder.hooks import this_thread_only
+from core.decoder.hooks import entering
 from core.interp.ablation import ablated_rows, as_ids
 from core.maths.head_analysis import HeadRanking
 
@@ -156,21 +155,9 @@ def _last_hidden(adapter: Any, tokens: Any) -> Any:
     return adapter.body(input_ids=tokens, use_cache=False).last_hidden_state[:, -1].float()
 
 
-@contextmanager
-def _repeat_from(adapter: Any, layer: int, rows: int) -> Iterator[None]:
+def _repeat_from(adapter: Any, layer: int, rows: int):
     """Inside the block, a batch of one is repeated ``rows`` times on entering ``layer``."""
-
-    def hook(_, args, kwargs):
-        if args:
-            return (args[0].expand(rows, -1, -1), *args[1:]), kwargs
-        kwargs["hidden_states"] = kwargs["hidden_states"].expand(rows, -1, -1)
-        return args, kwargs
-
-    handle = adapter.blocks[layer].register_forward_pre_hook(this_thread_only(hook), with_kwargs=True)
-    try:
-        yield
-    finally:
-        handle.remove()
+    return entering(adapter.blocks[layer : layer + 1], lambda _, hidden: hidden.expand(rows, -1, -1))
 
 
 def rank_by_attention(attentions: np.ndarray, ids: Sequence[int], target: AnswerToken) -> HeadRanking:
