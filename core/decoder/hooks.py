@@ -85,6 +85,16 @@ def first_tensor(output: Any) -> Any:
     return output[0] if isinstance(output, tuple) else output
 
 
+def hidden_of(args: tuple, kwargs: dict) -> Any:
+    """A block's (or norm's) input tensor, from a pre-hook's ``args`` and ``kwargs``."""
+    return args[0] if args else kwargs["hidden_states"]
+
+
+def with_hidden(args: tuple, kwargs: dict, hidden: Any) -> tuple[tuple, dict]:
+    """A pre-hook's (args, kwargs) with ``hidden`` as the input tensor."""
+    return ((hidden, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": hidden})
+
+
 @contextmanager
 def entering(blocks: Sequence[Any], change: Callable[[int, Any], Any]) -> Iterator[None]:
     """Inside the block, ``change(index, hidden)`` is called in this thread as each of ``blocks``
@@ -92,10 +102,8 @@ def entering(blocks: Sequence[Any], change: Callable[[int, Any], Any]) -> Iterat
 
     def hook(index: int):
         def enter(_, args, kwargs):
-            changed = change(index, args[0] if args else kwargs["hidden_states"])
-            if changed is None:
-                return None
-            return ((changed, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": changed})
+            changed = change(index, hidden_of(args, kwargs))
+            return None if changed is None else with_hidden(args, kwargs, changed)
 
         return this_thread_only(enter)
 
@@ -118,7 +126,7 @@ def recording(parts: Sequence[Any], inputs: bool = False) -> Iterator[dict[int, 
 
     def keep(index: int):
         def read_input(_, args, kwargs):
-            seen[index] = (args[0] if args else kwargs["hidden_states"])[0]
+            seen[index] = hidden_of(args, kwargs)[0]
 
         def read_output(_, __, output):
             seen[index] = first_tensor(output)[0]

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.decoder.adapter import adapter_of
-from core.decoder.hooks import Tap, first_tensor, tapped, this_thread_only
+from core.decoder.hooks import Tap, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
 
 __all__ = ["OPS", "SITES", "Edit", "HookedRun", "hooked_run"]
 
@@ -179,14 +179,14 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool) -> None:
 
     def before(site: str, layer: int | None, first: bool = False):
         def hook(_, args, kwargs):
-            given = args[0] if args else kwargs["hidden_states"]
+            given = hidden_of(args, kwargs)
             hidden = given
             if first and grads and not hidden.requires_grad:  # so that every later site has a gradient
                 hidden = hidden.detach().requires_grad_(True)
             hidden = run.passed(site, layer, hidden)
             if hidden is given:
                 return None
-            return ((hidden, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": hidden})
+            return with_hidden(args, kwargs, hidden)
 
         return this_thread_only(hook)
 

@@ -24,7 +24,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from core.decoder.hooks import Tap, first_tensor, tapped, this_thread_only
+from core.decoder.hooks import Tap, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
 
 SITES = ("resid", "attn", "mlp", "z", "q", "k", "v", "pattern")
 HEAD_SITES = ("z", "q", "k", "v", "pattern")
@@ -66,16 +66,6 @@ class Cells:
         )
 
 
-def _hidden(args: tuple, kwargs: dict) -> Any:
-    return args[0] if args else kwargs["hidden_states"]
-
-
-def _with_hidden(args: tuple, kwargs: dict, hidden: Any) -> tuple[tuple, dict]:
-    if args:
-        return (hidden, *args[1:]), kwargs
-    return args, {**kwargs, "hidden_states": hidden}
-
-
 class Catch(Tap):
     """Keeps q, k, v (B, heads|kv_heads, T, d), z (B, T, heads, d) and the weights (B, heads, T, T)
     of every layer in ``acts[site][layer]``."""
@@ -102,11 +92,11 @@ def caught(adapter: Any, root_grad: bool = False) -> Iterator[dict[str, dict[int
 
     def keep_input(layer: int):
         def hook(_, args, kwargs):
-            hidden = _hidden(args, kwargs)
+            hidden = hidden_of(args, kwargs)
             if layer == 0 and root_grad and not hidden.requires_grad:
                 hidden = hidden.detach().requires_grad_(True)
             acts["resid"][layer] = hidden
-            return _with_hidden(args, kwargs, hidden)
+            return with_hidden(args, kwargs, hidden)
 
         return hook
 
@@ -210,10 +200,10 @@ def patched(adapter: Any, cells: Cells, source: dict, receiving: dict) -> Iterat
     copy_input = cells.site == "resid" and cells.layer < shape.layers
 
     def enter(_, args, kwargs):
-        hidden = _hidden(args, kwargs).expand(cells.rows, -1, -1)
+        hidden = hidden_of(args, kwargs).expand(cells.rows, -1, -1)
         if copy_input:
             hidden = _write(hidden, cells, source["resid"][layer][0])
-        return _with_hidden(args, kwargs, hidden)
+        return with_hidden(args, kwargs, hidden)
 
     def leave(_, __, output):
         return _replaced(output, _write(first_tensor(output), cells, source[cells.site][cells.layer][0]))
