@@ -4,6 +4,9 @@
     adapter.shape                       # layers, heads, kv_heads, head_dim, hidden, vocab
     adapter.blocks[l]                   # block l; its input is the residual stream before it
     adapter.attention(l), adapter.mlp(l), adapter.out_weight(l)   # (hidden, heads · head_dim)
+    adapter.pre_norm(l), adapter.after_norm(l, "attn")           # the norms around a block's parts
+    adapter.qk_weight(l, "q", h)        # (head_dim, hidden) weight, (head_dim,) bias or None
+    adapter.rotate(l, x, cos, sin), adapter.scaling(l), adapter.score_cap(l)
     adapter.readout(hidden)             # (…, hidden) -> (…, vocab): final norm, unembedding, cap
 
 The first ``adapter_of`` switches the model's attention to ``hooks.attention_lab``, the family's
@@ -23,7 +26,9 @@ from typing import Any
 from core.decoder import hooks
 from core.decoder.families import Family, family_of
 
-__all__ = ["LIMIT", "Adapter", "DecoderShape", "adapter_of", "readout_error", "transformers_own"]
+__all__ = [
+    "LIMIT", "Adapter", "DecoderShape", "adapter_of", "readout_error", "tap_attention", "transformers_own",
+]  # fmt: skip
 
 LIMIT = 1e-3  # the largest logit difference from transformers a model may have and still load
 CHECK_TEXT = "The quick brown fox jumps over the lazy dog."
@@ -83,6 +88,7 @@ class Adapter:
             vocab=self.unembed.out_features,
         )
         self.softcap = getattr(config, "final_logit_softcapping", None)
+        self.sandwiched = config.model_type in self.family.after_norms_in
 
     def attention(self, layer: int) -> Any:
         return _part(self.blocks[layer], self.family.attention)
@@ -96,7 +102,50 @@ class Adapter:
     def out_weight(self, layer: int) -> Any:
         """(hidden, heads · head_dim) torch: head h writes z_h @ W[:, h·d:(h+1)·d]ᵀ."""
         weight = self.out_proj(layer).weight
-        return weight.T if self.family.out_proj_transposed else weight
+        return weight.T if self.family.conv1d else weight
+
+    def pre_norm(self, layer: int) -> Any:
+        """The norm ``layer``'s attention reads the stream through."""
+        return _part(self.blocks[layer], self.family.pre_norm)
+
+    def after_norm(self, layer: int, part: str) -> Any:
+        """The norm on ``layer``'s attention ("attn") or MLP ("mlp") output before it joins the
+        stream (Gemma 2 and 3), or None."""
+        if not self.sandwiched:
+            return None
+        return _part(self.blocks[layer], self.family.after_norms[part == "mlp"])
+
+    def qk_weight(self, layer: int, which: str, head: int) -> tuple[Any, Any]:
+        """Query head ("q") or key/value head ("k") ``head``'s projection: (head_dim, hidden) weight
+        and (head_dim,) bias or None, rows of the fused projection where the family fuses them."""
+        shape, family, kind = self.shape, self.family, int(which == "k")
+        attention = self.attention(layer)
+        if family.qkv is None:
+            linear, first = getattr(attention, f"{which}_proj"), head
+        else:
+            linear = _part(attention, family.qkv)
+            first = 3 * head + kind if family.qkv_by_head else kind * shape.heads + head
+        rows = slice(first * shape.head_dim, (first + 1) * shape.head_dim)
+        weight = linear.weight.T if family.conv1d else linear.weight
+        return weight[rows], None if linear.bias is None else linear.bias[rows]
+
+    def head_norm(self, layer: int, which: str) -> Any:
+        """The norm on each head's query ("q") or key ("k") before rotary (Qwen3, Gemma 3), or None."""
+        return getattr(self.attention(layer), f"{which}_norm", None)
+
+    def rotate(self, layer: int, x: Any, cos: Any, sin: Any) -> Any:
+        """(…, heads, T, head_dim) rotated by the family's own rotary function (cos, sin broadcast)."""
+        own = sys.modules[type(self.attention(layer)).__module__].apply_rotary_pos_emb
+        return own(x, x, cos, sin)[0]
+
+    def scaling(self, layer: int) -> float:
+        """What ``layer``'s q·k is multiplied by before the softmax."""
+        return float(getattr(self.attention(layer), "scaling", self.shape.head_dim**-0.5))
+
+    def score_cap(self, layer: int) -> float | None:
+        """c in c·tanh(score/c), the cap on ``layer``'s scores (Gemma 2), or None."""
+        cap = getattr(self.attention(layer), "attn_logit_softcapping", None)
+        return None if cap is None else float(cap)
 
     def readout(self, hidden: Any) -> Any:
         """(…, hidden) residual stream -> (…, vocab) logits: the final norm, the unembedding and,
@@ -126,10 +175,16 @@ def adapter_of(module: Any) -> Adapter:
         adapter = _adapters.get(module)
         if adapter is None:
             adapter = Adapter(module)
-            _register()
-            _use_attention(module, hooks.NAME)
+            tap_attention(module)
             _adapters[module] = adapter
     return adapter
+
+
+def tap_attention(module: Any) -> None:
+    """Run ``module``'s attention (a decoder's or an encoder's) through ``hooks.attention_lab``."""
+    if module.config._attn_implementation != hooks.NAME:
+        _register()
+        _use_attention(module, hooks.NAME)
 
 
 def _register() -> None:

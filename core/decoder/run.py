@@ -18,6 +18,7 @@ Sites (``SITES``), named as TransformerLens names them, layers and heads counted
 | k, v | (batch, kv_heads, T, head_dim) | blocks.L.attn.hook_k, hook_v | keys after rotary, values |
 | pattern | (batch, heads, T, T) | blocks.L.attn.hook_pattern | attention weights |
 | z | (batch, T, heads, head_dim) | blocks.L.attn.hook_z | each head's output before the output projection |
+| rotary | (2, 1, T, rotary dims) | (none) | the cos and sin that rotate q and k, one for every row |
 | final_in | (batch, T, hidden) | ln_final's input | the stream the final norm reads (layer None) |
 | logits | (batch, T, vocab) | the model's output | (layer None) |
 
@@ -54,6 +55,7 @@ SITES = {
     "v": "bgp.",
     "pattern": "bhp.",
     "z": "bph.",
+    "rotary": "..p.",
     "final_in": "bp.",
     "logits": "bp.",
 }
@@ -111,11 +113,16 @@ def hooked_run(
         raise ValueError(f"Token ids must be (T,) or (batch, T) with T ≥ 1, not shape {tuple(tokens.shape)}.")
     wanted = _sites(cache, adapter.shape.layers)
     asked = _sites(grads, adapter.shape.layers)
+    if any(site == "rotary" for site, _ in asked):
+        raise ValueError("The rotary site has no gradient: it is computed from the positions, not learned.")
     if asked and metric is None:
         raise ValueError("Gradients need a metric: a function of the logits that gives one number.")
     edits = list(edits)
     for edit in edits:
         _check_edit(edit, adapter.shape, tokens.shape)
+    used = {site for site, _ in [*wanted, *asked, *((e.site, e.layer) for e in edits)]}
+    if "rotary" in used and adapter.family.positions != "rotary":
+        raise ValueError(f"{adapter.family.name} has no rotary site: it learns a table of positions instead.")
     if not unembed and (
         metric is not None or ("logits", None) in [*wanted, *((e.site, e.layer) for e in edits)]
     ):
@@ -125,7 +132,7 @@ def hooked_run(
         # Without gradients, inference mode: the cache's tensors are then inference tensors
         # (``_apply`` copies one used as an edit's value in a run with gradients).
         stack.enter_context(torch.enable_grad() if asked else torch.inference_mode())
-        _install(stack, adapter, run, bool(asked))
+        _install(stack, adapter, run, bool(asked), "rotary" in used)
         stack.enter_context(tapped(run))
         if not unembed:
             adapter.body(input_ids=tokens, use_cache=False)
@@ -174,8 +181,10 @@ class _Run(Tap):
         return self.passed("z", layer, z)
 
 
-def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool) -> None:
-    """Hooks on the blocks, attention, MLPs and final norm, each removed when ``stack`` closes."""
+def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: bool) -> None:
+    """Hooks on the blocks, attention, MLPs and final norm (and, with ``rotary``, on the cos and
+    sin each attention is given), each removed when ``stack`` closes."""
+    import torch
 
     def before(site: str, layer: int | None, first: bool = False):
         def hook(_, args, kwargs):
@@ -200,6 +209,14 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool) -> None:
 
         return this_thread_only(hook)
 
+    def rotation(layer: int):
+        def hook(_, args, kwargs):
+            given = torch.stack(kwargs["position_embeddings"])
+            changed = run.passed("rotary", layer, given)
+            return None if changed is given else (args, {**kwargs, "position_embeddings": tuple(changed)})
+
+        return this_thread_only(hook)
+
     for layer, block in enumerate(adapter.blocks):
         first = before("resid_pre", layer, first=layer == 0)
         parts = [
@@ -208,6 +225,9 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool) -> None:
             adapter.attention(layer).register_forward_hook(after("attn_out", layer)),
             adapter.mlp(layer).register_forward_hook(after("mlp_out", layer)),
         ]
+        if rotary:
+            attention = adapter.attention(layer)
+            parts.append(attention.register_forward_pre_hook(rotation(layer), with_kwargs=True))
         for handle in parts:
             stack.callback(handle.remove)
     handle = adapter.final_norm.register_forward_pre_hook(before("final_in", None), with_kwargs=True)
@@ -264,6 +284,8 @@ def _check_edit(edit: Edit, shape: Any, tokens: tuple[int, int]) -> None:
     _indices("Heads", edit.heads, shape.kv_heads if "g" in axes else shape.heads)
     _indices("Positions", edit.positions, tokens[1])
     if edit.row is not None:
+        if "b" not in axes:
+            raise ValueError(f"{edit.site} is the same for every row: give no row.")
         _indices("Rows", edit.row, tokens[0])
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from core.decoder.adapter import adapter_of, transformers_own
 from core.interp.head import direct_shares, head_step, record, token_position, what_it_writes, why_here
-from core.interp.head.parts import PRE_ATTENTION_NORM
 from core.models import load_model, run
 from tests.tiny_models import LLAMA_PROMPT, save_tiny_decoder
 
@@ -139,11 +138,18 @@ def test_an_encoder_has_step_one_and_refuses_the_others_saying_why():
         why_here(rec, 3, 2, 4, 2)
 
 
-def test_a_family_not_split_here_is_refused_naming_it(tiny, monkeypatch):
-    model, _, rec = tiny
-    monkeypatch.delitem(PRE_ATTENTION_NORM, model.family)
+def test_parts_that_do_not_rebuild_the_real_stream_are_refused(tiny, monkeypatch):
+    """A family whose parts the split misreads (here: heads written with a wrong output
+    projection) gets a clear refusal, not a wrong answer; step 1 still works."""
+    _, _, rec = tiny
+    adapter = adapter_of(rec.module)
+    monkeypatch.setattr(
+        type(adapter),
+        "out_weight",
+        lambda self, layer: torch.zeros(1).expand(self.shape.hidden, self.shape.heads * self.shape.head_dim),
+    )
     assert head_step(rec, 1, 0, 5, 2).weight > 0
-    with pytest.raises(ValueError, match=f"not handled yet for {model.family}"):
+    with pytest.raises(ValueError, match="do not add up to the real residual stream"):
         why_here(rec, 1, 0, 5, 2)
 
 

@@ -52,9 +52,17 @@ def read_by_hand(module, model_type: str):
 
         return hook
 
+    def rotation(layer):
+        def hook(_, args, kwargs):
+            if kwargs.get("position_embeddings") is not None:
+                seen["rotary", layer] = torch.stack(kwargs["position_embeddings"])
+
+        return hook
+
     with ExitStack() as stack:
         for layer, block in enumerate(part(module, blocks)):
             hooks = [
+                part(block, attention).register_forward_pre_hook(rotation(layer), with_kwargs=True),
                 block.register_forward_pre_hook(keep("resid_pre", layer, output=False)),
                 block.register_forward_hook(keep("resid_post", layer)),
                 part(block, attention).register_forward_hook(keep("attn_out", layer)),
@@ -87,7 +95,7 @@ def reference_run(reference, model_type, ids, metric=None):
     seen["logits", None] = logits
     grads = {}
     if metric is not None:
-        keys = list(seen)
+        keys = [key for key in seen if key[0] != "rotary"]  # computed from positions: no gradient
         grads = dict(zip(keys, torch.autograd.grad(metric(logits), [seen[k] for k in keys]), strict=True))
     return {k: v.detach() for k, v in seen.items()}, grads
 
@@ -99,14 +107,19 @@ def hooks_on(module) -> list:
     ]
 
 
+def sites_of(model_type: str) -> list[str]:
+    """Every site; GPT-2's positions are a learned table, so it has no rotary site."""
+    return [site for site in SITES if site != "rotary" or model_type != "gpt2"]
+
+
 def test_every_site_is_what_transformers_own_run_holds_there(tiny):
     model, reference, model_type, ids = tiny
     expected, _ = reference_run(reference, model_type, ids)
     before = hooks_on(model.module)
-    out = hooked_run(model, ids, cache=list(SITES))
+    out = hooked_run(model, ids, cache=sites_of(model_type))
     layers = model.n_layers
     assert set(out.cache) == set(expected)
-    assert len(out.cache) == 9 * layers + 2
+    assert len(out.cache) == (9 + (model_type != "gpt2")) * layers + 2
     for key, value in expected.items():
         np.testing.assert_allclose(out.cache[key].numpy(), value.numpy(), atol=CLOSE, err_msg=str(key))
     np.testing.assert_allclose(out.logits.numpy(), expected["logits", None].numpy(), atol=CLOSE)
@@ -144,8 +157,8 @@ def test_zeroing_a_heads_output_equals_zeroing_its_slice_of_the_output_projectio
 
 
 def test_replacing_every_site_by_its_own_value_changes_nothing(tiny):
-    model, _, _, ids = tiny
-    base = hooked_run(model, ids, cache=list(SITES))
+    model, _, model_type, ids = tiny
+    base = hooked_run(model, ids, cache=sites_of(model_type))
     again = hooked_run(model, ids, edits=[Edit(s, n, "replace", v) for (s, n), v in base.cache.items()])
     np.testing.assert_allclose(again.logits.numpy(), base.logits.numpy(), atol=CLOSE)
     earlier = base.cache["resid_pre", 0]  # another layer's stream does change it
@@ -176,7 +189,7 @@ def test_gradients_at_every_site_equal_autograd_through_hand_hooks(tiny):
 
     _, expected = reference_run(reference, model_type, ids, metric)
     before = hooks_on(model.module)
-    out = hooked_run(model, ids, grads=list(SITES), metric=metric)
+    out = hooked_run(model, ids, grads=sites_of("gpt2"), metric=metric)  # no gradient at rotary
     assert set(out.grads) == set(expected)
     for key, value in expected.items():
         np.testing.assert_allclose(out.grads[key].numpy(), value.numpy(), atol=1e-4, err_msg=str(key))
@@ -244,7 +257,9 @@ def test_what_does_not_exist_is_named(tiny):
         ({"edits": [Edit("resid_pre", 0, "double", 2)]}, "no operation 'double'; the operations are"),
         ({"edits": [Edit("resid_pre", 0, "add")]}, "add needs a value"),
         ({"edits": [Edit("resid_pre", 0, "zero", row=1)]}, "Rows \\[1\\] do not exist"),
+        ({"edits": [Edit("rotary", 0, "zero", row=0)]}, "rotary is the same for every row: give no row"),
         ({"grads": ["z"]}, "Gradients need a metric"),
+        ({"grads": ["rotary"], "metric": lambda logits: logits[0, -1, 0]}, "rotary site has no gradient"),
         ({"grads": ["z"], "metric": lambda logits: logits[0, -1]}, "must give one number; it gave shape"),
     ]
     for arguments, message in wrong:
@@ -253,6 +268,22 @@ def test_what_does_not_exist_is_named(tiny):
         assert hooks_on(model.module) == before, arguments
     with pytest.raises(ValueError, match="Token ids must be"):
         hooked_run(model, [])
+    if model.family == "GPT-2":
+        with pytest.raises(ValueError, match="GPT-2 has no rotary site"):
+            hooked_run(model, ids, cache=["rotary"])
+
+
+def test_a_changed_rotation_moves_the_tokens(tiny):
+    """Rotating every query and key as if at position 0 is what a model without positions sees:
+    the last token then scores its keys by content alone, so the logits change."""
+    model, _, model_type, ids = tiny
+    if model_type == "gpt2":
+        pytest.skip("GPT-2 learns its positions")
+    base = hooked_run(model, ids, cache=[("rotary", 0)])
+    first = base.cache["rotary", 0][:, :, :1]  # (2, 1, 1, dims): position 0's cos and sin
+    still = hooked_run(model, ids, edits=[Edit("rotary", n, "replace", first) for n in range(model.n_layers)])
+    assert (still.logits - base.logits).abs().max() > 1e-3
+    np.testing.assert_allclose(still.logits[0, 0].numpy(), base.logits[0, 0].numpy(), atol=CLOSE)
 
 
 def test_without_the_unembedding_the_sites_are_the_same_and_there_are_no_logits(tiny):

@@ -11,4 +11,6 @@ FAMILY = Family(
     mlp="mlp",
     out_proj="self_attn.o_proj",
     final_norm="model.norm",
+    after_norms=("post_attention_layernorm", "post_feedforward_layernorm"),
+    after_norms_in=("gemma2", "gemma3_text"),
 )

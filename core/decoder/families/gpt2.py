@@ -11,5 +11,7 @@ FAMILY = Family(
     out_proj="attn.c_proj",
     final_norm="transformer.ln_f",
     positions="learned",
-    out_proj_transposed=True,
+    conv1d=True,
+    pre_norm="ln_1",
+    qkv="c_attn",
 )

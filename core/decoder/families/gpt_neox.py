@@ -10,4 +10,6 @@ FAMILY = Family(
     mlp="mlp",
     out_proj="attention.dense",
     final_norm="gpt_neox.final_layer_norm",
+    qkv="query_key_value",
+    qkv_by_head=True,
 )

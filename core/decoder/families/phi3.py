@@ -10,4 +10,5 @@ FAMILY = Family(
     mlp="mlp",
     out_proj="self_attn.o_proj",
     final_norm="model.norm",
+    qkv="qkv_proj",
 )

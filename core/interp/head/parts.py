@@ -23,17 +23,6 @@ import numpy as np
 
 from core.interp.head.record import Recorded
 
-PRE_ATTENTION_NORM = {
-    "Llama": "input_layernorm",
-    "Gemma": "input_layernorm",
-    "Phi-3": "input_layernorm",
-    "GPT-NeoX": "input_layernorm",
-    "GPT-2": "ln_1",
-}
-AFTER_NORMS = {  # model type: the norms after attention and after the MLP, before the stream
-    "gemma2": ("post_attention_layernorm", "post_feedforward_layernorm"),
-    "gemma3_text": ("post_attention_layernorm", "post_feedforward_layernorm"),
-}
 TOLERANCE = 1e-4  # relative: parts that do not rebuild the real vector mean a family not handled
 
 
@@ -46,12 +35,7 @@ def check_split(rec: Recorded) -> Any:
         )
     from core.decoder.adapter import adapter_of
 
-    adapter = adapter_of(rec.module)
-    if adapter.family.name not in PRE_ATTENTION_NORM:
-        raise ValueError(
-            f"Splitting into parts is not handled yet for {adapter.family.name} decoders; step 1 works here."
-        )
-    return adapter
+    return adapter_of(rec.module)
 
 
 def check_close(rebuilt: Any, real: Any, what: str) -> None:
@@ -85,12 +69,12 @@ def _head_outputs(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
 def after_attention(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
     """(…, hidden) -> (…, hidden): what ``layer``'s attention output at t goes through before the
     stream; Gemma 2 and 3's norm after attention frozen at the output it saw, else nothing."""
-    names = AFTER_NORMS.get(rec.module.config.model_type)
-    if names is None:
+    norm = adapter.after_norm(layer, "attn")
+    if norm is None:
         return lambda x: x
     bias = _out_bias(adapter, layer)
     seen = _head_outputs(adapter, rec, layer, t).sum(0) + (0 if bias is None else bias)
-    return frozen_norm(getattr(adapter.blocks[layer], names[0]), seen)
+    return frozen_norm(norm, seen)
 
 
 def head_writes(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
@@ -102,8 +86,8 @@ def mlp_writes(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
     """(hidden,) float64: what the MLP of ``layer`` adds to the stream at t (through the norm after
     it, Gemma 2 and 3)."""
     out = rec.mlp[layer, t].double()
-    names = AFTER_NORMS.get(rec.module.config.model_type)
-    return out if names is None else frozen_norm(getattr(adapter.blocks[layer], names[1]), out)(out)
+    norm = adapter.after_norm(layer, "mlp")
+    return out if norm is None else frozen_norm(norm, out)(out)
 
 
 def stream_parts(adapter: Any, rec: Recorded, layer: int, t: int) -> Parts:

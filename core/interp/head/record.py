@@ -4,7 +4,7 @@
     rec.q[l]                            # (heads, T, d) queries after rotary, as the softmax sees them
     rec.streams[l]                      # (T, hidden) the stream before block l (l = layers: the end)
 
-A decoder is read through its adapter and the attention taps; an encoder (MiniLM) is switched to
+A decoder is read by one hooked run (``core.decoder.run``); an encoder (MiniLM) is switched to
 the same tapped attention, so step 1 works on it too (``streams`` and ``mlp`` are then None).
 """
 
@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.decoder.hooks import Tap, recording, stacked, tapped, this_thread_only
+from core.decoder.hooks import Tap, tapped
+
+HEAD_SITES = ("q", "k", "v", "z", "pattern")  # the run's sites kept per layer, first batch row
 
 
 @dataclass(frozen=True)
@@ -48,36 +50,29 @@ class Recorded:
 
 
 class _Keep(Tap):
+    """An encoder's q, k, v, head outputs and weights (a decoder's come from the hooked run)."""
+
     def __init__(self):
-        self.qkv_seen, self.heads_seen = {}, {}
+        self.seen: dict[tuple[str, int], Any] = {}
 
     def qkv(self, layer, q, k, v):
-        self.qkv_seen[layer] = (q[0].float(), k[0].float(), v[0].float())
+        self.seen.update({("q", layer): q, ("k", layer): k, ("v", layer): v})
         return q, k, v
 
     def heads(self, layer, z, weights, value):
-        self.heads_seen[layer] = (z[0].float(), weights[0].float())
+        self.seen.update({("z", layer): z, ("pattern", layer): weights})
         return z
 
 
 def _per_layer(module: Any, layers: int, name: str, default: float | None) -> list:
-    """Each layer's attention module's float attribute ``name`` (found by its ``layer_idx``), else
-    ``default``."""
+    """Each of an encoder's attention modules' float attribute ``name`` (found by its
+    ``layer_idx``), else ``default``."""
     found = {
         m.layer_idx: float(getattr(m, name))
         for m in module.modules()
         if isinstance(getattr(m, name, None), float) and isinstance(getattr(m, "layer_idx", None), int)
     }
     return [found.get(layer, default) for layer in range(layers)]
-
-
-def _use_taps(module: Any) -> None:
-    """Run an encoder's attention through the taps, as ``adapter_of`` does for decoders."""
-    from core.decoder import adapter, hooks
-
-    if module.config._attn_implementation != hooks.NAME:
-        adapter._register()
-        adapter._use_attention(module, hooks.NAME)
 
 
 def record(model: Any, ids: Any) -> Recorded:
@@ -87,64 +82,52 @@ def record(model: Any, ids: Any) -> Recorded:
 
     from core.models.kinds import DECODER
 
-    module, keep = model.module, _Keep()
+    module = model.module
     tokens = torch.as_tensor([list(ids)], dtype=torch.long)
     if tokens.shape[1] == 0:
         raise ValueError("Type some text first: the model needs at least one token.")
     if model.kind != DECODER:
-        _use_taps(module)
+        from core.decoder.adapter import tap_attention
+
+        tap_attention(module)
+        keep = _Keep()
         with tapped(keep), torch.inference_mode():
             module(input_ids=tokens, attention_mask=torch.ones_like(tokens))
-        return _recorded(model, ids, keep, [None] * len(keep.qkv_seen))
+        layers = len(keep.seen) // 5
+        rows = {site: [keep.seen[site, n][0].float() for n in range(layers)] for site in HEAD_SITES}
+        scaling = _per_layer(module, layers, "scaling", rows["q"][0].shape[-1] ** -0.5)
+        caps = _per_layer(module, layers, "attn_logit_softcapping", None)
+        return _recorded(model, ids, rows, [None] * layers, scaling, caps)
     from core.decoder.adapter import adapter_of
+    from core.decoder.run import hooked_run
 
     adapter = adapter_of(module)
-    rotary: dict[int, Any] = {}
-
-    def keep_rotary(layer):
-        def hook(_, args, kwargs):
-            cos_sin = kwargs.get("position_embeddings")
-            rotary[layer] = None if cos_sin is None else (cos_sin[0][0].float(), cos_sin[1][0].float())
-
-        return this_thread_only(hook)
-
-    attentions = [adapter.attention(layer) for layer in range(adapter.shape.layers)]
-    handles = [
-        a.register_forward_pre_hook(keep_rotary(n), with_kwargs=True) for n, a in enumerate(attentions)
-    ]
-    mlps = [adapter.mlp(layer) for layer in range(adapter.shape.layers)]
-    try:
-        with (
-            tapped(keep),
-            recording(adapter.blocks, inputs=True) as before,
-            recording(adapter.blocks[-1:]) as last,
-            recording(mlps) as mlp,
-            torch.inference_mode(),
-        ):
-            adapter.body(input_ids=tokens, use_cache=False)
-    finally:
-        for handle in handles:
-            handle.remove()
-    streams = torch.cat([stacked(before), last[0][None]]).float()
-    rot = [rotary.get(layer) for layer in range(adapter.shape.layers)]
-    return _recorded(model, ids, keep, rot, streams, stacked(mlp).float())
+    layers = adapter.shape.layers
+    rotary = adapter.family.positions == "rotary"
+    sites = [*HEAD_SITES, "resid_pre", "mlp_out", ("resid_post", layers - 1), *(["rotary"] * rotary)]
+    cache = hooked_run(model, tokens, cache=sites, unembed=False).cache
+    rows = {site: [cache[site, n][0].float() for n in range(layers)] for site in HEAD_SITES}
+    streams = [cache["resid_pre", n][0] for n in range(layers)] + [cache["resid_post", layers - 1][0]]
+    rotations = [tuple(cache["rotary", n][:, 0].float()) if rotary else None for n in range(layers)]
+    return _recorded(
+        model, ids, rows, rotations,
+        [adapter.scaling(n) for n in range(layers)], [adapter.score_cap(n) for n in range(layers)],
+        torch.stack(streams).float(), torch.stack([cache["mlp_out", n][0] for n in range(layers)]).float(),
+    )  # fmt: skip
 
 
-def _recorded(model, ids, keep: _Keep, rotary, streams=None, mlp=None) -> Recorded:
-    layers = len(keep.qkv_seen)
-    q, k, v = zip(*(keep.qkv_seen[layer] for layer in range(layers)), strict=True)
-    z, w = zip(*(keep.heads_seen[layer] for layer in range(layers)), strict=True)
+def _recorded(model, ids, rows: dict, rotary, scaling, caps, streams=None, mlp=None) -> Recorded:
     return Recorded(
         module=model.module,
         ids=tuple(int(i) for i in ids),
         causal=bool(model.is_causal),
-        q=list(q),
-        k=list(k),
-        v=list(v),
-        z=list(z),
-        weights=list(w),
-        scaling=_per_layer(model.module, layers, "scaling", q[0].shape[-1] ** -0.5),
-        caps=_per_layer(model.module, layers, "attn_logit_softcapping", None),
+        q=rows["q"],
+        k=rows["k"],
+        v=rows["v"],
+        z=rows["z"],
+        weights=rows["pattern"],
+        scaling=scaling,
+        caps=caps,
         rotary=rotary,
         streams=streams,
         mlp=mlp,

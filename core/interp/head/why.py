@@ -17,13 +17,12 @@ what is split is the score before the cap, and ``note`` says so with the capped 
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from core.interp.head.parts import PRE_ATTENTION_NORM, check_close, check_split, frozen_norm, stream_parts
+from core.interp.head.parts import check_close, check_split, frozen_norm, stream_parts
 from core.interp.head.record import Recorded
 from core.interp.head.step import check_cell
 
@@ -60,35 +59,13 @@ class ScoreSplit:
         ]
 
 
-FUSED = {  # family: its one query-key-value projection, and where head h's query (k=0) or key
-    # (k=1) rows start, counted in heads
-    "GPT-2": ("c_attn", lambda shape, k, h: k * shape.heads + h),  # [all q | all k | all v]
-    "Phi-3": ("qkv_proj", lambda shape, k, h: k * shape.heads + h),
-    "GPT-NeoX": ("query_key_value", lambda shape, k, h: 3 * h + k),  # [q k v of head 0 | head 1 …]
-}
-
-
-def _projection(adapter: Any, layer: int, which: str, head: int) -> tuple[Any, Any]:
-    """(d, hidden) weight and (d,) bias or None of one head's query ("q") or key ("k") projection."""
-    shape = adapter.shape
-    name, start = FUSED.get(adapter.family.name, (f"{which}_proj", lambda _, k, h: h))
-    linear = getattr(adapter.attention(layer), name)
-    first = start(shape, int(which == "k"), head) * shape.head_dim
-    rows = slice(first, first + shape.head_dim)
-    weight = linear.weight.T if adapter.family.out_proj_transposed else linear.weight  # Conv1D: (in, out)
-    bias = None if linear.bias is None else linear.bias[rows].detach().double()
-    return weight[rows].detach().double(), bias
-
-
 def side(adapter: Any, rec: Recorded, layer: int, which: str, head: int, t: int) -> tuple[list[str], Any]:
     """The parts of one head's query (``which`` "q") or key ("k") at position t: names, (P, d) torch."""
     import torch
 
     parts = stream_parts(adapter, rec, layer, t)
-    norm = frozen_norm(
-        getattr(adapter.blocks[layer], PRE_ATTENTION_NORM[adapter.family.name]), rec.streams[layer, t]
-    )
-    weight, bias = _projection(adapter, layer, which, head)
+    norm = frozen_norm(adapter.pre_norm(layer), rec.streams[layer, t])
+    weight, bias = (None if x is None else x.detach().double() for x in adapter.qk_weight(layer, which, head))
     names, vectors = list(parts.names), [norm(parts.vectors) @ weight.T]
     if norm.bias is not None:
         names.append("norm bias")
@@ -97,14 +74,13 @@ def side(adapter: Any, rec: Recorded, layer: int, which: str, head: int, t: int)
         names.append("query bias" if which == "q" else "key bias")
         vectors.append(bias[None])
     projected = torch.cat(vectors)
-    head_norm = getattr(adapter.attention(layer), f"{which}_norm", None)
+    head_norm = adapter.head_norm(layer, which)
     if head_norm is not None:  # Qwen3, Gemma 3: an RMSNorm on each head's query (key), frozen at its input
         projected = frozen_norm(head_norm, projected.sum(0))(projected)
     if rec.rotary[layer] is not None:
         cos, sin = (c[t].double()[None, None] for c in rec.rotary[layer])  # (1, 1, d)
-        rotate = sys.modules[type(adapter.attention(layer)).__module__].apply_rotary_pos_emb
         as_queries = projected[:, None, None]  # (P, 1, 1, d): P rows of one head at one position
-        projected = rotate(as_queries, as_queries, cos, sin)[0].reshape(len(projected), -1)
+        projected = adapter.rotate(layer, as_queries, cos, sin).reshape(len(projected), -1)
     real = (rec.q[layer][head] if which == "q" else rec.k[layer][head])[t]
     check_close(projected.sum(0), real, "query" if which == "q" else "key")
     return names, projected
