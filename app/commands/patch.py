@@ -67,10 +67,10 @@ def run(args) -> int:
         from core.interp.attribution import attribute
 
         stage("two forward passes and one backward pass")
-        grid = attribute(model.module, pair, args.direction).grid(args.what)
+        grid = attribute(model, pair, args.direction).grid(args.what)
     else:
         stage(f"patching the {NAMES[args.what]}")
-        grid = patch(model.module, pair, args.what, args.direction, progress=counter("patched runs"))
+        grid = patch(model, pair, args.what, args.direction, progress=counter("patched runs"))
     if args.json:
         doc = {
             "model": model.name,

@@ -25,56 +25,28 @@ Sites (``SITES``), named as TransformerLens names them, layers and heads counted
 attn_out and mlp_out are the attention's and the MLP's own outputs: Gemma 2 and 3 normalise them
 again before adding them to the stream.
 
-An edit changes a site as the run passes it: ``replace`` (by ``value``, broadcast to the site's
-shape), ``add`` (``value``), ``scale`` (by ``value``) or ``zero``, at chosen ``positions`` (the
-query positions of a pattern), ``heads`` and batch ``row``; a batch of rows, each with its own
-edits, is one run of a sweep. An edited pattern gives the head's output again from the new
-weights. Hooks act only in the thread that runs, and are gone when the run ends, however it ends.
+An edit (``core.decoder.sites``) changes a site as the run passes it: ``replace`` (by ``value``,
+broadcast to the site's shape), ``add`` (``value``), ``scale`` (by ``value``) or ``zero``, at
+chosen ``positions`` (the query positions of a pattern), ``heads`` and batch ``row``, or at the
+cells of a ``where`` mask; a batch of rows, each with its own edits, is one run of a sweep. An
+edited pattern gives the head's output again from the new weights. A sweep whose edits start at
+block L runs the blocks below once: ``fan_out=(L, rows)``; one after a shared beginning reads it
+from a KV cache, ``past=prefix(model, ids[:n])``. Hooks act only in the thread that runs, and
+are gone when the run ends, however it ends.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.decoder.adapter import adapter_of
 from core.decoder.hooks import Tap, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
+from core.decoder.sites import OPS, SITES, Edit, Site, apply, check_edit, sites
 
-__all__ = ["OPS", "SITES", "Edit", "HookedRun", "hooked_run"]
-
-# site -> its axes: "p" positions, "h" query heads, "g" key/value heads (None: not per head)
-SITES = {
-    "resid_pre": "bp.",
-    "attn_out": "bp.",
-    "mlp_out": "bp.",
-    "resid_post": "bp.",
-    "q": "bhp.",
-    "k": "bgp.",
-    "v": "bgp.",
-    "pattern": "bhp.",
-    "z": "bph.",
-    "rotary": "..p.",
-    "final_in": "bp.",
-    "logits": "bp.",
-}
-LAYERLESS = ("final_in", "logits")
-OPS = ("replace", "add", "scale", "zero")
-Site = tuple[str, int | None]
-
-
-@dataclass(frozen=True)
-class Edit:
-    """A change of ``site`` at ``layer`` (None for final_in and logits) as the run passes it."""
-
-    site: str
-    layer: int | None
-    op: str
-    value: Any = None  # a tensor or number: what replaces, is added, or scales
-    positions: int | Sequence[int] | None = None  # None: every position
-    heads: int | Sequence[int] | None = None  # None: every head (per-head sites only)
-    row: int | None = None  # the batch row; None: every row
+__all__ = ["OPS", "SITES", "Edit", "HookedRun", "hooked_run", "prefix"]
 
 
 @dataclass
@@ -85,6 +57,8 @@ class HookedRun:
     cache: dict[Site, Any] = field(default_factory=dict)  # torch, detached
     grads: dict[Site, Any] = field(default_factory=dict)  # torch, the shape of the site
     metric: float | None = None
+    normed: Any = None  # torch (batch, T, hidden), detached: the final norm's output, without the unembedding
+    live: dict[Site, Any] = field(default_factory=dict)  # with ``retain``: the sites in the graph
 
 
 def hooked_run(
@@ -96,13 +70,20 @@ def hooked_run(
     grads: Iterable[str | Site] = (),
     metric: Callable[[Any], Any] | None = None,
     unembed: bool = True,
+    retain: bool = False,
+    fan_out: tuple[int, int] | None = None,
+    past: Any = None,
 ) -> HookedRun:
     """Run ``model`` (a LoadedModel decoder) over ``ids`` ((T,) or (batch, T) token ids) once.
 
-    ``cache`` and ``grads`` name sites: a name alone means every layer's. ``metric(logits)`` (a
-    scalar torch tensor) is what the gradients are of. ``unembed=False`` stops after the final
-    norm (no logits: a cache of the streams costs no unembedding). ValueError, naming what
-    exists, for a site, layer, head, position, row or operation that does not.
+    ``cache`` and ``grads`` name sites: a name alone means every layer's. ``metric`` (a function
+    giving a scalar torch tensor) is what the gradients are of; it reads the logits or, with
+    ``unembed=False`` (no unembedding: a cache of the streams costs none), the final norm's
+    output. ``retain`` keeps the graph: ``live`` then holds the cached and differentiated sites
+    as they ran, for gradients of one's own. ``fan_out=(L, rows)``: a batch of one below block L
+    and ``rows`` copies of it from there on. ``past``: the KV cache of the tokens before ``ids``
+    (from ``prefix``). ValueError, naming what exists, for a site, layer, head, position, row or
+    operation that does not.
     """
     import torch
 
@@ -111,61 +92,108 @@ def hooked_run(
     tokens = tokens[None] if tokens.ndim == 1 else tokens
     if tokens.ndim != 2 or tokens.shape[1] == 0:
         raise ValueError(f"Token ids must be (T,) or (batch, T) with T ≥ 1, not shape {tuple(tokens.shape)}.")
-    wanted = _sites(cache, adapter.shape.layers)
-    asked = _sites(grads, adapter.shape.layers)
+    layers = adapter.shape.layers
+    wanted, asked = sites(cache, layers), sites(grads, layers)
     if any(site == "rotary" for site, _ in asked):
         raise ValueError("The rotary site has no gradient: it is computed from the positions, not learned.")
     if asked and metric is None:
         raise ValueError("Gradients need a metric: a function of the logits that gives one number.")
+    rows = _check_fan_out(fan_out, tokens.shape[0], layers)
     edits = list(edits)
+    before = 0 if past is None else past.get_seq_length()
     for edit in edits:
-        _check_edit(edit, adapter.shape, tokens.shape)
+        below = fan_out is not None and edit.layer is not None and edit.layer < fan_out[0]
+        check_edit(edit, adapter.shape, 1 if below else rows, tokens.shape[1], before)
     used = {site for site, _ in [*wanted, *asked, *((e.site, e.layer) for e in edits)]}
     if "rotary" in used and adapter.family.positions != "rotary":
         raise ValueError(f"{adapter.family.name} has no rotary site: it learns a table of positions instead.")
-    if not unembed and (
-        metric is not None or ("logits", None) in [*wanted, *((e.site, e.layer) for e in edits)]
-    ):
-        raise ValueError("Without the unembedding there are no logits to read, change or take a metric of.")
-    run = _Run(edits, wanted, asked, adapter.shape)
+    if not unembed and "logits" in used:
+        raise ValueError("Without the unembedding there are no logits to read or change.")
+    run = _Run(edits, wanted, asked, fan_out)
     with ExitStack() as stack:
         # Without gradients, inference mode: the cache's tensors are then inference tensors
-        # (``_apply`` copies one used as an edit's value in a run with gradients).
+        # (``apply`` copies one used as an edit's value in a run with gradients).
         stack.enter_context(torch.enable_grad() if asked else torch.inference_mode())
         _install(stack, adapter, run, bool(asked), "rotary" in used)
         stack.enter_context(tapped(run))
-        if not unembed:
-            adapter.body(input_ids=tokens, use_cache=False)
-            return HookedRun(None, {key: run.live[key].detach() for key in wanted})
-        logits = adapter.module(input_ids=tokens, use_cache=False).logits
-        logits = run.passed("logits", None, logits)
-        out = HookedRun(logits.detach(), {key: run.live[key].detach() for key in wanted})
+        after = _after(adapter, past, fan_out)
+        if unembed:
+            out = run.passed("logits", None, adapter.module(input_ids=tokens, **after).logits)
+        else:
+            out = adapter.body(input_ids=tokens, **after).last_hidden_state
+        found = HookedRun(
+            out.detach() if unembed else None,
+            {key: run.live[key].detach() for key in wanted},
+            normed=None if unembed else out.detach(),
+            live=dict(run.live) if retain else {},
+        )
         if metric is not None:
-            value = metric(logits)
+            value = metric(out)
             if value.numel() != 1:
                 raise ValueError(f"The metric must give one number; it gave shape {tuple(value.shape)}.")
-            out.metric = float(value.detach())
+            found.metric = float(value.detach())
             if asked:
-                found = torch.autograd.grad(value.reshape(()), [run.live[key] for key in asked])
-                out.grads = dict(zip(asked, found, strict=True))
-    return out
+                taken = torch.autograd.grad(
+                    value.reshape(()), [run.live[k] for k in asked], retain_graph=retain
+                )
+                found.grads = dict(zip(asked, taken, strict=True))
+    return found
+
+
+def prefix(model: Any, ids: Any) -> Any:
+    """The KV cache of a run of ``ids`` ((T,) token ids, T ≥ 1), for later runs' ``past``."""
+    import torch
+
+    with torch.inference_mode():
+        tokens = torch.as_tensor(ids, dtype=torch.long).reshape(1, -1)
+        return adapter_of(model.module).body(input_ids=tokens, use_cache=True).past_key_values
+
+
+def _check_fan_out(fan_out: tuple[int, int] | None, batch: int, layers: int) -> int:
+    """The rows of the run's widest batch; ValueError for a fan-out that does not fit."""
+    if fan_out is None:
+        return batch
+    layer, rows = fan_out
+    if batch != 1 or not (0 <= layer < layers) or rows < 1:
+        raise ValueError(
+            f"A fan-out takes a batch of one to rows ≥ 1 at a block 0 to {layers - 1}, not {batch} to "
+            f"{rows} at {layer}."
+        )
+    return rows
+
+
+def _after(adapter: Any, past: Any, fan_out: tuple[int, int] | None) -> dict:
+    """The keywords that run the model after ``past`` (a copy of it, its layers from the fan-out's
+    widened to its rows), or without a cache."""
+    import copy
+    import inspect
+
+    if past is None:
+        return {"use_cache": False}
+    cache = copy.deepcopy(past)
+    if fan_out is not None:
+        for part in cache.layers[fan_out[0] :]:
+            part.keys = part.keys.expand(fan_out[1], -1, -1, -1)
+            part.values = part.values.expand(fan_out[1], -1, -1, -1)
+    name = "cache" if "cache" in inspect.signature(adapter.body.forward).parameters else "past_key_values"
+    return {name: cache, "use_cache": True}
 
 
 class _Run(Tap):
     """The edits and reads of one run, applied wherever a site passes (hooks and the attention tap)."""
 
-    def __init__(self, edits: list[Edit], cache: list[Site], grads: list[Site], shape: Any):
+    def __init__(self, edits: list[Edit], cache: list[Site], grads: list[Site], fan_out: Any):
         self.edits: dict[Site, list[Edit]] = {}
         for edit in edits:
             self.edits.setdefault((edit.site, edit.layer), []).append(edit)
         self.kept = set(cache) | set(grads)
         self.live: dict[Site, Any] = {}  # the tensors that went on, for the cache and the gradients
-        self.shape = shape
+        self.fan_out = fan_out
 
     def passed(self, site: str, layer: int | None, x: Any) -> Any:
         """``x`` at (site, layer) after its edits; kept when asked for."""
         for edit in self.edits.get((site, layer), ()):
-            x = _apply(edit, x)
+            x = apply(edit, x)
         if (site, layer) in self.kept:
             self.live[site, layer] = x
         return x
@@ -192,6 +220,8 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
             hidden = given
             if first and grads and not hidden.requires_grad:  # so that every later site has a gradient
                 hidden = hidden.detach().requires_grad_(True)
+            if run.fan_out is not None and run.fan_out[0] == layer:
+                hidden = hidden.expand(run.fan_out[1], -1, -1)
             hidden = run.passed(site, layer, hidden)
             if hidden is given:
                 return None
@@ -232,87 +262,3 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
             stack.callback(handle.remove)
     handle = adapter.final_norm.register_forward_pre_hook(before("final_in", None), with_kwargs=True)
     stack.callback(handle.remove)
-
-
-def _sites(names: Iterable[str | Site], layers: int) -> list[Site]:
-    """(site, layer) pairs: a name alone stands for every layer's (or its one, layer None)."""
-    found: list[Site] = []
-    for name in names:
-        site, layer = (name, None) if isinstance(name, str) else name
-        _check_site(site)
-        if isinstance(name, str) and site not in LAYERLESS:
-            found += [(site, n) for n in range(layers)]
-        else:
-            _check_layer(site, layer, layers)
-            found.append((site, layer))
-    return list(dict.fromkeys(found))
-
-
-def _check_site(site: str) -> None:
-    if site not in SITES:
-        raise ValueError(f"There is no site {site!r}; the sites are {', '.join(SITES)}.")
-
-
-def _check_layer(site: str, layer: int | None, layers: int) -> None:
-    if site in LAYERLESS:
-        if layer is not None:
-            raise ValueError(f"{site} has no layer: give None, not {layer}.")
-    elif not (isinstance(layer, int) and 0 <= layer < layers):
-        raise ValueError(f"Layer {layer} of {site} does not exist: this model has layers 0 to {layers - 1}.")
-
-
-def _indices(what: str, chosen: int | Sequence[int] | None, size: int) -> list[int] | None:
-    if chosen is None:
-        return None
-    chosen = [chosen] if isinstance(chosen, int) else list(chosen)
-    bad = [i for i in chosen if not (isinstance(i, int) and 0 <= i < size)]
-    if bad or not chosen:
-        raise ValueError(f"{what} {bad or chosen} do not exist: there are {size}, counted from 0.")
-    return chosen
-
-
-def _check_edit(edit: Edit, shape: Any, tokens: tuple[int, int]) -> None:
-    _check_site(edit.site)
-    _check_layer(edit.site, edit.layer, shape.layers)
-    if edit.op not in OPS:
-        raise ValueError(f"There is no operation {edit.op!r}; the operations are {', '.join(OPS)}.")
-    if (edit.value is None) != (edit.op == "zero"):
-        raise ValueError(f"{edit.op} {'takes no' if edit.op == 'zero' else 'needs a'} value.")
-    axes = SITES[edit.site]
-    if edit.heads is not None and not ({"h", "g"} & set(axes)):
-        raise ValueError(f"{edit.site} is not per head: give heads only for q, k, v, pattern or z.")
-    _indices("Heads", edit.heads, shape.kv_heads if "g" in axes else shape.heads)
-    _indices("Positions", edit.positions, tokens[1])
-    if edit.row is not None:
-        if "b" not in axes:
-            raise ValueError(f"{edit.site} is the same for every row: give no row.")
-        _indices("Rows", edit.row, tokens[0])
-
-
-def _apply(edit: Edit, x: Any) -> Any:
-    """``x`` with ``edit`` done where its row, positions and heads select (a new tensor)."""
-    import torch
-
-    axes = SITES[edit.site]
-    chosen = {"b": edit.row, "p": edit.positions, "h": edit.heads, "g": edit.heads}
-    mask = torch.ones((), dtype=torch.bool, device=x.device)
-    for dim, axis in enumerate(axes):
-        picked = chosen.get(axis)
-        if picked is not None:
-            along = torch.zeros(x.shape[dim], dtype=torch.bool, device=x.device)
-            along[picked] = True
-            mask = mask & along.reshape([-1 if d == dim else 1 for d in range(x.ndim)])
-    value = edit.value
-    if isinstance(value, torch.Tensor):
-        value = value.to(device=x.device, dtype=x.dtype)
-        if value.is_inference() and torch.is_grad_enabled():  # another run's cache, in a run with gradients
-            value = value.clone()
-    new = {
-        "replace": lambda: torch.broadcast_to(
-            torch.as_tensor(value, dtype=x.dtype, device=x.device), x.shape
-        ),
-        "add": lambda: x + value,
-        "scale": lambda: x * value,
-        "zero": lambda: torch.zeros_like(x),
-    }[edit.op]()
-    return torch.where(mask, new, x)

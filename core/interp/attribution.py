@@ -5,7 +5,7 @@ Patching an activation a from its receiving value a_r to its source value a_s ch
 metric m by about (a_s − a_r) · ∂m/∂a, the gradient taken in the receiving run. So one run with
 gradients gives an estimate for every cell at once:
 
-    approx = attribute(model.module, pair)             # pair from core.interp.patching.prepare
+    approx = attribute(model, pair)                    # pair from core.interp.patching.prepare
     approx.grid("resid").values                        # (layers + 1, T), normalised as patch()'s
 
 A head's keys and values are shared by the query heads of its group: the gradient of one query
@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from core.decoder.adapter import adapter_of
+from core.decoder.run import hooked_run
 from core.interp.patching import (
     HEAD_PART_SITES,
     Grid,
@@ -32,7 +33,7 @@ from core.interp.patching import (
     metric_of,
     record,
 )
-from core.interp.patching_hooks import caught
+from core.interp.patching_cells import by_site, run_sites
 
 
 @dataclass(frozen=True)
@@ -69,26 +70,26 @@ class Attribution:
         )  # fmt: skip
 
 
-def attribute(module: Any, pair: PatchPair, direction: str = "denoise") -> Attribution:
-    """(source − receiving activation) · ∂metric/∂activation for every cell of every grid."""
+def attribute(model: Any, pair: PatchPair, direction: str = "denoise") -> Attribution:
+    """(source − receiving activation) · ∂metric/∂activation for every cell of every grid of
+    ``model`` (a LoadedModel)."""
     import torch
 
     check_direction(direction)
-    adapter = adapter_of(module)
+    adapter = adapter_of(model.module)
     shape = adapter.shape
     metric = metric_of(adapter, pair)
     denoise = direction == "denoise"
-    source, m_source = record(module, pair.clean if denoise else pair.corrupt, metric)
-    ids = torch.tensor([pair.corrupt if denoise else pair.clean])
-    with torch.enable_grad(), caught(adapter, root_grad=True) as acts:
-        hidden = adapter.body(input_ids=ids, use_cache=False).last_hidden_state
-        m = metric(hidden[:, -1].float())[0]
-    m_clean, m_corrupt = (m_source, float(m.detach())) if denoise else (float(m.detach()), m_source)
+    source, m_source = record(model, pair.clean if denoise else pair.corrupt, metric)
+    sites = run_sites(shape.layers)
+    out = hooked_run(
+        model, pair.corrupt if denoise else pair.clean, cache=sites,
+        grads=[site for site in sites if site not in ("k", "v")], retain=True, unembed=False,
+        metric=lambda normed: metric(normed[:, -1].float())[0],
+    )  # fmt: skip
+    m_clean, m_corrupt = (m_source, out.metric) if denoise else (out.metric, m_source)
     check_ends(m_clean, m_corrupt)
-    sites = ("resid", "attn", "mlp", "q", "z", "pattern")
-    tensors = [acts[site][layer] for site in sites for layer in sorted(acts[site])]
-    grads = iter(torch.autograd.grad(m, tensors, retain_graph=True, allow_unused=True))
-    grad = {site: {layer: next(grads) for layer in sorted(acts[site])} for site in sites}
+    acts, grad = by_site(out.live, shape.layers), by_site(out.grads, shape.layers)
     grad["k"] = {layer: _key_grads(acts, grad, layer, shape) for layer in range(shape.layers)}
     grad["v"] = {layer: _value_grads(acts, grad, layer) for layer in range(shape.layers)}
     kv = torch.arange(shape.heads) // (shape.heads // shape.kv_heads)  # each query head's k/v head

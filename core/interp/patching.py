@@ -5,7 +5,7 @@ into the other, and measure how much of the answer comes back:
 
     pair = prepare(model, "When Mary and John …, John gave a drink to",
                    "When Mary and John …, Mary gave a drink to", " Mary", " John")
-    grid = patch(model.module, pair, "resid")         # Grid: (layers + 1, T) values
+    grid = patch(model, pair, "resid")                # Grid: (layers + 1, T) values
     grid.values                                       # 0 = the corrupted run's metric, 1 = the clean's
 
 The metric is logit(target) − logit(foil) at the last position. Denoising (the default) copies
@@ -16,8 +16,9 @@ leaving the last (rows: embeddings, layer 1 … layer L), ``attn`` and ``mlp`` e
 ``k``, ``v``, ``pattern`` each head's queries, keys, values or weights at every position (as
 TransformerLens's ``get_act_patch_attn_head_*_all_pos``), ``heads_pos`` each head's output at one
 position (layers · heads × positions), ``head`` one chosen head's output, q, k, v and pattern by
-position (5 × positions). A patch runs the layers below it once, unbatched, and every cell of one
-layer as one batch row. ``core.interp.attribution`` gives the one-pass approximation.
+position (5 × positions). A patch is one hooked run per layer: the tokens before the first
+difference read from a KV cache, the layers below it once, and each cell of the layer one batch
+row. ``core.interp.attribution`` gives the one-pass approximation.
 Layers and heads are 0-based in code, 1-based in labels.
 """
 
@@ -30,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from core.decoder.adapter import adapter_of
-from core.interp.patching_hooks import Cells, cache_for, caught, patched, prefix_cache
+from core.decoder.run import hooked_run, prefix
+from core.interp.patching_cells import Cells, by_site, run_sites
 from core.interp.prediction import context_limit, visible
 from core.interp.ranking import AnswerToken, answer_token, check_pair
 from core.models.kinds import DECODER, check_kind
@@ -161,15 +163,15 @@ def check_direction(direction: str) -> None:
         raise ValueError(f"Unknown direction '{direction}'; choose {' or '.join(DIRECTIONS)}.")
 
 
-def record(module: Any, ids: tuple[int, ...], metric: Callable) -> tuple[dict, float]:
-    """One unpatched run of ``ids``: every site's activations and the metric."""
+def record(model: Any, ids: tuple[int, ...], metric: Callable) -> tuple[dict, float]:
+    """One unpatched run of ``ids``: every site's activations (``patching_cells.by_site``) and the metric."""
     import torch
 
-    adapter = adapter_of(module)
-    with torch.inference_mode(), caught(adapter) as acts:
-        hidden = adapter.body(input_ids=torch.tensor([ids]), use_cache=False).last_hidden_state
-        value = float(metric(hidden[:, -1].float())[0])
-    return acts, value
+    layers = model.n_layers
+    out = hooked_run(model, ids, cache=run_sites(layers), unembed=False)
+    with torch.inference_mode():
+        value = float(metric(out.normed[:, -1].float())[0])
+    return by_site(out.cache, layers), value
 
 
 def _batches(what: str, shape: Any, length: int, head: tuple[int, int] | None) -> list[tuple[Cells, Any]]:
@@ -214,12 +216,12 @@ def check_head(shape: Any, head: tuple[int, int] | None) -> tuple[int, int]:
     return int(layer), int(one)
 
 
-def ends(module: Any, pair: PatchPair) -> tuple[dict, float, dict, float]:
+def ends(model: Any, pair: PatchPair) -> tuple[dict, float, dict, float]:
     """Both unpatched runs: (clean activations, clean metric, corrupted ones, corrupted metric);
     ValueError when the metric is the same in both (nothing to normalise by)."""
-    metric = metric_of(adapter_of(module), pair)
-    clean, m_clean = record(module, pair.clean, metric)
-    corrupt, m_corrupt = record(module, pair.corrupt, metric)
+    metric = metric_of(adapter_of(model.module), pair)
+    clean, m_clean = record(model, pair.clean, metric)
+    corrupt, m_corrupt = record(model, pair.corrupt, metric)
     check_ends(m_clean, m_corrupt)
     return clean, m_clean, corrupt, m_corrupt
 
@@ -234,7 +236,7 @@ def check_ends(m_clean: float, m_corrupt: float) -> None:
 
 
 def patch(
-    module: Any,
+    model: Any,
     pair: PatchPair,
     what: str,
     direction: str = "denoise",
@@ -242,7 +244,7 @@ def patch(
     progress: Progress | None = None,
     partial: Callable[[Grid], None] | None = None,
 ) -> Grid:
-    """The ``what`` grid, one patched run per cell, in ``direction``.
+    """The ``what`` grid of ``model`` (a LoadedModel), one patched run per cell, in ``direction``.
 
     ``progress(done, total)`` (cells) is called before the first batch, after each and at each
     block of every run; raising from it cancels and leaves the model clean. ``partial(grid)``
@@ -251,12 +253,12 @@ def patch(
     import torch
 
     check_direction(direction)
-    adapter = adapter_of(module)
+    adapter = adapter_of(model.module)
     shape = adapter.shape
     batches = _batches(what, shape, pair.length, head)
-    clean, m_clean, corrupt, m_corrupt = ends(module, pair)
+    clean, m_clean, corrupt, m_corrupt = ends(model, pair)
     source, receiving = (clean, corrupt) if direction == "denoise" else (corrupt, clean)
-    ids = torch.tensor([pair.corrupt if direction == "denoise" else pair.clean])
+    ids = pair.corrupt if direction == "denoise" else pair.clean
     rows, columns = labels(pair, shape, what)
     raw = np.full((len(rows), len(columns)), np.nan)
     total, done = int(sum(c.rows for c, _ in batches)), 0
@@ -269,17 +271,18 @@ def patch(
     unchanged = m_corrupt if direction == "denoise" else m_clean
     groups = shape.heads // shape.kv_heads
     first = pair.differ[0]  # every run reads the tokens before it from one cache
-    prefix = prefix_cache(adapter, ids, first)
+    past = prefix(model, ids[:first]) if first else None
     for cells, where in batches:
         live = cells.changed(source, receiving, groups)
         raw[where] = unchanged  # a copy of equal values reruns the receiving run
         if live.any():
             todo = replace(cells.only(live), offset=first)
-            run = patched(adapter, todo, source, receiving)
-            with torch.inference_mode(), run, _ticking(adapter, tick, done, total):
-                after = cache_for(adapter, prefix, todo)
-                hidden = adapter.body(input_ids=ids[:, first:], **after).last_hidden_state
-                raw[tuple(w[live.numpy()] for w in where)] = metric(hidden[:, -1].float()).numpy()
+            with torch.inference_mode(), _ticking(adapter, tick, done, total):
+                out = hooked_run(
+                    model, ids[first:], edits=todo.edits(source, receiving, groups), unembed=False,
+                    fan_out=(min(todo.layer, shape.layers - 1), todo.rows), past=past,
+                )  # fmt: skip
+                raw[tuple(w[live.numpy()] for w in where)] = metric(out.normed[:, -1].float()).numpy()
         done += cells.rows
         tick(done, total)
         if partial is not None:
@@ -299,7 +302,7 @@ def _ticking(adapter: Any, tick: Progress, done: int, total: int):
 
 
 def cell_logits(
-    module: Any,
+    model: Any,
     pair: PatchPair,
     what: str,
     cell: tuple[int, int],
@@ -310,13 +313,13 @@ def cell_logits(
     import torch
 
     check_direction(direction)
-    adapter = adapter_of(module)
-    clean, _, corrupt, _ = ends(module, pair)
+    shape = adapter_of(model.module).shape
+    clean, _, corrupt, _ = ends(model, pair)
     source, receiving = (clean, corrupt) if direction == "denoise" else (corrupt, clean)
-    ids = torch.tensor([pair.corrupt if direction == "denoise" else pair.clean])
-    for cells, (rows, columns) in _batches(what, adapter.shape, pair.length, head):
+    ids = pair.corrupt if direction == "denoise" else pair.clean
+    for cells, (rows, columns) in _batches(what, shape, pair.length, head):
         hit = torch.from_numpy((rows == cell[0]) & (np.asarray(columns) == cell[1]))
         if hit.any():
-            with torch.inference_mode(), patched(adapter, cells.only(hit), source, receiving):
-                return module(input_ids=ids, use_cache=False).logits[0, -1].float().numpy()
+            edits = cells.only(hit).edits(source, receiving, shape.heads // shape.kv_heads)
+            return hooked_run(model, ids, edits=edits).logits[0, -1].float().numpy()
     raise ValueError(f"There is no cell {cell} in a {what} grid.")

@@ -43,7 +43,7 @@ def hooks(module) -> int:
 
 def test_two_runs_show_the_split_and_both_metrics(panel, llama_folder):
     model, pair = core_pair(llama_folder)
-    approx = attribute(model.module, pair)
+    approx = attribute(model, pair)
     assert panel.runs.result.clean == pytest.approx(approx.clean, abs=1e-4)
     assert f"{panel.runs.result.clean:.3f}" in panel.runs.metrics.text()
     assert "position 7" in panel.runs.tokens.text() and "#d62728" in panel.runs.tokens.text()
@@ -54,19 +54,19 @@ def test_each_step_sweeps_core_grids(panel, qtbot, llama_folder):
     model, pair = core_pair(llama_folder)
     before = hooks(model.module)  # transformers' own
     settle(panel.set_step, 1)
-    np.testing.assert_allclose(panel.stream.map.values, patch(model.module, pair, "resid").values, atol=1e-5)
+    np.testing.assert_allclose(panel.stream.map.values, patch(model, pair, "resid").values, atol=1e-5)
     settle(panel.set_step, 2)
-    np.testing.assert_allclose(panel.parts.mlp_map.values, patch(model.module, pair, "mlp").values, atol=1e-5)
+    np.testing.assert_allclose(panel.parts.mlp_map.values, patch(model, pair, "mlp").values, atol=1e-5)
     settle(panel.set_step, 3)
     np.testing.assert_allclose(
-        panel.heads.heads_map.values, patch(model.module, pair, "heads").values, atol=1e-5
+        panel.heads.heads_map.values, patch(model, pair, "heads").values, atol=1e-5
     )
     assert "Knockout" in panel.heads.compare.text()
     settle(panel.heads.choose, 1, 2)
-    head = patch(model.module, pair, "head", head=(1, 2)).values
+    head = patch(model, pair, "head", head=(1, 2)).values
     np.testing.assert_allclose(panel.heads.head_map.values, head, atol=1e-5)
     settle(panel.set_step, 4)
-    approx = attribute(model.module, pair).grid("resid").values
+    approx = attribute(model, pair).grid("resid").values
     np.testing.assert_allclose(panel.approx.approx_map.values, approx, atol=1e-5)
     assert "Correlation" in panel.approx.summary.text()
     assert hooks(model.module) == before
@@ -77,7 +77,7 @@ def test_direction_switch_sweeps_the_other_way(panel, llama_folder):
     settle(panel.set_step, 1)
     settle(panel.stream.direction.setCurrentIndex, 1)
     assert panel.runs.state.direction == "noise"
-    noise = patch(model.module, pair, "resid", "noise").values
+    noise = patch(model, pair, "resid", "noise").values
     np.testing.assert_allclose(panel.stream.map.values, noise, atol=1e-5)
 
 

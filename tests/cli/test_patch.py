@@ -32,7 +32,7 @@ def run_json(capsys, *argv):
 def test_patch_json_equals_core(llama, capsys):
     doc = run_json(capsys, "--model", llama, "--what", "heads", "--direction", "noise")
     model = models.load_model(llama)
-    grid = patch(model.module, prepare(model, CLEAN, CORRUPT, "the", "because"), "heads", "noise")
+    grid = patch(model, prepare(model, CLEAN, CORRUPT, "the", "because"), "heads", "noise")
     assert set(doc) == {
         "model", "clean", "corrupt", "target", "foil", "what", "direction", "approx", "rows", "columns",
         "values", "raw",
@@ -55,7 +55,7 @@ def test_resid_rows_and_columns_and_the_approximation(llama, capsys):
     )
     approx = run_json(capsys, "--model", llama, "--approx", "--what", "mlp")
     model = models.load_model(llama)
-    expected = attribute(model.module, prepare(model, CLEAN, CORRUPT, "the", "because")).grid("mlp")
+    expected = attribute(model, prepare(model, CLEAN, CORRUPT, "the", "because")).grid("mlp")
     assert approx["approx"] is True and approx["rows"] == ["layer 1", "layer 2"]
     np.testing.assert_allclose(approx["values"], expected.values, atol=1e-5)
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from core import models
-from core.decoder.run import SITES, Edit, hooked_run
+from core.decoder.adapter import adapter_of
+from core.decoder.run import SITES, Edit, hooked_run, prefix
 from tests.tiny_models import FAMILY_TYPES, PARTS, head_zeroed_by_hand, save_tiny_decoder
 from tests.waits import patience
 
@@ -293,9 +294,78 @@ def test_without_the_unembedding_the_sites_are_the_same_and_there_are_no_logits(
     assert body.logits is None and set(body.cache) == set(whole.cache)
     for key, value in whole.cache.items():
         np.testing.assert_allclose(body.cache[key].numpy(), value.numpy(), atol=CLOSE, err_msg=str(key))
-    for arguments in ({"cache": ["logits"]}, {"metric": lambda logits: logits[0, -1, 0]}):
-        with pytest.raises(ValueError, match="Without the unembedding there are no logits"):
-            hooked_run(model, ids, unembed=False, **arguments)
+    with pytest.raises(ValueError, match="Without the unembedding there are no logits"):
+        hooked_run(model, ids, unembed=False, cache=["logits"])
+    adapter = adapter_of(model.module)
+    with torch.inference_mode():
+        normed = adapter.final_norm(whole.cache["final_in", None])
+        logits = adapter.readout(body.normed)
+    np.testing.assert_allclose(body.normed.numpy(), normed.numpy(), atol=CLOSE)
+    np.testing.assert_allclose(logits.numpy(), whole.logits.numpy(), atol=1e-4)
+
+
+def test_a_metric_of_the_normed_stream_has_the_gradients_of_the_same_metric_of_the_logits(tiny):
+    model, _, _, ids = tiny
+    adapter = adapter_of(model.module)
+    body = hooked_run(model, ids, grads=["z"], metric=lambda h: adapter.readout(h)[0, -1, 5], unembed=False)
+    whole = hooked_run(model, ids, grads=["z"], metric=lambda logits: logits[0, -1, 5])
+    assert body.metric == pytest.approx(whole.metric, abs=1e-4)
+    for key, value in whole.grads.items():
+        np.testing.assert_allclose(body.grads[key].numpy(), value.numpy(), atol=1e-5, err_msg=str(key))
+
+
+def test_a_fanned_out_sweep_equals_each_row_run_alone(tiny):
+    """Rows from block 1 on, each with a head of layer 1 replaced by another run's at one position
+    (a ``where`` mask), give what each edit gives in a run of its own."""
+    model, _, _, ids = tiny
+    other = hooked_run(model, ids[::-1], cache=[("z", 1)]).cache["z", 1]
+    rows = [(0, 2), (1, 4), (model.n_heads - 1, len(ids) - 1)]  # (head, position) per row
+    where = torch.zeros(len(rows), len(ids), model.n_heads, 1, dtype=torch.bool)
+    for row, (head, position) in enumerate(rows):
+        where[row, position, head] = True
+    before = hooks_on(model.module)
+    swept = hooked_run(
+        model, ids, edits=[Edit("z", 1, "replace", other, where=where)], fan_out=(1, len(rows))
+    )
+    for row, (head, position) in enumerate(rows):
+        alone = hooked_run(model, ids, edits=[Edit("z", 1, "replace", other, heads=head, positions=position)])
+        np.testing.assert_allclose(swept.logits[row].numpy(), alone.logits[0].numpy(), atol=CLOSE)
+    assert hooks_on(model.module) == before
+    with pytest.raises(ValueError, match="Rows \\[1\\] do not exist"):  # below the fan-out, one row
+        hooked_run(model, ids, edits=[Edit("z", 0, "zero", row=1)], fan_out=(1, 3))
+    with pytest.raises(ValueError, match="A fan-out takes a batch of one"):
+        hooked_run(model, [ids, ids], fan_out=(1, 3))
+
+
+def test_a_run_after_a_cached_beginning_equals_the_whole_run(tiny):
+    model, _, _, ids = tiny
+    whole = hooked_run(model, ids, cache=[("q", 1), ("k", 1)])
+    n = 4
+    past = prefix(model, ids[:n])
+    rest = hooked_run(model, ids[n:], cache=[("q", 1), ("k", 1)], past=past, fan_out=(1, 2))
+    for row in range(2):
+        np.testing.assert_allclose(rest.logits[row].numpy(), whole.logits[0, n:].numpy(), atol=1e-4)
+    np.testing.assert_allclose(
+        rest.cache["q", 1][:1].numpy(), whole.cache["q", 1][:, :, n:].numpy(), atol=1e-4
+    )
+    np.testing.assert_allclose(rest.cache["k", 1][:1].numpy(), whole.cache["k", 1].numpy(), atol=1e-4)
+    again = hooked_run(model, ids[n:], past=past)  # the cache given is copied, not extended
+    np.testing.assert_allclose(again.logits[0].numpy(), whole.logits[0, n:].numpy(), atol=1e-4)
+    with pytest.raises(ValueError, match=r"Positions .* do not exist"):
+        hooked_run(model, ids[n:], past=past, edits=[Edit("q", 0, "zero", positions=len(ids) - n)])
+    hooked_run(model, ids[n:], past=past, edits=[Edit("k", 0, "zero", positions=len(ids) - 1)])
+
+
+def test_retain_keeps_the_graph_for_gradients_of_ones_own(tiny):
+    model, _, _, ids = tiny
+
+    def metric(logits):
+        return logits[0, -1, 5]
+
+    out = hooked_run(model, ids, cache=[("k", 1)], grads=[("pattern", 1)], metric=metric, retain=True)
+    (through,) = torch.autograd.grad(out.live["pattern", 1], out.live["k", 1], out.grads["pattern", 1])
+    direct = hooked_run(model, ids, grads=[("k", 1)], metric=metric).grads["k", 1]
+    np.testing.assert_allclose(through.numpy(), direct.numpy(), atol=1e-5)
 
 
 def test_another_runs_cache_can_be_an_edits_value_in_a_run_with_gradients(tiny):

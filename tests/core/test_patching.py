@@ -110,7 +110,7 @@ def test_stream_attention_and_mlp_cells_equal_hand_written_copies(tiny, directio
     receive, give = (CORRUPT, CLEAN) if direction == "denoise" else (CLEAN, CORRUPT)
     source = outputs(tiny, give)
     blocks = BLOCKS[tiny.kind](tiny.module)
-    grids = {what: patch(tiny.module, tiny.pair, what, direction) for what in ("resid", "attn", "mlp")}
+    grids = {what: patch(tiny.model, tiny.pair, what, direction) for what in ("resid", "attn", "mlp")}
     for layer, pos in ((0, CHANGED), (1, 3), (1, 13)):
         block = blocks[layer]
         cases = {
@@ -175,7 +175,7 @@ def test_head_cells_equal_hand_written_copies(tiny, direction):
     _, receiving = run_of(tiny, receive)
     heads = tiny.module.config.num_attention_heads
     for what, site in (("heads", "z"), ("q", "q"), ("k", "k"), ("v", "v"), ("pattern", "pattern")):
-        grid = patch(tiny.module, tiny.pair, what, direction)
+        grid = patch(tiny.model, tiny.pair, what, direction)
         for layer, head in ((0, 1), (1, heads - 1)):
             tap = CopyHead(site, layer, head, groups_of(tiny), source, receiving)
             by_hand, _ = run_of(tiny, receive, tap=tap)
@@ -185,13 +185,13 @@ def test_head_cells_equal_hand_written_copies(tiny, direction):
 def test_one_changed_position(tiny):
     """Copying the clean embeddings at the one changed position gives the clean run; anywhere else
     the corrupted one; the stream leaving the last block matters only at the last position."""
-    denoise = patch(tiny.module, tiny.pair, "resid").values
+    denoise = patch(tiny.model, tiny.pair, "resid").values
     assert tiny.pair.differ == (CHANGED,)
     assert denoise[0, CHANGED] == pytest.approx(1, abs=1e-5)
     assert np.abs(np.delete(denoise[0], CHANGED)).max() < 1e-5
     assert denoise[-1, -1] == pytest.approx(1, abs=1e-5)
     assert np.abs(denoise[-1, :-1]).max() < 1e-5
-    noise = patch(tiny.module, tiny.pair, "resid", "noise").values
+    noise = patch(tiny.model, tiny.pair, "resid", "noise").values
     assert noise[0, CHANGED] == pytest.approx(0, abs=1e-5)
     assert np.abs(np.delete(noise[0], CHANGED) - 1).max() < 1e-5
     assert noise[-1, -1] == pytest.approx(0, abs=1e-5)
@@ -201,9 +201,9 @@ def test_head_by_position_rows_sum_to_their_grids_at_the_last_layer(tiny):
     """At the last layer only the last position reaches the answer: a head's output and pattern
     patched at the last position equal patching them at every position."""
     last = tiny.module.config.num_hidden_layers - 1
-    by_pos = patch(tiny.module, tiny.pair, "head", head=(last, 0)).raw
-    assert by_pos[0, -1] == pytest.approx(patch(tiny.module, tiny.pair, "heads").raw[last, 0], abs=1e-5)
-    assert by_pos[4, -1] == pytest.approx(patch(tiny.module, tiny.pair, "pattern").raw[last, 0], abs=1e-5)
+    by_pos = patch(tiny.model, tiny.pair, "head", head=(last, 0)).raw
+    assert by_pos[0, -1] == pytest.approx(patch(tiny.model, tiny.pair, "heads").raw[last, 0], abs=1e-5)
+    assert by_pos[4, -1] == pytest.approx(patch(tiny.model, tiny.pair, "pattern").raw[last, 0], abs=1e-5)
 
 
 def test_progress_cancels_and_partial_grids_fill_in(tiny):
@@ -215,10 +215,10 @@ def test_progress_cancels_and_partial_grids_fill_in(tiny):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        patch(tiny.module, tiny.pair, "resid", progress=tick, partial=partial.append)
+        patch(tiny.model, tiny.pair, "resid", progress=tick, partial=partial.append)
     assert seen[0][0] == 0 and len(partial) >= 1
     assert np.isnan(partial[-1].raw).any() and not np.isnan(partial[-1].raw[0]).any()
-    assert patch(tiny.module, tiny.pair, "resid").raw[0, 0] == pytest.approx(
+    assert patch(tiny.model, tiny.pair, "resid").raw[0, 0] == pytest.approx(
         partial[0].raw[0, 0]
     )  # clean again
 
@@ -241,7 +241,7 @@ class Graph(Tap):
 @pytest.mark.parametrize("direction", ["denoise", "noise"])
 def test_attribution_equals_the_gradient_formula(tiny, direction):
     receive, give = (CORRUPT, CLEAN) if direction == "denoise" else (CLEAN, CORRUPT)
-    approx = attribute(tiny.module, tiny.pair, direction).by_position
+    approx = attribute(tiny.model, tiny.pair, direction).by_position
     source, (_, source_heads) = outputs(tiny, give), run_of(tiny, give)
     blocks = BLOCKS[tiny.kind](tiny.module)
     kept, graph = {}, Graph()
@@ -275,7 +275,7 @@ def test_attribution_equals_the_gradient_formula(tiny, direction):
 def test_key_and_value_attribution_is_the_derivative_of_one_heads_copy(tiny, site):
     """The slope of the metric along (source − receiving) of one query head's keys or values,
     by central differences in float64, equals attribution's estimate for that head."""
-    approx = attribute(tiny.module, tiny.pair).by_position[site].sum(-1)
+    approx = attribute(tiny.model, tiny.pair).by_position[site].sum(-1)
     tiny.module.double()
     try:
         _, source = run_of(tiny, CLEAN)
@@ -305,9 +305,9 @@ def test_bad_pairs_are_refused_with_what_to_change(tiny):
     split = prepare(model, CLEAN, CORRUPT, "sat", "because")
     assert split.notices and "first" in split.notices[0]
     with pytest.raises(ValueError, match="Unknown patch"):
-        patch(tiny.module, tiny.pair, "everything")
+        patch(tiny.model, tiny.pair, "everything")
     with pytest.raises(ValueError, match="no layer 9"):
-        patch(tiny.module, tiny.pair, "head", head=(8, 0))
+        patch(tiny.model, tiny.pair, "head", head=(8, 0))
 
 
 @pytest.mark.parametrize("model_type", FAMILY_TYPES)
@@ -318,8 +318,8 @@ def test_every_family_patches_with_exact_ends(model_type, tmp_path):
 
     model = load_model(str(save_tiny_decoder(tmp_path / model_type, model_type)))
     pair = prepare(model, CLEAN, CORRUPT, "the", "because")
-    resid = patch(model.module, pair, "resid").values
+    resid = patch(model, pair, "resid").values
     assert resid[0, CHANGED] == pytest.approx(1, abs=1e-4) and resid[-1, -1] == pytest.approx(1, abs=1e-4)
     for what in ("heads", "k", "pattern"):
-        assert np.isfinite(patch(model.module, pair, what, "noise").raw).all(), what
-    assert np.isfinite(attribute(model.module, pair).grid("heads_pos").raw).all()
+        assert np.isfinite(patch(model, pair, what, "noise").raw).all(), what
+    assert np.isfinite(attribute(model, pair).grid("heads_pos").raw).all()

@@ -59,15 +59,15 @@ def main() -> None:
     )
 
     def every_cell():
-        approx = attribute(model.module, pair)
+        approx = attribute(model, pair)
         for what in WHATS:
             approx.grid(what, head=(0, 0))
 
     med, low = median_s(every_cell, args.repeats)
     print(f"attribution, every cell of every grid: median {med:.2f} s (best {low:.2f} s; target ≤ 1 s)")
     for what in ("resid", "heads"):
-        grid = patch(model.module, pair, what)
-        med, low = median_s(lambda what=what: patch(model.module, pair, what), args.repeats)
+        grid = patch(model, pair, what)
+        med, low = median_s(lambda what=what: patch(model, pair, what), args.repeats)
         print(
             f"exact {what} grid, {grid.raw.size} patched runs: median {med:.2f} s (best {low:.2f} s; "
             "target ≤ 10 s)"
@@ -81,7 +81,7 @@ def main() -> None:
             raise First
 
         with contextlib.suppress(First):
-            patch(model.module, pair, "resid", partial=stop)
+            patch(model, pair, "resid", partial=stop)
 
     med, low = median_s(first_layer, args.repeats)
     print(f"first row of the residual grid: median {med:.2f} s (best {low:.2f} s; target ≤ 1 s)")

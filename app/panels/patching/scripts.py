@@ -39,7 +39,7 @@ def grid_code(name: str, what: str, title: str, head: str = "") -> str:
     """Code that sweeps the ``what`` grid as ``name`` and prints its normalised values."""
     chosen = f", head={head}" if head else ""
     return f"""
-    {name} = patch(model.module, pair, {what!r}, direction{chosen})  # one patched run per cell
+    {name} = patch(model, pair, {what!r}, direction{chosen})  # one patched run per cell
     print({title!r})
     print(table({name}.values, {name}.rows, {name}.columns))
     """
@@ -128,7 +128,7 @@ def approx(s: PairState, what: str) -> Script:
         pair_code(s, *imports)
         + f"""
     # Every cell at once: (source - receiving activation) times the metric's gradient.
-    estimate = attribute(model.module, pair, direction).grid({what!r})
+    estimate = attribute(model, pair, direction).grid({what!r})
     print("One-pass estimate")
     print(table(estimate.values, estimate.rows, estimate.columns))
     """

@@ -112,7 +112,7 @@ def sweep(
                 progress(before + d, total)
 
         if what == "approx":
-            out[what] = attribute(module, r.pair, s.direction)
+            out[what] = attribute(r.model, r.pair, s.direction)
             if partial is not None:
                 partial(what, out[what])
         elif what == "knockout":
@@ -120,7 +120,7 @@ def sweep(
             out[what] = rank_by_ablation(module, r.pair.clean, r.pair.target, r.pair.foil, progress=scaled)
         else:
             keep = None if partial is None else lambda grid: partial(grid.what, grid)
-            out[what] = patch(module, r.pair, what, s.direction, head, tick, keep)
+            out[what] = patch(r.model, r.pair, what, s.direction, head, tick, keep)
         done += sizes[what]
     return out
 
@@ -135,5 +135,5 @@ def _cells(r: PairResult, what: str) -> int:
 
 def cell_top(r: PairResult, what: str, row: int, column: int, head=None) -> list[tuple[str, float]]:
     """The next tokens of one patched run (the cell at ``row``, ``column`` of a ``what`` grid)."""
-    logits = cell_logits(r.model.module, r.pair, what, (row, column), r.state.direction, head)
+    logits = cell_logits(r.model, r.pair, what, (row, column), r.state.direction, head)
     return top_tokens(r.model, logits)

@@ -1,0 +1,142 @@
+"""The sites of a hooked run (``core.decoder.run``) and the edits that change them as it passes.
+
+    Edit("z", 5, "zero", heads=2)                         # head 2 of layer 5 off, every position
+    Edit("resid_post", 9, "add", vector, positions=[3])  # a vector added to the stream at token 3
+    Edit("z", 5, "replace", other, where=mask)            # ``other`` where the bool ``mask`` is set
+
+A site's axes (``SITES``): "b" batch rows, "p" positions, "h" query heads, "g" key/value heads;
+"." an axis no edit selects along. Positions of k and v (and the keys of a pattern) count the
+tokens of a ``past`` KV cache too; every other site's count the tokens of the run itself.
+torch is imported by the callers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["OPS", "SITES", "Edit", "Site"]
+
+SITES = {
+    "resid_pre": "bp.",
+    "attn_out": "bp.",
+    "mlp_out": "bp.",
+    "resid_post": "bp.",
+    "q": "bhp.",
+    "k": "bgp.",
+    "v": "bgp.",
+    "pattern": "bhp.",
+    "z": "bph.",
+    "rotary": "..p.",
+    "final_in": "bp.",
+    "logits": "bp.",
+}
+LAYERLESS = ("final_in", "logits")
+OPS = ("replace", "add", "scale", "zero")
+Site = tuple[str, int | None]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A change of ``site`` at ``layer`` (None for final_in and logits) as the run passes it."""
+
+    site: str
+    layer: int | None
+    op: str
+    value: Any = None  # a tensor or number: what replaces, is added, or scales
+    positions: int | Sequence[int] | None = None  # None: every position
+    heads: int | Sequence[int] | None = None  # None: every head (per-head sites only)
+    row: int | None = None  # the batch row; None: every row
+    where: Any = None  # a bool tensor broadcast to the site's shape: the cells, instead of the three above
+
+
+def sites(names: Iterable[str | Site], layers: int) -> list[Site]:
+    """(site, layer) pairs: a name alone stands for every layer's (or its one, layer None)."""
+    found: list[Site] = []
+    for name in names:
+        site, layer = (name, None) if isinstance(name, str) else name
+        _check_site(site)
+        if isinstance(name, str) and site not in LAYERLESS:
+            found += [(site, n) for n in range(layers)]
+        else:
+            _check_layer(site, layer, layers)
+            found.append((site, layer))
+    return list(dict.fromkeys(found))
+
+
+def _check_site(site: str) -> None:
+    if site not in SITES:
+        raise ValueError(f"There is no site {site!r}; the sites are {', '.join(SITES)}.")
+
+
+def _check_layer(site: str, layer: int | None, layers: int) -> None:
+    if site in LAYERLESS:
+        if layer is not None:
+            raise ValueError(f"{site} has no layer: give None, not {layer}.")
+    elif not (isinstance(layer, int) and 0 <= layer < layers):
+        raise ValueError(f"Layer {layer} of {site} does not exist: this model has layers 0 to {layers - 1}.")
+
+
+def _indices(what: str, chosen: int | Sequence[int] | None, size: int) -> list[int] | None:
+    if chosen is None:
+        return None
+    chosen = [chosen] if isinstance(chosen, int) else list(chosen)
+    bad = [i for i in chosen if not (isinstance(i, int) and 0 <= i < size)]
+    if bad or not chosen:
+        raise ValueError(f"{what} {bad or chosen} do not exist: there are {size}, counted from 0.")
+    return chosen
+
+
+def check_edit(edit: Edit, shape: Any, rows: int, tokens: int, past: int = 0) -> None:
+    """ValueError, naming what exists, for an edit of a run of ``rows`` × ``tokens`` after ``past``
+    cached tokens on a model of ``shape``."""
+    _check_site(edit.site)
+    _check_layer(edit.site, edit.layer, shape.layers)
+    if edit.op not in OPS:
+        raise ValueError(f"There is no operation {edit.op!r}; the operations are {', '.join(OPS)}.")
+    if (edit.value is None) != (edit.op == "zero"):
+        raise ValueError(f"{edit.op} {'takes no' if edit.op == 'zero' else 'needs a'} value.")
+    axes = SITES[edit.site]
+    if edit.where is not None:
+        if (edit.positions, edit.heads, edit.row) != (None, None, None):
+            raise ValueError("Give the cells of an edit either as where or as positions, heads and row.")
+        return
+    if edit.heads is not None and not ({"h", "g"} & set(axes)):
+        raise ValueError(f"{edit.site} is not per head: give heads only for q, k, v, pattern or z.")
+    _indices("Heads", edit.heads, shape.kv_heads if "g" in axes else shape.heads)
+    _indices("Positions", edit.positions, tokens + past * (edit.site in ("k", "v")))
+    if edit.row is not None:
+        if "b" not in axes:
+            raise ValueError(f"{edit.site} is the same for every row: give no row.")
+        _indices("Rows", edit.row, rows)
+
+
+def apply(edit: Edit, x: Any) -> Any:
+    """``x`` with ``edit`` done where its cells select (a new tensor)."""
+    import torch
+
+    mask = edit.where
+    if mask is None:
+        mask = torch.ones((), dtype=torch.bool, device=x.device)
+        chosen = {"b": edit.row, "p": edit.positions, "h": edit.heads, "g": edit.heads}
+        for dim, axis in enumerate(SITES[edit.site]):
+            picked = chosen.get(axis)
+            if picked is not None:
+                along = torch.zeros(x.shape[dim], dtype=torch.bool, device=x.device)
+                along[picked] = True
+                mask = mask & along.reshape([-1 if d == dim else 1 for d in range(x.ndim)])
+    value = edit.value
+    if isinstance(value, torch.Tensor):
+        value = value.to(device=x.device, dtype=x.dtype)
+        if value.is_inference() and torch.is_grad_enabled():  # another run's cache, in a run with gradients
+            value = value.clone()
+    new = {
+        "replace": lambda: torch.broadcast_to(
+            torch.as_tensor(value, dtype=x.dtype, device=x.device), x.shape
+        ),
+        "add": lambda: x + value,
+        "scale": lambda: x * value,
+        "zero": lambda: torch.zeros_like(x),
+    }[edit.op]()
+    return torch.where(mask, new, x)
