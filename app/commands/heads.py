@@ -190,7 +190,7 @@ def run_induction(args) -> int:
 
     models.check_kind(model.name, model.kind, models.DECODER)
     stage(f"running {model.name} on 2 × {RANDOM_TOKENS} random tokens")
-    test = random_induction_test(model.module, model.tokenizer, RANDOM_TOKENS, SEED)
+    test = random_induction_test(model, RANDOM_TOKENS, SEED)
     what = f"{PATTERNS['induction']} (2 × {RANDOM_TOKENS} random tokens, seed {SEED})"
     ranking = HeadRanking(test.induction, what)
     if args.json:

@@ -237,7 +237,7 @@ class DecoderReadout:
         from core.interp.ranking import answer_token, check_pair
 
         self.model, self.mode, self.first = model, mode, first  # first: the first token too
-        self.heads = check_heads(model.module, heads) if heads else ()
+        self.heads = check_heads(model, heads) if heads else ()
         self.target = answer_token(model.tokenizer, target, text) if target is not None else None
         self.foil = answer_token(model.tokenizer, foil, text) if foil is not None else None
         if self.target is not None and self.foil is not None:
@@ -258,7 +258,7 @@ class DecoderReadout:
         """A context in which the model runs without the heads (none: the model as it is)."""
         from core.interp.ablation import ablated
 
-        return ablated(self.model.module, self.heads, self.mode, self.means, self.first)
+        return ablated(self.model, self.heads, self.mode, self.means, self.first)
 
     def lens(self, ids):
         from core.interp.lens import logit_lens

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Tap", "entering", "recording", "stacked", "tapped"]
+__all__ = ["Tap", "entering", "recording", "tapped"]
 
 NAME = "attention_lab"  # the attention implementation's name in transformers' registry
 _local = threading.local()
@@ -145,9 +145,3 @@ def recording(parts: Sequence[Any], inputs: bool = False) -> Iterator[dict[int, 
         for handle in handles:
             handle.remove()
 
-
-def stacked(seen: dict[int, Any]) -> Any:
-    """What ``recording`` kept, in the order of its parts: (parts, T, width) torch."""
-    import torch
-
-    return torch.stack([seen[i] for i in range(len(seen))])

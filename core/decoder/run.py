@@ -37,8 +37,8 @@ are gone when the run ends, however it ends.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +46,7 @@ from core.decoder.adapter import adapter_of
 from core.decoder.hooks import Tap, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
 from core.decoder.sites import OPS, SITES, Edit, Site, apply, check_edit, sites
 
-__all__ = ["OPS", "SITES", "Edit", "HookedRun", "hooked_run", "prefix"]
+__all__ = ["OPS", "SITES", "Edit", "HookedRun", "editing", "hooked_run", "prefix"]
 
 
 @dataclass
@@ -103,13 +103,13 @@ def hooked_run(
     before = 0 if past is None else past.get_seq_length()
     for edit in edits:
         below = fan_out is not None and edit.layer is not None and edit.layer < fan_out[0]
-        check_edit(edit, adapter.shape, 1 if below else rows, tokens.shape[1], before)
+        check_edit(edit, adapter.shape, 1 if below else rows, before + tokens.shape[1])
     used = {site for site, _ in [*wanted, *asked, *((e.site, e.layer) for e in edits)]}
     if "rotary" in used and adapter.family.positions != "rotary":
         raise ValueError(f"{adapter.family.name} has no rotary site: it learns a table of positions instead.")
     if not unembed and "logits" in used:
         raise ValueError("Without the unembedding there are no logits to read or change.")
-    run = _Run(edits, wanted, asked, fan_out)
+    run = _Run(edits, wanted, asked, fan_out, before)
     with ExitStack() as stack:
         # Without gradients, inference mode: the cache's tensors are then inference tensors
         # (``apply`` copies one used as an edit's value in a run with gradients).
@@ -149,6 +149,28 @@ def prefix(model: Any, ids: Any) -> Any:
         return adapter_of(model.module).body(input_ids=tokens, use_cache=True).past_key_values
 
 
+@contextmanager
+def editing(model: Any, edits: Iterable[Edit]) -> Iterator[None]:
+    """Inside the block, every forward pass of ``model`` (a LoadedModel decoder) in this thread
+    passes ``edits``, a generation with a KV cache too; only q, k, v, pattern and z edits may
+    choose positions there (the others do not know where in the text a pass starts)."""
+    adapter = adapter_of(model.module)
+    edits = list(edits)
+    for edit in edits:
+        check_edit(edit, adapter.shape)
+        if edit.positions is not None and edit.site not in ("q", "k", "v", "pattern", "z"):
+            raise ValueError(f"Positions of {edit.site} need one run (hooked_run), not a generation.")
+    if any(e.site == "rotary" for e in edits) and adapter.family.positions != "rotary":
+        raise ValueError(f"{adapter.family.name} has no rotary site: it learns a table of positions instead.")
+    if any(e.site == "logits" for e in edits):
+        raise ValueError("A generation's logits are changed by its own sampling, not by an edit.")
+    run = _Run(edits, [], [], None, None)
+    with ExitStack() as stack:
+        _install(stack, adapter, run, False, any(e.site == "rotary" for e in edits))
+        stack.enter_context(tapped(run))
+        yield
+
+
 def _check_fan_out(fan_out: tuple[int, int] | None, batch: int, layers: int) -> int:
     """The rows of the run's widest batch; ValueError for a fan-out that does not fit."""
     if fan_out is None:
@@ -182,31 +204,35 @@ def _after(adapter: Any, past: Any, fan_out: tuple[int, int] | None) -> dict:
 class _Run(Tap):
     """The edits and reads of one run, applied wherever a site passes (hooks and the attention tap)."""
 
-    def __init__(self, edits: list[Edit], cache: list[Site], grads: list[Site], fan_out: Any):
+    def __init__(self, edits: list[Edit], cache: list[Site], grads: list[Site], fan_out: Any, start: Any):
         self.edits: dict[Site, list[Edit]] = {}
         for edit in edits:
             self.edits.setdefault((edit.site, edit.layer), []).append(edit)
         self.kept = set(cache) | set(grads)
         self.live: dict[Site, Any] = {}  # the tensors that went on, for the cache and the gradients
         self.fan_out = fan_out
+        self.start = start  # the text's position of the run's first token (None: not known)
 
-    def passed(self, site: str, layer: int | None, x: Any) -> Any:
-        """``x`` at (site, layer) after its edits; kept when asked for."""
+    def passed(self, site: str, layer: int | None, x: Any, start: int | None = None) -> Any:
+        """``x`` at (site, layer), its positions the text's from ``start`` (default: the run's),
+        after its edits; kept when asked for."""
         for edit in self.edits.get((site, layer), ()):
-            x = apply(edit, x)
+            x = apply(edit, x, self.start or 0 if start is None else start)
         if (site, layer) in self.kept:
             self.live[site, layer] = x
         return x
 
     def qkv(self, layer: int, q: Any, k: Any, v: Any) -> tuple[Any, Any, Any]:
-        return self.passed("q", layer, q), self.passed("k", layer, k), self.passed("v", layer, v)
+        start = k.shape[2] - q.shape[2]  # the queries are the last of the keys
+        return self.passed("q", layer, q, start), self.passed("k", layer, k, 0), self.passed("v", layer, v, 0)
 
     def heads(self, layer: int, z: Any, weights: Any, value: Any) -> Any:
-        pattern = self.passed("pattern", layer, weights)
+        start = value.shape[2] - z.shape[1]
+        pattern = self.passed("pattern", layer, weights, start)
         if pattern is not weights:  # an edited pattern: the heads' outputs from the new weights
             groups = pattern.shape[1] // value.shape[1]
             z = (pattern.to(value.dtype) @ value.repeat_interleave(groups, dim=1)).transpose(1, 2)
-        return self.passed("z", layer, z)
+        return self.passed("z", layer, z, start)
 
 
 def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: bool) -> None:

@@ -5,9 +5,9 @@
     Edit("z", 5, "replace", other, where=mask)            # ``other`` where the bool ``mask`` is set
 
 A site's axes (``SITES``): "b" batch rows, "p" positions, "h" query heads, "g" key/value heads;
-"." an axis no edit selects along. Positions of k and v (and the keys of a pattern) count the
-tokens of a ``past`` KV cache too; every other site's count the tokens of the run itself.
-torch is imported by the callers.
+"." an axis no edit selects along. Positions count from the start of the text, the tokens of a
+``past`` KV cache included; ``slice(1, None)`` is every position but the first, however long
+the text grows. torch is imported by the callers.
 """
 
 from __future__ import annotations
@@ -45,10 +45,10 @@ class Edit:
     layer: int | None
     op: str
     value: Any = None  # a tensor or number: what replaces, is added, or scales
-    positions: int | Sequence[int] | None = None  # None: every position
+    positions: int | Sequence[int] | slice | None = None  # None: every position
     heads: int | Sequence[int] | None = None  # None: every head (per-head sites only)
     row: int | None = None  # the batch row; None: every row
-    where: Any = None  # a bool tensor broadcast to the site's shape: the cells, instead of the three above
+    where: Any = None  # a bool tensor broadcast to the site's shape: the cells (and those above)
 
 
 def sites(names: Iterable[str | Site], layers: int) -> list[Site]:
@@ -88,9 +88,9 @@ def _indices(what: str, chosen: int | Sequence[int] | None, size: int) -> list[i
     return chosen
 
 
-def check_edit(edit: Edit, shape: Any, rows: int, tokens: int, past: int = 0) -> None:
-    """ValueError, naming what exists, for an edit of a run of ``rows`` × ``tokens`` after ``past``
-    cached tokens on a model of ``shape``."""
+def check_edit(edit: Edit, shape: Any, rows: int | None = None, tokens: int | None = None) -> None:
+    """ValueError, naming what exists, for an edit of a run of ``rows`` × ``tokens`` (a past's
+    included; None: not known yet) on a model of ``shape``."""
     _check_site(edit.site)
     _check_layer(edit.site, edit.layer, shape.layers)
     if edit.op not in OPS:
@@ -98,34 +98,37 @@ def check_edit(edit: Edit, shape: Any, rows: int, tokens: int, past: int = 0) ->
     if (edit.value is None) != (edit.op == "zero"):
         raise ValueError(f"{edit.op} {'takes no' if edit.op == 'zero' else 'needs a'} value.")
     axes = SITES[edit.site]
-    if edit.where is not None:
-        if (edit.positions, edit.heads, edit.row) != (None, None, None):
-            raise ValueError("Give the cells of an edit either as where or as positions, heads and row.")
-        return
     if edit.heads is not None and not ({"h", "g"} & set(axes)):
         raise ValueError(f"{edit.site} is not per head: give heads only for q, k, v, pattern or z.")
     _indices("Heads", edit.heads, shape.kv_heads if "g" in axes else shape.heads)
-    _indices("Positions", edit.positions, tokens + past * (edit.site in ("k", "v")))
+    if tokens is not None and not isinstance(edit.positions, slice):
+        _indices("Positions", edit.positions, tokens)
     if edit.row is not None:
         if "b" not in axes:
             raise ValueError(f"{edit.site} is the same for every row: give no row.")
-        _indices("Rows", edit.row, rows)
+        if rows is not None:
+            _indices("Rows", edit.row, rows)
 
 
-def apply(edit: Edit, x: Any) -> Any:
-    """``x`` with ``edit`` done where its cells select (a new tensor)."""
+def apply(edit: Edit, x: Any, start: int = 0) -> Any:
+    """``x`` with ``edit`` done where its cells select (a new tensor); ``x``'s positions are the
+    text's from ``start`` on."""
     import torch
 
-    mask = edit.where
-    if mask is None:
-        mask = torch.ones((), dtype=torch.bool, device=x.device)
-        chosen = {"b": edit.row, "p": edit.positions, "h": edit.heads, "g": edit.heads}
-        for dim, axis in enumerate(SITES[edit.site]):
-            picked = chosen.get(axis)
-            if picked is not None:
-                along = torch.zeros(x.shape[dim], dtype=torch.bool, device=x.device)
-                along[picked] = True
-                mask = mask & along.reshape([-1 if d == dim else 1 for d in range(x.ndim)])
+    mask = torch.ones((), dtype=torch.bool, device=x.device) if edit.where is None else edit.where
+    chosen = {"b": edit.row, "p": edit.positions, "h": edit.heads, "g": edit.heads}
+    for dim, axis in enumerate(SITES[edit.site]):
+        picked = chosen.get(axis)
+        if picked is None:
+            continue
+        if axis == "p":
+            size = start + x.shape[dim]
+            picked = torch.arange(size)[picked] if isinstance(picked, slice) else torch.as_tensor(picked)
+            along = torch.isin(torch.arange(start, start + x.shape[dim]), picked).to(x.device)
+        else:
+            along = torch.zeros(x.shape[dim], dtype=torch.bool, device=x.device)
+            along[picked] = True
+        mask = mask & along.reshape([-1 if d == dim else 1 for d in range(x.ndim)])
     value = edit.value
     if isinstance(value, torch.Tensor):
         value = value.to(device=x.device, dtype=x.dtype)

@@ -1,14 +1,15 @@
 """Knock attention heads out of a decoder and run it: the model is never modified.
 
-    with ablated(module, [(5, 2)], mode="zero"):   # layer 6, head 3 (0-based in code)
-        logits = module(ids).logits
+    with ablated(model, [(5, 2)], mode="zero"):    # layer 6, head 3 (0-based in code)
+        logits = model.module(ids).logits
     # outside the block the model is clean again, also after an error or a cancel
+    hooked_run(model, ids, edits=knockout(shape_of(model), mask))   # one set of heads per row
 
 A head's output is what its attention returns before the layer's output projection, shape
-(batch, T, heads, head_dim). Zero-ablation sets it to 0; mean-ablation replaces it with the
-head's mean output over a reference text (``head_means``). An attention tap
-(``core.decoder.hooks``) does the replacing and is removed when the ``with`` block ends,
-however it ends.
+(batch, T, heads, head_dim): the hooked run's ``z`` (``core.decoder.run``). Zero-ablation sets
+it to 0; mean-ablation replaces it with the head's mean output over a reference text
+(``head_means``). ``knockout`` gives the run's edits; ``ablated`` passes them to every run in
+its block (a generation with a KV cache too), and they are gone when it ends, however it ends.
 
 The first position is left alone unless ``first=True``. Many heads park their attention on the
 first token (an attention sink), and what a head writes there is unlike its output anywhere
@@ -18,7 +19,7 @@ also when the model reads one new token at a time with a KV cache. Hooks act onl
 thread that installed them, so a run of the same model in another thread (another step of the
 panel, in the worker) sees the intact model.
 
-``module`` is a transformers causal language model of a family ``core.decoder.adapter`` reads.
+``model`` is a LoadedModel decoder of a family ``core.decoder.adapter`` reads.
 Layers and heads are 0-based in code and 1-based in messages.
 torch is imported inside the functions, so importing this module is cheap.
 """
@@ -32,13 +33,12 @@ from typing import Any
 import numpy as np
 
 from core.decoder.adapter import DecoderShape, adapter_of
-from core.decoder.hooks import Tap, tapped
-from core.decoder.run import hooked_run
+from core.decoder.run import Edit, editing, hooked_run
 from core.maths.attention import softmax
 
 __all__ = [
-    "MEAN_REFERENCE", "MODES", "Head", "ablated", "ablated_rows", "as_ids", "check_heads", "head_means",
-    "head_outputs", "next_token_probs", "run", "shape_of"
+    "MEAN_REFERENCE", "MODES", "Head", "ablated", "check_heads", "head_means", "head_outputs", "knockout",
+    "next_token_probs", "run", "shape_of"
 ]  # fmt: skip
 
 MODES = ("zero", "mean")
@@ -52,15 +52,15 @@ MEAN_REFERENCE = (
 Head = tuple[int, int]  # (layer, head), 0-based
 
 
-def shape_of(module: Any) -> DecoderShape:
-    """Layers, query heads, key/value heads and head size of ``module``'s attention; ValueError,
+def shape_of(model: Any) -> DecoderShape:
+    """Layers, query heads, key/value heads and head size of ``model``'s attention; ValueError,
     naming the supported families, for a model the adapters do not read."""
-    return adapter_of(module).shape
+    return adapter_of(model.module).shape
 
 
-def check_heads(module: Any, heads: Iterable[Head]) -> tuple[Head, ...]:
+def check_heads(model: Any, heads: Iterable[Head]) -> tuple[Head, ...]:
     """``heads`` as sorted unique (layer, head) pairs; ValueError naming the first that does not exist."""
-    shape = shape_of(module)
+    shape = shape_of(model)
     checked = set()
     for layer, head in heads:
         if not 0 <= layer < shape.layers:
@@ -73,32 +73,23 @@ def check_heads(module: Any, heads: Iterable[Head]) -> tuple[Head, ...]:
     return tuple(sorted(checked))
 
 
-def as_ids(ids: Sequence[int] | Any) -> Any:
-    """Token ids as a (1, T) int64 torch tensor; ValueError when there are none."""
-    import torch
-
-    tensor = torch.as_tensor(ids, dtype=torch.long).reshape(1, -1)
-    if tensor.shape[1] == 0:
-        raise ValueError("Type some text first: the model needs at least one token.")
-    return tensor
-
-
 def run(
-    module: Any, ids: Sequence[int] | Any, attentions: bool = False
+    model: Any, ids: Sequence[int] | Any, attentions: bool = False
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """One forward pass: next-token logits at every position (T, vocab) float32 and, with
-    ``attentions``, every head's weights (layers, heads, T, T) float32.
+    """One hooked run: next-token logits at every position (T, vocab) float32 and, with
+    ``attentions``, every head's weights (layers, heads, T, T) float32. ValueError for no tokens.
 
-    Hooks installed by ``ablated`` act on it like on any other call of the model.
+    The edits of an ``ablated`` block act on it like on any other run of the model.
     """
     import torch
 
-    with torch.inference_mode():
-        out = module(input_ids=as_ids(ids), use_cache=False, output_attentions=attentions)
+    if len(ids) == 0:
+        raise ValueError("Type some text first: the model needs at least one token.")
+    out = hooked_run(model, ids, cache=["pattern"] if attentions else [])
     logits = out.logits[0].float().numpy()
     if not attentions:
         return logits, None
-    return logits, torch.stack([a[0] for a in out.attentions]).float().numpy()
+    return logits, torch.stack([out.cache["pattern", n][0] for n in range(model.n_layers)]).float().numpy()
 
 
 def head_outputs(model: Any, ids: Sequence[int] | Any) -> np.ndarray:
@@ -117,49 +108,51 @@ def head_means(model: Any, ids: Sequence[int] | Any) -> np.ndarray:
 
 @contextmanager
 def ablated(
-    module: Any,
+    model: Any,
     heads: Iterable[Head],
     mode: str = "zero",
     means: np.ndarray | None = None,
     first: bool = False,
 ) -> Iterator[tuple[Head, ...]]:
-    """Run ``module`` with ``heads`` knocked out inside the ``with`` block; yields the checked heads.
+    """Run ``model`` with ``heads`` knocked out inside the ``with`` block; yields the checked heads.
 
     ``mode`` "zero" sets each head's output to 0, "mean" to ``means[layer, head]`` (from
     ``head_means``, shape (layers, heads, head_dim)). The first position keeps its output unless
-    ``first``. The hooks are removed on leaving.
+    ``first``. The edits are gone on leaving.
     """
-    shape = shape_of(module)
-    checked = check_heads(module, heads)
+    shape = shape_of(model)
+    checked = check_heads(model, heads)
     mask = np.zeros((1, shape.layers, shape.heads), dtype=bool)
     for layer, head in checked:
         mask[0, layer, head] = True
-    with ablated_rows(module, mask, mode, means, first):
+    with editing(model, knockout(shape, mask, mode, means, first)):
         yield checked
 
 
-@contextmanager
-def ablated_rows(
-    module: Any, mask: np.ndarray, mode: str = "zero", means: np.ndarray | None = None, first: bool = False
-) -> Iterator[None]:
-    """Knock out a different set of heads in each row of a batch (the first position too with ``first``).
-
-    ``mask`` (batch, layers, heads) bool: True where row b has that head knocked out; a batch of
-    1 applies to every row. Inputs must then have ``batch`` rows (or any number when it is 1).
-    """
+def knockout(
+    shape: DecoderShape,
+    mask: np.ndarray,
+    mode: str = "zero",
+    means: np.ndarray | None = None,
+    first: bool = False,
+) -> list[Edit]:
+    """The edits that knock out a different set of heads in each batch row (the first position too
+    with ``first``): ``mask`` (batch, layers, heads) bool, True where row b has that head knocked
+    out; a batch of 1 applies to every row."""
     import torch
 
-    shape = shape_of(module)
     mask = np.asarray(mask, dtype=bool)
     if mask.ndim != 3 or mask.shape[1:] != (shape.layers, shape.heads):
         raise ValueError(
             f"The head mask has shape {mask.shape}; it needs (batch, {shape.layers}, {shape.heads})."
         )
     replacement = _replacement(shape, mode, means)
-    layers = {int(layer) for layer in np.flatnonzero(mask.any(axis=(0, 2)))}
     rows = torch.from_numpy(mask)[:, :, None, :, None]  # (B, layers, 1, H, 1)
-    with tapped(KnockOut(layers, rows, replacement, first)):
-        yield
+    positions = None if first else slice(1, None)
+    return [
+        Edit("z", layer, "replace", replacement[layer], positions=positions, where=rows[:, layer])
+        for layer in np.flatnonzero(mask.any(axis=(0, 2))).tolist()
+    ]
 
 
 def _replacement(shape: DecoderShape, mode: str, means: np.ndarray | None) -> Any:
@@ -179,26 +172,6 @@ def _replacement(shape: DecoderShape, mode: str, means: np.ndarray | None) -> An
     return torch.as_tensor(np.asarray(means), dtype=torch.float32)
 
 
-class KnockOut(Tap):
-    """Replaces the heads where ``rows`` (B, layers, 1, H, 1) is True with ``value`` (layers, H, d),
-    except at position 0 of the sequence unless ``first``."""
-
-    def __init__(self, layers: set[int], rows: Any, value: Any, first: bool):
-        self.layers, self.rows, self.value, self.first = layers, rows, value, first
-
-    def heads(self, layer, z, weights, value):
-        if layer not in self.layers:
-            return z
-        import torch
-
-        where = self.rows[:, layer]  # (B, 1, H, 1)
-        if not self.first:
-            t = z.shape[1]
-            start = value.shape[2] - t  # the queries are the last t of the keys
-            where = where & (torch.arange(start, start + t) != 0)[None, :, None, None]
-        return torch.where(where, self.value[layer].to(z.dtype)[None, None], z)
-
-
-def next_token_probs(module: Any, ids: Sequence[int] | Any) -> np.ndarray:
+def next_token_probs(model: Any, ids: Sequence[int] | Any) -> np.ndarray:
     """(vocab,) float64: the probability of each token coming next after ``ids``."""
-    return softmax(run(module, ids)[0][-1].astype(np.float64))
+    return softmax(run(model, ids)[0][-1].astype(np.float64))

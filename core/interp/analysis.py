@@ -85,7 +85,7 @@ class Analysis:
         return self._once(
             "induction",
             (n, seed),
-            lambda: random_induction_test(model.module, model.tokenizer, n, seed),
+            lambda: random_induction_test(model, n, seed),
             keep=1,
         )
 

@@ -1,9 +1,9 @@
 """Induction heads in a trained decoder such as SmolLM2: random tokens repeated twice.
 
     ids = repeated_random_tokens(vocab_size=49152, n=30, rng=np.random.default_rng(0))
-    test = induction_test(module, ids)                   # clean
+    test = induction_test(model, ids)                    # clean
     test.induction.shape                                 # (layers, heads)
-    induction_test(module, ids, heads=[(4, 1)]).loss_second   # with a head knocked out
+    induction_test(model, ids, heads=[(4, 1)]).loss_second    # with a head knocked out
 
 The first copy is unpredictable; in the second copy each next token can be read off the first:
 find where the current token occurred before and copy the token that followed it. An induction
@@ -73,7 +73,7 @@ class InductionTest:
 
 
 def induction_test(
-    module: Any,
+    model: Any,
     ids: Sequence[int],
     heads: Iterable[Head] = (),
     mode: str = "zero",
@@ -91,8 +91,8 @@ def induction_test(
 
     from core.lab.training import head_scores
 
-    with ablated(module, heads, mode, means, first) as checked:
-        logits, attentions = run(module, ids, attentions=True)
+    with ablated(model, heads, mode, means, first) as checked:
+        logits, attentions = run(model, ids, attentions=True)
     losses = F.cross_entropy(
         torch.from_numpy(logits[:-1]).double(), torch.from_numpy(ids[1:]), reduction="none"
     )
@@ -100,9 +100,10 @@ def induction_test(
     return InductionTest(ids, induction, previous, losses.numpy(), checked)
 
 
-def random_induction_test(module: Any, tokenizer: Any, n: int = 30, seed: int = 0) -> InductionTest:
-    """``induction_test`` of the intact model on ``n`` seeded random tokens repeated twice,
-    special tokens (beginning of text and the like) left out."""
-    vocab = adapter_of(module).shape.vocab
-    ids = repeated_random_tokens(vocab, n, np.random.default_rng(seed), exclude=tokenizer.all_special_ids)
-    return induction_test(module, ids)
+def random_induction_test(model: Any, n: int = 30, seed: int = 0) -> InductionTest:
+    """``induction_test`` of the intact ``model`` (a LoadedModel) on ``n`` seeded random tokens
+    repeated twice, special tokens (beginning of text and the like) left out."""
+    vocab = adapter_of(model.module).shape.vocab
+    exclude = model.tokenizer.all_special_ids
+    ids = repeated_random_tokens(vocab, n, np.random.default_rng(seed), exclude=exclude)
+    return induction_test(model, ids)

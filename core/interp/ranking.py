@@ -2,16 +2,16 @@
 
     target = answer_token(tokenizer, " Mary", prompt)       # first piece, with a notice if split
     foil = answer_token(tokenizer, " John", prompt)
-    ranking = rank_by_ablation(module, ids, target, foil)   # every head knocked out alone
+    ranking = rank_by_ablation(model, ids, target, foil)    # every head knocked out alone
     ranking.ranking.best                                     # the head whose loss hurts most
     rank_by_attention(attentions, ids, target)              # last token → the target's earlier copy
 
 The score of a head is how much knocking it out alone lowers the logit difference
 logit(target) − logit(foil) at the last position. The first position keeps every head's output
 unless ``first=True`` (see core.interp.ablation: there a head mostly feeds the attention sink).
-All heads of one layer are knocked out in one forward pass: the prompt runs once, unbatched,
+All heads of one layer are knocked out in one hooked run: the prompt runs once, unbatched,
 through the layers before, and is repeated along the batch dimension (one row per head) from
-that layer on, so no layer is computed twice for nothing.
+that layer on (``fan_out``), so no layer is computed twice for nothing.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from core.decoder.adapter import adapter_of
-from core.decoder.hooks import entering
-from core.interp.ablation import ablated_rows, as_ids
+from core.decoder.run import hooked_run
+from core.interp.ablation import knockout
 from core.maths.head_analysis import HeadRanking
 
 __all__ = [
@@ -104,7 +104,7 @@ class AblationRanking:
 
 
 def rank_by_ablation(
-    module: Any,
+    model: Any,
     ids: Sequence[int],
     target: AnswerToken,
     foil: AnswerToken,
@@ -123,41 +123,29 @@ def rank_by_ablation(
     check_pair(target, foil)
     import torch
 
-    adapter = adapter_of(module)
+    adapter = adapter_of(model.module)
     shape = adapter.shape
-    tokens = as_ids(ids)
-    pair = [target.id, foil.id]
+    if len(ids) == 0:
+        raise ValueError("Type some text first: the model needs at least one token.")
 
-    def difference(hidden):  # (batch, hidden) final-normed -> (batch,) logit(target) − logit(foil)
-        logits = adapter.token_logits(hidden, pair)
+    def difference(edits=(), fan_out=None):  # (batch,) logit(target) − logit(foil) at the last position
+        normed = hooked_run(model, ids, edits=edits, fan_out=fan_out, unembed=False).normed[:, -1].float()
+        logits = adapter.token_logits(normed, [target.id, foil.id])
         return logits[:, 0] - logits[:, 1]
 
     tick = progress or (lambda done, total: None)
     tick(0, shape.layers)
     with torch.inference_mode():
-        clean = float(difference(_last_hidden(adapter, tokens))[0])
+        clean = float(difference()[0])
         ablated = np.zeros((shape.layers, shape.heads))
         one_each = np.zeros((shape.heads, shape.layers, shape.heads), dtype=bool)
         for layer in range(shape.layers):
             one_each[:] = False
             one_each[np.arange(shape.heads), layer, np.arange(shape.heads)] = True
-            with (
-                _repeat_from(adapter, layer, shape.heads),
-                ablated_rows(module, one_each, mode, means, first),
-            ):
-                ablated[layer] = difference(_last_hidden(adapter, tokens)).numpy()
+            edits = knockout(shape, one_each, mode, means, first)
+            ablated[layer] = difference(edits, (layer, shape.heads)).numpy()
             tick(layer + 1, shape.layers)
     return AblationRanking(clean, ablated, target, foil, mode, first)
-
-
-def _last_hidden(adapter: Any, tokens: Any) -> Any:
-    """(batch, hidden): the final-norm hidden state at the last position (logits = it @ Wᵀ)."""
-    return adapter.body(input_ids=tokens, use_cache=False).last_hidden_state[:, -1].float()
-
-
-def _repeat_from(adapter: Any, layer: int, rows: int):
-    """Inside the block, a batch of one is repeated ``rows`` times on entering ``layer``."""
-    return entering(adapter.blocks[layer : layer + 1], lambda _, hidden: hidden.expand(rows, -1, -1))
 
 
 def rank_by_attention(attentions: np.ndarray, ids: Sequence[int], target: AnswerToken) -> HeadRanking:

@@ -46,9 +46,9 @@ class FirstTokenDropped:
         return float(0.5 * np.abs(self.full - self.dropped).sum())
 
 
-def without_first_token(module: Any, ids: Sequence[int]) -> FirstTokenDropped:
+def without_first_token(model: Any, ids: Sequence[int]) -> FirstTokenDropped:
     """Predict after ``ids`` (T,) and after ``ids[1:]``; ValueError when T < 2."""
     ids = list(ids)
     if len(ids) < 2:
         raise ValueError("Dropping the first token needs a prompt of at least two tokens.")
-    return FirstTokenDropped(next_token_probs(module, ids), next_token_probs(module, ids[1:]))
+    return FirstTokenDropped(next_token_probs(model, ids), next_token_probs(model, ids[1:]))

@@ -120,10 +120,10 @@ def test_knocking_out_heads_equals_core(panel, llama_folder):
     settle(panel.knock.grid.clicked.emit, 0, 3)
     r = panel.knock.result
     assert r.heads == ((0, 3), (1, 2))
-    with ablated(model.module, [(0, 3), (1, 2)]):
-        expected = next_token_probs(model.module, ids)
+    with ablated(model, [(0, 3), (1, 2)]):
+        expected = next_token_probs(model, ids)
     np.testing.assert_allclose(r.ablated, expected, atol=1e-6)
-    np.testing.assert_allclose(r.clean, next_token_probs(model.module, ids), atol=1e-6)
+    np.testing.assert_allclose(r.clean, next_token_probs(model, ids), atol=1e-6)
     assert "Knocked out (zero): 1.4, 2.3." in panel.knock.summary.text()
     settle(panel.knock.grid.clicked.emit, 1, 2)  # a second click puts the head back
     assert panel.knock.result.heads == ((0, 3),)
@@ -158,7 +158,7 @@ def test_the_ranking_runs_in_the_worker_and_equals_core(panel, llama_folder, qtb
     model = decoder(llama_folder)
     ids = ids_of(model, PROMPT)
     expected = rank_by_ablation(
-        model.module, ids, answer_token(model.tokenizer, " because"), answer_token(model.tokenizer, " the")
+        model, ids, answer_token(model.tokenizer, " because"), answer_token(model.tokenizer, " the")
     )
     np.testing.assert_allclose(panel.rank.ranking.drop, expected.drop, atol=1e-5)
     np.testing.assert_allclose(panel.rank.effect_map.values, expected.drop, atol=1e-5)
@@ -166,7 +166,7 @@ def test_the_ranking_runs_in_the_worker_and_equals_core(panel, llama_folder, qtb
     assert "Every head tested" in panel.message.text()
     best = expected.ranking.best
     assert f"1. layer {best.layer + 1}, head {best.head + 1}" in panel.rank.by_effect.text()
-    _, attentions = run(model.module, ids, attentions=True)
+    _, attentions = run(model, ids, attentions=True)
     j = ids.index(answer_token(model.tokenizer, " because").id)
     np.testing.assert_allclose(panel.rank.weight_map.values, attentions[:, :, -1, j], atol=1e-6)
     settle(panel.rank.target.setText, " cat")  # another target: the old ranking no longer applies
@@ -176,7 +176,7 @@ def test_the_ranking_runs_in_the_worker_and_equals_core(panel, llama_folder, qtb
 def test_a_cancelled_ranking_leaves_the_model_clean(panel, llama_folder, monkeypatch):
     model = decoder(llama_folder)
     ids = ids_of(model, PROMPT)
-    clean = run(model.module, ids)[0]
+    clean = run(model, ids)[0]
     before = hooks(model)
     gate = threading.Event()
     real = which_heads.compute_ranking
@@ -197,7 +197,7 @@ def test_a_cancelled_ranking_leaves_the_model_clean(panel, llama_folder, monkeyp
     idle(120)
     assert "cancelled" in panel.message.text() and panel.rank.ranking is None
     assert hooks(model) == before
-    np.testing.assert_array_equal(run(model.module, ids)[0], clean)
+    np.testing.assert_array_equal(run(model, ids)[0], clean)
     assert panel.rank.rank_button.isEnabled() and not panel.rank.cancel_button.isEnabled()
 
 
@@ -229,7 +229,7 @@ def test_induction_with_a_head_knocked_out(panel, llama_folder):
     clean = panel.induction.result.clean
     settle(panel.induction.induction_map.clicked.emit, 1, 1)
     r = panel.induction.result
-    expected = induction_test(decoder(llama_folder).module, clean.ids, [(1, 1)])
+    expected = induction_test(decoder(llama_folder), clean.ids, [(1, 1)])
     assert r.ablated.loss_second == pytest.approx(expected.loss_second, rel=1e-6)
     assert "With 1 head(s) knocked out" in panel.induction.summary.text()
     settle(panel.induction.reset.click)
@@ -255,7 +255,7 @@ def zeroed_by_hand(model, ids, layer, head, positions):
     ``positions``, by a hook written here."""
 
     with head_zeroed_by_hand(model.module, layer, head, positions):
-        return next_token_probs(model.module, ids)
+        return next_token_probs(model, ids)
 
 
 def test_the_first_token_is_left_alone_unless_asked(panel, llama_folder):
@@ -284,12 +284,12 @@ def test_the_ranking_honours_the_first_token_choice(panel, llama_folder):
     assert "first token is left alone" in panel.rank.first_note.text()
     settle(panel.rank.rank_button.click)
     kept = panel.rank.ranking
-    np.testing.assert_allclose(kept.drop, rank_by_ablation(model.module, ids, target, foil).drop, atol=1e-5)
+    np.testing.assert_allclose(kept.drop, rank_by_ablation(model, ids, target, foil).drop, atol=1e-5)
     assert "first token left alone" in panel.rank.by_effect.text()
     settle(panel.rank.first.setChecked, True)
     assert np.isnan(panel.rank.effect_map.values).all()  # a ranking for the other choice is not shown
     settle(panel.rank.rank_button.click)
-    every = rank_by_ablation(model.module, ids, target, foil, first=True)
+    every = rank_by_ablation(model, ids, target, foil, first=True)
     np.testing.assert_allclose(panel.rank.ranking.drop, every.drop, atol=1e-5)
     assert panel.rank.ranking.first and "first token knocked out too" in panel.rank.by_effect.text()
     assert np.abs(kept.drop - every.drop).max() > 1e-4

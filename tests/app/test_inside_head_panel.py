@@ -74,7 +74,7 @@ def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_
     np.testing.assert_allclose(panel.direct.direct_map.values[:, :4], r.direct.heads)
     settle(panel.direct.rank_button.click)
     expected = rank_by_ablation(
-        model.module,
+        model,
         ids,
         answer_token(model.tokenizer, " because", PROMPT),
         answer_token(model.tokenizer, " the", PROMPT),

@@ -58,9 +58,7 @@ def test_each_step_sweeps_core_grids(panel, qtbot, llama_folder):
     settle(panel.set_step, 2)
     np.testing.assert_allclose(panel.parts.mlp_map.values, patch(model, pair, "mlp").values, atol=1e-5)
     settle(panel.set_step, 3)
-    np.testing.assert_allclose(
-        panel.heads.heads_map.values, patch(model, pair, "heads").values, atol=1e-5
-    )
+    np.testing.assert_allclose(panel.heads.heads_map.values, patch(model, pair, "heads").values, atol=1e-5)
     assert "Knockout" in panel.heads.compare.text()
     settle(panel.heads.choose, 1, 2)
     head = patch(model, pair, "head", head=(1, 2)).values

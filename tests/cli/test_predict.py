@@ -99,12 +99,12 @@ def test_predict_with_heads_knocked_out_a_target_a_foil_and_the_logit_lens(llama
     ids = prediction.encode(model, PROMPT)[0]
     assert doc["ablated"] == [{"layer": 1, "head": 1}, {"layer": 2, "head": 3}] and doc["ablation"] == "zero"
     assert doc["ablate_first"] is False
-    with ablated(model.module, [(0, 0), (1, 2)]):
-        probs = next_token_probs(model.module, ids)
-        logits = run(model.module, ids)[0][-1].astype(float)
+    with ablated(model, [(0, 0), (1, 2)]):
+        probs = next_token_probs(model, ids)
+        logits = run(model, ids)[0][-1].astype(float)
         lens = logit_lens(model, ids, answer_token(model.tokenizer, " the").id)
     assert [t["id"] for t in doc["top"]] == list(np.argsort(-probs)[:3])
-    target, clean = doc["target"], run(model.module, ids)[0][-1].astype(float)
+    target, clean = doc["target"], run(model, ids)[0][-1].astype(float)
     the, because = answer_token(model.tokenizer, " the").id, answer_token(model.tokenizer, " because").id
     assert target["token"] == " the" and target["prob"] == pytest.approx(probs[the], abs=1e-6)
     assert target["logit_diff"] == pytest.approx(logits[the] - logits[because], abs=1e-5)

@@ -5,7 +5,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from core.interp.ablation import ablated, ablated_rows, check_heads, head_means, head_outputs, run, shape_of
+from core.decoder.run import hooked_run
+from core.interp.ablation import ablated, check_heads, head_means, head_outputs, knockout, run, shape_of
 from core.interp.prediction import cache_argument
 from core.interp.ranking import (
     AnswerToken,
@@ -48,8 +49,9 @@ def reference_layer(module, layer, x, zero_head=None, first=False):
     cfg = module.config
     block = module.model.layers[layer]
     w = {k: v.detach().double().numpy() for k, v in block.state_dict().items()}
-    shape = shape_of(module)
-    d, group = shape.head_dim, shape.heads // shape.kv_heads
+    d = cfg.hidden_size // cfg.num_attention_heads
+    group = cfg.num_attention_heads // cfg.num_key_value_heads
+    shape = SimpleNamespace(heads=cfg.num_attention_heads)
     theta = cfg.rope_parameters["rope_theta"]
     h = rms_norm(x, w["input_layernorm.weight"], cfg.rms_norm_eps)
     q, k, v = (h @ w[f"self_attn.{p}_proj.weight"].T for p in "qkv")
@@ -74,8 +76,9 @@ def reference_layer(module, layer, x, zero_head=None, first=False):
     return x + mlp
 
 
-def layer_io(module, ids, layer):
+def layer_io(model, ids, layer):
     """(input, output) of decoder layer ``layer`` in one forward pass, each (T, hidden) float64."""
+    module = model.module
     seen = {}
 
     def keep_input(_, args, kwargs):
@@ -88,7 +91,7 @@ def layer_io(module, ids, layer):
     pre = block.register_forward_pre_hook(keep_input, with_kwargs=True)
     post = block.register_forward_hook(keep_output)
     try:
-        run(module, ids)
+        run(model, ids)
     finally:
         pre.remove()
         post.remove()
@@ -108,33 +111,35 @@ def logit_diff(module, ids, target, foil, heads=(), first=False):
     return float(logits[target] - logits[foil])
 
 
-def test_reference_layer_matches_the_clean_model(llama, ids):
-    model, _ = llama
+def test_reference_layer_matches_the_clean_model(loaded, ids):
+    model, module = loaded, loaded.module
     for layer in range(2):
         x, out = layer_io(model, ids, layer)
-        np.testing.assert_allclose(reference_layer(model, layer, x), out, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(reference_layer(module, layer, x), out, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("first", [False, True])
 @pytest.mark.parametrize("layer, head", [(0, 0), (0, 3), (1, 1), (1, 2)])
-def test_zero_ablation_equals_the_layer_recomputed_with_the_head_slice_zeroed(llama, ids, layer, head, first):
-    model, _ = llama
+def test_zero_ablation_equals_the_layer_recomputed_with_the_head_slice_zeroed(
+    loaded, ids, layer, head, first
+):
+    model, module = loaded, loaded.module
     x_clean, out_clean = layer_io(model, ids, layer)
     with ablated(model, [(layer, head)], first=first):
         x, out = layer_io(model, ids, layer)
     np.testing.assert_array_equal(x, x_clean)  # earlier layers are untouched
-    expected = reference_layer(model, layer, x, zero_head=head, first=first)
+    expected = reference_layer(module, layer, x, zero_head=head, first=first)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
     assert np.abs(out[1:] - out_clean[1:]).max() > 1e-3
     if first:
         assert np.abs(out[0] - out_clean[0]).max() > 1e-4
     else:  # the first position is left alone, and with it everything it feeds in this layer
         np.testing.assert_allclose(out[0], out_clean[0], rtol=1e-6, atol=1e-6)
-    assert no_hooks_left(model)
+    assert no_hooks_left(module)
 
 
-def test_mean_ablation_puts_the_reference_mean_in_every_position_but_the_first(llama, loaded, ids):
-    model, tokenizer = llama
+def test_mean_ablation_puts_the_reference_mean_in_every_position_but_the_first(loaded, ids):
+    model, tokenizer = loaded, loaded.tokenizer
     means = head_means(loaded, tokenizer("a dog ran after the ball and caught it")["input_ids"])
     assert means.shape == (2, 4, 8)
     clean = head_outputs(loaded, ids)
@@ -152,12 +157,12 @@ def test_mean_ablation_puts_the_reference_mean_in_every_position_but_the_first(l
     np.testing.assert_allclose(outputs[1, :, [0, 1, 3]], clean[1, :, [0, 1, 3]], atol=1e-6)
 
 
-def test_hooks_are_removed_after_an_error(llama, ids):
-    model, _ = llama
+def test_hooks_are_removed_after_an_error(loaded, ids):
+    model, module = loaded, loaded.module
     clean = run(model, ids)[0]
     with pytest.raises(RuntimeError), ablated(model, [(0, 1), (1, 3)]):
         raise RuntimeError("boom")
-    assert no_hooks_left(model)
+    assert no_hooks_left(module)
     np.testing.assert_allclose(run(model, ids)[0], clean, rtol=SAME_RUN, atol=SAME_RUN)
 
 
@@ -169,17 +174,17 @@ def test_hooks_are_removed_after_an_error(llama, ids):
         ([(0, 4)], "Head 5 of layer 1 does not exist: each layer has heads 1–4"),
     ],
 )
-def test_heads_that_do_not_exist_are_refused(llama, heads, message):
-    model, _ = llama
+def test_heads_that_do_not_exist_are_refused(loaded, heads, message):
+    model, module = loaded, loaded.module
     with pytest.raises(ValueError, match=message):
         check_heads(model, heads)
     with pytest.raises(ValueError, match=message), ablated(model, heads):
         pass
-    assert no_hooks_left(model)
+    assert no_hooks_left(module)
 
 
-def test_bad_modes_and_masks_are_refused(llama):
-    model, _ = llama
+def test_bad_modes_and_masks_are_refused(loaded):
+    model, module = loaded, loaded.module
     with (
         pytest.raises(ValueError, match="Unknown ablation 'half'; choose zero or mean"),
         ablated(model, [(0, 0)], "half"),
@@ -190,20 +195,16 @@ def test_bad_modes_and_masks_are_refused(llama):
         ablated(model, [(0, 0)], "mean"),
     ):
         pass
-    with (
-        pytest.raises(ValueError, match=r"needs \(batch, 2, 4\)"),
-        ablated_rows(model, np.ones((1, 3, 4), bool)),
-    ):
-        pass
-    assert no_hooks_left(model)
+    with pytest.raises(ValueError, match=r"needs \(batch, 2, 4\)"):
+        knockout(shape_of(model), np.ones((1, 3, 4), bool))
+    assert no_hooks_left(module)
 
 
-def test_rows_of_a_batch_get_their_own_heads(llama, ids):
-    model, _ = llama
+def test_rows_of_a_batch_get_their_own_heads(loaded, ids):
+    model = loaded
     mask = np.zeros((3, 2, 4), dtype=bool)
     mask[1, 0, 2] = mask[2, 1, 0] = mask[2, 1, 3] = True
-    with ablated_rows(model, mask), torch.inference_mode():
-        batch = model(input_ids=torch.tensor([ids] * 3)).logits.numpy()
+    batch = hooked_run(model, [ids] * 3, edits=knockout(shape_of(model), mask)).logits.numpy()
     for row, heads in enumerate([[], [(0, 2)], [(1, 0), (1, 3)]]):
         with ablated(model, heads):
             np.testing.assert_allclose(batch[row], run(model, ids)[0], atol=1e-5)
@@ -222,15 +223,15 @@ def test_answer_tokens(llama):
         answer_token(tokenizer, "  ", PROMPT)
 
 
-def test_ranking_refuses_a_target_equal_to_the_foil(llama, ids):
-    model, tokenizer = llama
+def test_ranking_refuses_a_target_equal_to_the_foil(loaded, ids):
+    model, tokenizer = loaded, loaded.tokenizer
     word = answer_token(tokenizer, " because")
     with pytest.raises(ValueError, match="The target and the foil are the same token"):
         rank_by_ablation(model, ids, word, answer_token(tokenizer, "because", PROMPT))
 
 
-def test_batched_ranking_equals_knocking_out_one_head_at_a_time(llama, ids):
-    model, tokenizer = llama
+def test_batched_ranking_equals_knocking_out_one_head_at_a_time(loaded, ids):
+    model, module, tokenizer = loaded, loaded.module, loaded.tokenizer
     target, foil = answer_token(tokenizer, " because"), answer_token(tokenizer, " the")
     calls = []
     ranking = rank_by_ablation(model, ids, target, foil, progress=lambda d, t: calls.append((d, t)))
@@ -243,7 +244,7 @@ def test_batched_ranking_equals_knocking_out_one_head_at_a_time(llama, ids):
     best = ranking.ranking.best
     assert ranking.drop[best.layer, best.head] == ranking.drop.max()
     np.testing.assert_allclose(ranking.relative_drop * abs(ranking.clean), ranking.drop)
-    assert no_hooks_left(model)
+    assert no_hooks_left(module)
 
 
 def hand_written_hook(module, layer, head, value, positions):
@@ -259,11 +260,11 @@ def hand_written_hook(module, layer, head, value, positions):
 
 
 @pytest.mark.parametrize("first", [False, True])
-def test_mean_ablation_equals_a_hand_written_hook(llama, loaded, ids, first):
-    model, tokenizer = llama
+def test_mean_ablation_equals_a_hand_written_hook(loaded, ids, first):
+    model, module, tokenizer = loaded, loaded.module, loaded.tokenizer
     means = head_means(loaded, tokenizer("a dog ran after the ball and caught it")["input_ids"])
     positions = list(range(0 if first else 1, len(ids)))
-    handle = hand_written_hook(model, 0, 1, means[0, 1], positions)
+    handle = hand_written_hook(module, 0, 1, means[0, 1], positions)
     try:
         expected = run(model, ids)[0]
     finally:
@@ -272,24 +273,24 @@ def test_mean_ablation_equals_a_hand_written_hook(llama, loaded, ids, first):
         np.testing.assert_allclose(run(model, ids)[0], expected, atol=1e-5)
 
 
-def test_the_first_position_is_found_with_a_kv_cache(llama, ids):
+def test_the_first_position_is_found_with_a_kv_cache(loaded, ids):
     """Decoding one token at a time, the hook still knows which token is the first."""
-    model, _ = llama
+    model, module = loaded, loaded.module
     with ablated(model, [(0, 0), (1, 3)]):
         whole = run(model, ids)[0]
         with torch.inference_mode():
-            out = model(input_ids=torch.tensor([ids[:5]]), use_cache=True)
+            out = module(input_ids=torch.tensor([ids[:5]]), use_cache=True)
             rows = [out.logits[0, -1]]
             for token in ids[5:]:
-                cache = cache_argument(SimpleNamespace(module=model), out.past_key_values)
-                out = model(input_ids=torch.tensor([[token]]), use_cache=True, **cache)
+                cache = cache_argument(model, out.past_key_values)
+                out = module(input_ids=torch.tensor([[token]]), use_cache=True, **cache)
                 rows.append(out.logits[0, -1])
     np.testing.assert_allclose(torch.stack(rows).numpy(), whole[4:], atol=1e-4)
-    assert no_hooks_left(model)
+    assert no_hooks_left(module)
 
 
-def test_the_ranking_leaves_the_first_position_alone_unless_asked(llama, ids):
-    model, tokenizer = llama
+def test_the_ranking_leaves_the_first_position_alone_unless_asked(loaded, ids):
+    model, tokenizer = loaded, loaded.tokenizer
     target, foil = answer_token(tokenizer, " because"), answer_token(tokenizer, " the")
     kept = rank_by_ablation(model, ids, target, foil)
     every = rank_by_ablation(model, ids, target, foil, first=True)
@@ -304,8 +305,8 @@ def test_the_ranking_leaves_the_first_position_alone_unless_asked(llama, ids):
     assert np.abs(kept.ablated[0] - every.ablated[0]).max() > 1e-4
 
 
-def test_mean_ablation_ranking_matches_single_runs(llama, loaded, ids):
-    model, tokenizer = llama
+def test_mean_ablation_ranking_matches_single_runs(loaded, ids):
+    model, tokenizer = loaded, loaded.tokenizer
     means = head_means(loaded, tokenizer("a dog ran after the ball and caught it")["input_ids"])
     target, foil = answer_token(tokenizer, " because"), answer_token(tokenizer, " the")
     ranking = rank_by_ablation(model, ids, target, foil, mode="mean", means=means)
@@ -314,8 +315,8 @@ def test_mean_ablation_ranking_matches_single_runs(llama, loaded, ids):
     assert ranking.ablated[1, 3] == pytest.approx(logits[target.id] - logits[foil.id], abs=1e-5)
 
 
-def test_a_cancelled_ranking_leaves_the_model_clean(llama, ids):
-    model, tokenizer = llama
+def test_a_cancelled_ranking_leaves_the_model_clean(loaded, ids):
+    model, module, tokenizer = loaded, loaded.module, loaded.tokenizer
     clean = run(model, ids)[0]
 
     class Stop(Exception):
@@ -328,12 +329,12 @@ def test_a_cancelled_ranking_leaves_the_model_clean(llama, ids):
     with pytest.raises(Stop):
         rank_by_ablation(model, ids, answer_token(tokenizer, " because"), answer_token(tokenizer, " the"),
                          progress=cancel_in_second_layer)  # fmt: skip
-    assert no_hooks_left(model)
+    assert no_hooks_left(module)
     np.testing.assert_allclose(run(model, ids)[0], clean, rtol=SAME_RUN, atol=SAME_RUN)
 
 
-def test_attention_ranking_reads_the_last_row_at_the_targets_earlier_copy(llama, ids):
-    model, tokenizer = llama
+def test_attention_ranking_reads_the_last_row_at_the_targets_earlier_copy(loaded, ids):
+    model, tokenizer = loaded, loaded.tokenizer
     _, attentions = run(model, ids, attentions=True)
     word = answer_token(tokenizer, " because")
     j = ids.index(word.id)
@@ -351,15 +352,15 @@ def test_an_unsupported_family_or_a_model_without_a_language_model_head_is_refus
         OPTConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, ffn_dim=32)
     )
     with pytest.raises(ValueError, match=r"opt is not a decoder family .* Supported decoders: Llama \(llama"):
-        check_heads(opt, [(0, 0)])
+        check_heads(SimpleNamespace(module=opt), [(0, 0)])
     with pytest.raises(ValueError, match="LlamaModel is not one"):
-        shape_of(llama[0].model)  # the body without its language-model head
+        shape_of(SimpleNamespace(module=llama[0].model))  # the body without its language-model head
 
 
-def test_hooks_act_only_in_the_thread_that_installed_them(llama, loaded, ids):
+def test_hooks_act_only_in_the_thread_that_installed_them(loaded, ids):
     import threading
 
-    model, _ = llama
+    model = loaded
     clean = run(model, ids)[0]
     seen = {}
     with ablated(model, [(0, 0), (1, 1)]):

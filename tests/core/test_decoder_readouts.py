@@ -40,8 +40,7 @@ def mean64(values) -> float:
 
 
 def test_the_last_layer_of_the_lens_is_the_models_prediction(llama, loaded, ids):
-    model, _ = llama
-    logits = run(model, ids)[0].astype(np.float64)
+    logits = run(loaded, ids)[0].astype(np.float64)
     probs = np.exp(logits - logits.max(-1, keepdims=True))
     probs /= probs.sum(-1, keepdims=True)
     target = int(np.argsort(-logits[-1])[3])  # the fourth most likely token
@@ -58,7 +57,8 @@ def test_the_first_layer_of_the_lens_reads_the_stream_after_layer_one(llama, loa
     seen = {}
     handle = model.model.layers[0].register_forward_hook(lambda _, __, out: seen.update(h=out))
     try:
-        run(model, ids)
+        with torch.inference_mode():
+            model(input_ids=torch.tensor([ids]), use_cache=False)
     finally:
         handle.remove()
     hidden = seen["h"][0] if isinstance(seen["h"], tuple) else seen["h"]
@@ -72,8 +72,7 @@ def test_the_first_layer_of_the_lens_reads_the_stream_after_layer_one(llama, loa
 
 
 def test_formed_at_is_the_layer_from_which_the_target_stays_on_top(llama, loaded, ids):
-    model, _ = llama
-    lens = logit_lens(loaded, ids, target_id=int(run(model, ids)[0][-1].argmax()))
+    lens = logit_lens(loaded, ids, target_id=int(run(loaded, ids)[0][-1].argmax()))
     assert lens.target_rank[-1] == 1
     formed = lens.formed_at()
     assert np.all(lens.target_rank[formed:] == 1)
@@ -86,15 +85,14 @@ def test_the_lens_refuses_a_token_outside_the_vocabulary(loaded, ids):
 
 
 def test_the_lens_sees_ablations(llama, loaded, ids):
-    model, _ = llama
     clean = logit_lens(loaded, ids)
-    with ablated(model, [(0, 0), (0, 1), (0, 2), (0, 3)]):
+    with ablated(loaded, [(0, 0), (0, 1), (0, 2), (0, 3)]):
         knocked = logit_lens(loaded, ids)
     assert not np.allclose(clean.top_probs[0], knocked.top_probs[0])
 
 
-def test_sink_scores_are_the_mean_weight_on_position_zero(llama, ids):
-    _, attentions = run(llama[0], ids, attentions=True)
+def test_sink_scores_are_the_mean_weight_on_position_zero(llama, loaded, ids):
+    _, attentions = run(loaded, ids, attentions=True)
     scores = sink_scores(attentions)
     manual = np.array(
         [[mean64([attentions[y, h, i, 0] for i in range(1, len(ids))]) for h in range(4)] for y in range(2)]
@@ -104,17 +102,16 @@ def test_sink_scores_are_the_mean_weight_on_position_zero(llama, ids):
         sink_scores(attentions[..., :1, :1])
 
 
-def test_dropping_the_first_token(llama, ids):
-    model, _ = llama
-    result = without_first_token(model, ids)
-    np.testing.assert_allclose(result.full, next_token_probs(model, ids))
-    np.testing.assert_allclose(result.dropped, next_token_probs(model, ids[1:]))
+def test_dropping_the_first_token(llama, loaded, ids):
+    result = without_first_token(loaded, ids)
+    np.testing.assert_allclose(result.full, next_token_probs(loaded, ids))
+    np.testing.assert_allclose(result.dropped, next_token_probs(loaded, ids[1:]))
     assert result.full.sum() == pytest.approx(1.0)
     assert 0 < result.total_variation() <= 1
     full_top, dropped_top = result.top(3)
     assert full_top[0] == result.full.argmax() and dropped_top[0] == result.dropped.argmax()
     with pytest.raises(ValueError, match="at least two tokens"):
-        without_first_token(model, ids[:1])
+        without_first_token(loaded, ids[:1])
 
 
 def test_repeated_random_tokens():
@@ -125,12 +122,11 @@ def test_repeated_random_tokens():
         repeated_random_tokens(300, 291, np.random.default_rng(1), exclude=range(10))
 
 
-def test_induction_scores_and_losses_by_hand(llama):
-    model, _ = llama
+def test_induction_scores_and_losses_by_hand(llama, loaded):
     n = 8
     ids = repeated_random_tokens(300, n, np.random.default_rng(0))
-    test = induction_test(model, ids)
-    logits, attentions = run(model, ids, attentions=True)
+    test = induction_test(loaded, ids)
+    logits, attentions = run(loaded, ids, attentions=True)
     induction = np.array(
         [[mean64([attentions[y, h, n + k, k + 1] for k in range(n)]) for h in range(4)] for y in range(2)]
     )
@@ -148,25 +144,25 @@ def test_induction_scores_and_losses_by_hand(llama):
     assert test.heads == ()
 
 
-def test_induction_with_heads_knocked_out(llama):
+def test_induction_with_heads_knocked_out(llama, loaded):
     model, _ = llama
     ids = repeated_random_tokens(300, 8, np.random.default_rng(0))
-    clean = induction_test(model, ids)
-    knocked = induction_test(model, ids, heads=[(1, 2), (0, 1)])
+    clean = induction_test(loaded, ids)
+    knocked = induction_test(loaded, ids, heads=[(1, 2), (0, 1)])
     assert knocked.heads == ((0, 1), (1, 2))
     assert knocked.loss_second != pytest.approx(clean.loss_second)
     # Layer 1 reads the same: its weights (≤ 1) agree to float32 rounding across the two runs' kernels.
     np.testing.assert_allclose(knocked.induction[0], clean.induction[0], atol=1e-6)
     assert not any(m._forward_pre_hooks for m in model.modules())
     with pytest.raises(ValueError, match="Layer 3 does not exist"):
-        induction_test(model, ids, heads=[(2, 0)])
+        induction_test(loaded, ids, heads=[(2, 0)])
 
 
-def test_induction_needs_a_repeated_sequence(llama):
+def test_induction_needs_a_repeated_sequence(llama, loaded):
     with pytest.raises(ValueError, match="repeated twice"):
-        induction_test(llama[0], [5, 6, 7, 8, 5, 6, 7, 9])
+        induction_test(loaded, [5, 6, 7, 8, 5, 6, 7, 9])
     with pytest.raises(ValueError, match="repeated twice"):
-        induction_test(llama[0], [5, 5])
+        induction_test(loaded, [5, 5])
 
 
 def test_the_lens_gives_the_same_in_small_chunks(llama, loaded, ids, monkeypatch):
@@ -179,7 +175,7 @@ def test_the_lens_gives_the_same_in_small_chunks(llama, loaded, ids, monkeypatch
     # where one float32 ulp is 4.8e-7) differ by an ulp or two, and each probability is exp of a
     # logit difference over a 300-term float32 sum: relative errors of about 1e-6 (measured up to
     # 9.6e-7). rtol 1e-5 allows ten times that and still catches a row lost or counted twice.
-    logits = lens_by_hand(llama[0], ids, 7)[0]
+    logits = lens_by_hand(loaded, ids, 7)[0]
     assert_tops(pieces.top_ids, logits)
     np.testing.assert_allclose(pieces.top_probs, whole.top_probs, rtol=1e-5, atol=0)
     for rank, layer_logits in zip(pieces.target_rank, logits, strict=True):
@@ -187,17 +183,18 @@ def test_the_lens_gives_the_same_in_small_chunks(llama, loaded, ids, monkeypatch
     np.testing.assert_allclose(pieces.target_prob, whole.target_prob, rtol=1e-5, atol=0)
 
 
-def lens_by_hand(model, ids, target):
+def lens_by_hand(loaded, ids, target):
     """Every layer's output through norm and unembedding, one row at a time: the logits
     (layers, T, vocab) float32 and, softmax in float64, the target's probability (layers,)."""
-    seen = []
+    model, seen = loaded.module, []
 
     def keep(_, __, out):
         seen.append(out)
 
     handles = [layer.register_forward_hook(keep) for layer in model.model.layers]
     try:
-        run(model, ids)
+        with torch.inference_mode():
+            model(input_ids=torch.tensor([ids]), use_cache=False)  # transformers called directly
     finally:
         for handle in handles:
             handle.remove()
@@ -217,9 +214,8 @@ def lens_by_hand(model, ids, target):
 
 
 def test_every_layer_of_the_lens_equals_a_reference_by_hand(llama, loaded, ids):
-    model, _ = llama
-    target = int(np.argsort(-run(model, ids)[0][-1])[2])  # the third most likely at the end
-    logits, prob = lens_by_hand(model, ids, target)
+    target = int(np.argsort(-run(loaded, ids)[0][-1])[2])  # the third most likely at the end
+    logits, prob = lens_by_hand(loaded, ids, target)
     lens = logit_lens(loaded, ids, target_id=target)
     assert_tops(lens.top_ids, logits)
     wide = logits.astype(np.float64)
@@ -237,7 +233,7 @@ def test_the_clean_run_keeps_the_streams_weights_and_prediction_of_one_pass(llam
     hooks = [len(layer._forward_hooks) for layer in model.model.layers]
     clean = analysis_of(loaded).clean_run(tuple(ids))
     np.testing.assert_allclose(clean.streams.numpy(), streams_of(loaded, ids).numpy(), rtol=CLOSE, atol=1e-6)
-    logits, attentions = run(model, ids, attentions=True)
+    logits, attentions = run(loaded, ids, attentions=True)
     np.testing.assert_allclose(clean.attentions, attentions, atol=1e-6)
     np.testing.assert_allclose(clean.probs, softmax(logits[-1].astype(np.float64)), rtol=CLOSE, atol=1e-9)
     shared, own = read_streams(loaded, clean.streams, target_id=7), logit_lens(loaded, ids, target_id=7)
@@ -265,11 +261,10 @@ def test_a_new_target_is_read_from_the_last_positions_alone(loaded, ids):
         with_target(loaded, streams, lens, 300)
 
 
-def test_the_copy_boundary_and_which_targets_can_be_copied(llama):
-    model, _ = llama
+def test_the_copy_boundary_and_which_targets_can_be_copied(llama, loaded):
     n = 8
     ids = repeated_random_tokens(300, n, np.random.default_rng(0))
-    test = induction_test(model, ids)
+    test = induction_test(loaded, ids)
     at = np.arange(1, 2 * n)  # losses[p] is drawn at its target's position p + 1
     second = at > test.boundary
     assert test.boundary == n - 0.5 and at[second][0] == n  # the second copy starts at target n

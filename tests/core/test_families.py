@@ -54,11 +54,11 @@ def test_zero_ablating_a_head_equals_a_hook_on_the_familys_own_output_projection
     model, _, _ = tiny
     ids = model.tokenizer(TEXT)["input_ids"]
     layer, head = 1, adapter_of(model.module).shape.heads - 1
-    with ablated(model.module, [(layer, head)], first=True):
-        mine = run(model.module, ids)[0]
+    with ablated(model, [(layer, head)], first=True):
+        mine = run(model, ids)[0]
     with head_zeroed_by_hand(model.module, layer, head, slice(None)):
-        expected = run(model.module, ids)[0]
-    clean = run(model.module, ids)[0]
+        expected = run(model, ids)[0]
+    clean = run(model, ids)[0]
     np.testing.assert_allclose(mine, expected, atol=1e-5)
     assert np.abs(mine - clean).max() > 1e-4  # the head did matter
 
@@ -137,14 +137,14 @@ def test_the_ranking_equals_knocking_each_head_out_alone(tiny):
 
     model, _, _ = tiny
     ids = model.tokenizer(TEXT)["input_ids"]
-    logits = run(model.module, ids)[0][-1]
+    logits = run(model, ids)[0][-1]
     target, foil = (AnswerToken(int(i), "") for i in np.argsort(-logits)[:2])
-    ranking = rank_by_ablation(model.module, ids, target, foil)
+    ranking = rank_by_ablation(model, ids, target, foil)
     assert ranking.clean == pytest.approx(float(logits[target.id] - logits[foil.id]), abs=1e-4)
     shape = adapter_of(model.module).shape
     for layer, head in [(0, 0), (shape.layers - 1, shape.heads - 1)]:
-        with ablated(model.module, [(layer, head)]):
-            knocked = run(model.module, ids)[0][-1]
+        with ablated(model, [(layer, head)]):
+            knocked = run(model, ids)[0][-1]
         assert ranking.ablated[layer, head] == pytest.approx(
             float(knocked[target.id] - knocked[foil.id]), abs=1e-4
         )
@@ -154,7 +154,7 @@ def test_the_induction_test_reads_every_head(tiny):
     from core.interp.induction import random_induction_test
 
     model, _, _ = tiny
-    test = random_induction_test(model.module, model.tokenizer, n=8, seed=1)
+    test = random_induction_test(model, n=8, seed=1)
     shape = adapter_of(model.module).shape
     assert test.induction.shape == test.previous.shape == (shape.layers, shape.heads)
     assert np.isfinite(test.loss_first) and np.isfinite(test.loss_second)

@@ -352,8 +352,13 @@ def test_a_run_after_a_cached_beginning_equals_the_whole_run(tiny):
     again = hooked_run(model, ids[n:], past=past)  # the cache given is copied, not extended
     np.testing.assert_allclose(again.logits[0].numpy(), whole.logits[0, n:].numpy(), atol=1e-4)
     with pytest.raises(ValueError, match=r"Positions .* do not exist"):
-        hooked_run(model, ids[n:], past=past, edits=[Edit("q", 0, "zero", positions=len(ids) - n)])
-    hooked_run(model, ids[n:], past=past, edits=[Edit("k", 0, "zero", positions=len(ids) - 1)])
+        hooked_run(model, ids[n:], past=past, edits=[Edit("q", 0, "zero", positions=len(ids))])
+    for site in ("q", "z", "resid_post"):  # positions count from the start of the text
+        edit = Edit(site, 0, "zero", positions=[n + 1, len(ids) - 1])
+        later = hooked_run(model, ids[n:], past=past, edits=[edit]).logits
+        np.testing.assert_allclose(
+            later[0].numpy(), hooked_run(model, ids, edits=[edit]).logits[0, n:].numpy(), atol=1e-4
+        )
 
 
 def test_retain_keeps_the_graph_for_gradients_of_ones_own(tiny):

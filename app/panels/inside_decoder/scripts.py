@@ -28,9 +28,9 @@ def knock_out(s: KnockState) -> Script:
     print("Knocked-out heads (rows: layers, columns: heads)")
     print(table(grid, layers, heads))
 
-    every = next_token_probs(model.module, ids)  # (vocab,) every head in place
-    with ablated(model.module, knocked, mode, means, first):  # the hooks go on leaving
-        without = next_token_probs(model.module, ids)
+    every = next_token_probs(model, ids)  # (vocab,) every head in place
+    with ablated(model, knocked, mode, means, first):  # the hooks go on leaving
+        without = next_token_probs(model, ids)
     """
         + top_code()
         + """
@@ -69,7 +69,7 @@ def which_heads(s: KnockState, looking: bool) -> Script:
         answers_code(s.target, s.foil)
         + """
     # Every head knocked out alone, in turn (the heads knocked out above are only marked on screen).
-    ranking = rank_by_ablation(model.module, ids, target, foil, mode, means, first=first)
+    ranking = rank_by_ablation(model, ids, target, foil, mode, means, first=first)
     print(f"Clean logit difference: {ranking.clean:.6g}")
     print("Drop in the logit difference with each head knocked out (rows: layers, columns: heads)")
     print(table(ranking.drop, layers, heads))
@@ -79,7 +79,7 @@ def which_heads(s: KnockState, looking: bool) -> Script:
     )
     if looking:
         body += """
-    _, attentions = run(model.module, ids, attentions=True)  # (layers, heads, T, T)
+    _, attentions = run(model, ids, attentions=True)  # (layers, heads, T, T)
     looking = rank_by_attention(attentions, ids, target)  # last token -> the target's earlier copy
     print(f"The {looking.what}")
     print(table(looking.scores, layers, heads))
@@ -124,12 +124,12 @@ def sinks(s: SinkState) -> Script:
     body = (
         model_code(s.source, s.prompt, *imports)
         + """
-    _, attentions = run(model.module, ids, attentions=True)  # (layers, heads, T, T)
+    _, attentions = run(model, ids, attentions=True)  # (layers, heads, T, T)
     scores = sink_scores(attentions)  # the later tokens' mean weight on the first
     print("Mean weight on the first token (rows: layers, columns: heads)")
     print(table(scores, layers, heads))
 
-    dropped = without_first_token(model.module, ids)  # the prediction with and without it
+    dropped = without_first_token(model, ids)  # the prediction with and without it
     """
         + top_code()
         + """
@@ -151,7 +151,7 @@ def induction(s: InductionState) -> Script:
         model_code(s.source, None, *imports)
         + f"""
     n, seed = {s.n}, {s.seed}  # random tokens in one copy; the seed that draws them
-    test = random_induction_test(model.module, model.tokenizer, n, seed)  # the copies, every head
+    test = random_induction_test(model, n, seed)  # the copies, every head
     print("Induction score: mean weight from n + k to k + 1 (rows: layers, columns: heads)")
     print(table(test.induction, layers, heads))
     print("Previous-token score: mean weight from i to i - 1")
@@ -166,7 +166,7 @@ def induction(s: InductionState) -> Script:
         body += (
             knocked_code(s.heads, s.mode, s.first)
             + """
-    without = induction_test(model.module, test.ids, knocked, mode, means, first)
+    without = induction_test(model, test.ids, knocked, mode, means, first)
     losses.append(without.losses)
     print(f"Knocked out: first copy {without.loss_first:.6g}, second {without.loss_second:.6g} nats")
     """

@@ -130,9 +130,9 @@ def compute_knock(s: KnockState, progress: Progress | None = None) -> KnockResul
     means = _means_for(s.source, s.mode)
     clean = clean_run(s.source, prompt.ids)
     probs = clean.probs
-    with ablated(model.module, s.heads, s.mode, means, s.first) as heads:
+    with ablated(model, s.heads, s.mode, means, s.first) as heads:
         if heads:
-            probs = next_token_probs(model.module, prompt.ids)
+            probs = next_token_probs(model, prompt.ids)
     notices = [t.notice for t in (target, foil) if t is not None and t.notice]
     if prompt.dropped:
         notices.append(f"The prompt was cut to its last {len(prompt.ids)} tokens.")
@@ -155,7 +155,7 @@ def compute_ranking(s: KnockState, progress: Progress | None = None) -> Ablation
         raise ValueError("Name a target and a foil token first, e.g. Mary and John.")
     prompt = read_prompt(model, s.prompt)
     means = _means_for(s.source, s.mode)
-    return rank_by_ablation(model.module, prompt.ids, target, foil, s.mode, means, progress, s.first)
+    return rank_by_ablation(model, prompt.ids, target, foil, s.mode, means, progress, s.first)
 
 
 # --- 3. Logit lens ------------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def compute_sinks(s: SinkState, progress: Progress | None = None) -> SinkResult:
     model = decoder(s.source, progress)
     prompt = read_prompt(model, s.prompt)
     scores = sink_scores(clean_run(s.source, prompt.ids).attentions)
-    return SinkResult(model, prompt, scores, without_first_token(model.module, prompt.ids))
+    return SinkResult(model, prompt, scores, without_first_token(model, prompt.ids))
 
 
 # --- 5. Induction heads -------------------------------------------------------------------------------
@@ -243,5 +243,5 @@ def compute_induction(s: InductionState, progress: Progress | None = None) -> In
     ids = clean.ids
     knocked = None
     if s.heads:
-        knocked = induction_test(model.module, ids, s.heads, s.mode, _means_for(s.source, s.mode), s.first)
+        knocked = induction_test(model, ids, s.heads, s.mode, _means_for(s.source, s.mode), s.first)
     return InductionResult(model, clean, knocked)

@@ -153,7 +153,7 @@ def direct(s: HeadState, kind: str, why_not: str) -> Script:
     for name, value in zip(shares.names, shares.values):
         if not name.startswith("L"):  # the embeddings and the biases
             print(f"{{name}}: {{value:.6g}}")
-    knockout = rank_by_ablation(model.module, ids, target, foil)  # each head knocked out alone
+    knockout = rank_by_ablation(model, ids, target, foil)  # each head knocked out alone
     print("Drop when knocked out")
     print(table(knockout.drop, layers, columns[:-1]))
     """

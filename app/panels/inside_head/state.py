@@ -173,4 +173,4 @@ def compute_knockout(s: HeadState, progress: Progress | None = None) -> Ablation
     target, foil = _answers(model, s)
     if target is None or foil is None:
         raise ValueError("Name a target and a foil token first, e.g. Mary and John.")
-    return rank_by_ablation(model.module, read(model, s.prompt), target, foil, progress=progress)
+    return rank_by_ablation(model, read(model, s.prompt), target, foil, progress=progress)

@@ -57,7 +57,7 @@ def two_runs(s: PairState) -> Script:
         pair_code(s, *imports, runs=True)
         + f"""
     for name, ids in (("Clean", pair.clean), ("Corrupted", pair.corrupt)):
-        logits = run(model.module, ids)[0][-1].astype(np.float64)  # (vocab,) after the last token
+        logits = run(model, ids)[0][-1].astype(np.float64)  # (vocab,) after the last token
         metric = logits[pair.target.id] - logits[pair.foil.id]
         print(f"{{name}} run: logit({{pair.target.text!r}}) - logit({{pair.foil.text!r}}) = {{metric:.6g}}")
         probs = softmax(logits)
@@ -104,7 +104,7 @@ def heads(s: PairState, head: tuple[int, int] | None) -> Script:
         )
         + """
     # Each head knocked out of the clean run (zero-ablation): the drop in the metric over its size.
-    knockout = rank_by_ablation(model.module, pair.clean, pair.target, pair.foil)
+    knockout = rank_by_ablation(model, pair.clean, pair.target, pair.foil)
     print("Knockout: the share of the clean metric lost with each head knocked out")
     print(table(knockout.relative_drop, grid.rows, grid.columns))
     """

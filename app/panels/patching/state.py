@@ -85,7 +85,7 @@ def compute_pair(s: PairState, progress: Progress | None = None) -> PairResult:
     """The pair as the model reads it, both runs' metrics and predictions."""
     model = decoder(s.source, progress)
     pair = prepare(model, s.clean, s.corrupt, s.target, s.foil)
-    logits = [run(model.module, ids)[0][-1].astype(np.float64) for ids in (pair.clean, pair.corrupt)]
+    logits = [run(model, ids)[0][-1].astype(np.float64) for ids in (pair.clean, pair.corrupt)]
     m_clean, m_corrupt = (float(x[pair.target.id] - x[pair.foil.id]) for x in logits)
     check_ends(m_clean, m_corrupt)
     return PairResult(s, model, pair, m_clean, m_corrupt, *(top_tokens(model, x) for x in logits))
@@ -102,7 +102,7 @@ def sweep(
     alone, zero-ablation, as Inside a decoder ranks them; ``"approx"``: the Attribution of every
     cell); progress counts over all of them, and ``partial(what, value)`` gets each grid so far
     (cells to come are nan) and the approximation as soon as it is there."""
-    module, s = r.model.module, r.state
+    s = r.state
     sizes = {w: _cells(r, w) for w in whats}
     total, done, out = sum(sizes.values()), 0, {}
     for what in whats:
@@ -117,7 +117,7 @@ def sweep(
                 partial(what, out[what])
         elif what == "knockout":
             scaled = lambda d, t: tick(d * sizes["knockout"] // t, 0)  # noqa: E731  (layers -> heads)
-            out[what] = rank_by_ablation(module, r.pair.clean, r.pair.target, r.pair.foil, progress=scaled)
+            out[what] = rank_by_ablation(r.model, r.pair.clean, r.pair.target, r.pair.foil, progress=scaled)
         else:
             keep = None if partial is None else lambda grid: partial(grid.what, grid)
             out[what] = patch(r.model, r.pair, what, s.direction, head, tick, keep)
