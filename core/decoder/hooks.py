@@ -144,4 +144,3 @@ def recording(parts: Sequence[Any], inputs: bool = False) -> Iterator[dict[int, 
     finally:
         for handle in handles:
             handle.remove()
-

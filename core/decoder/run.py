@@ -213,6 +213,13 @@ class _Run(Tap):
         self.fan_out = fan_out
         self.start = start  # the text's position of the run's first token (None: not known)
 
+    def touches(self, site: str, layer: int | None) -> bool:
+        """Whether (site, layer) is edited or kept: only those get a hook."""
+        return (site, layer) in self.edits or (site, layer) in self.kept
+
+    def fans_out(self, layer: int) -> bool:
+        return self.fan_out is not None and self.fan_out[0] == layer
+
     def passed(self, site: str, layer: int | None, x: Any, start: int | None = None) -> Any:
         """``x`` at (site, layer), its positions the text's from ``start`` (default: the run's),
         after its edits; kept when asked for."""
@@ -237,7 +244,8 @@ class _Run(Tap):
 
 def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: bool) -> None:
     """Hooks on the blocks, attention, MLPs and final norm (and, with ``rotary``, on the cos and
-    sin each attention is given), each removed when ``stack`` closes."""
+    sin each attention is given) where the run reads or changes them, each removed when
+    ``stack`` closes."""
     import torch
 
     def before(site: str, layer: int | None, first: bool = False):
@@ -246,7 +254,7 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
             hidden = given
             if first and grads and not hidden.requires_grad:  # so that every later site has a gradient
                 hidden = hidden.detach().requires_grad_(True)
-            if run.fan_out is not None and run.fan_out[0] == layer:
+            if run.fans_out(layer):
                 hidden = hidden.expand(run.fan_out[1], -1, -1)
             hidden = run.passed(site, layer, hidden)
             if hidden is given:
@@ -273,18 +281,22 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
 
         return this_thread_only(hook)
 
-    for layer, block in enumerate(adapter.blocks):
-        first = before("resid_pre", layer, first=layer == 0)
-        parts = [
-            block.register_forward_pre_hook(first, with_kwargs=True),
-            block.register_forward_hook(after("resid_post", layer)),
-            adapter.attention(layer).register_forward_hook(after("attn_out", layer)),
-            adapter.mlp(layer).register_forward_hook(after("mlp_out", layer)),
-        ]
-        if rotary:
-            attention = adapter.attention(layer)
-            parts.append(attention.register_forward_pre_hook(rotation(layer), with_kwargs=True))
-        for handle in parts:
+    def hook(site: str, layer: int | None, part: Any, made: Any, pre: bool = False) -> None:
+        if run.touches(site, layer) or (
+            site == "resid_pre" and ((layer == 0 and grads) or run.fans_out(layer))
+        ):
+            handle = (
+                part.register_forward_pre_hook(made, with_kwargs=True)
+                if pre
+                else part.register_forward_hook(made)
+            )
             stack.callback(handle.remove)
-    handle = adapter.final_norm.register_forward_pre_hook(before("final_in", None), with_kwargs=True)
-    stack.callback(handle.remove)
+
+    for layer, block in enumerate(adapter.blocks):
+        hook("resid_pre", layer, block, before("resid_pre", layer, first=layer == 0), pre=True)
+        hook("resid_post", layer, block, after("resid_post", layer))
+        hook("attn_out", layer, adapter.attention(layer), after("attn_out", layer))
+        hook("mlp_out", layer, adapter.mlp(layer), after("mlp_out", layer))
+        if rotary:
+            hook("rotary", layer, adapter.attention(layer), rotation(layer), pre=True)
+    hook("final_in", None, adapter.final_norm, before("final_in", None), pre=True)

@@ -59,7 +59,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     loaded = models.load_model(args.model, expect=models.DECODER)
-    tokenizer, model = loaded.tokenizer, loaded.module
+    tokenizer, model = loaded.tokenizer, loaded
     ids = tokenizer(PROMPT)["input_ids"]
     target, foil = answer_token(tokenizer, "Mary", PROMPT), answer_token(tokenizer, "John", PROMPT)
     rng = np.random.default_rng(0)
@@ -110,8 +110,8 @@ def main() -> None:
     )
     print(f"attention sinks + first token dropped: median {med:.0f} ms, max {top:.0f} ms")
 
-    med, top = median_ms(lambda: random_induction_test(model, tokenizer, 30, 0), repeats=5)
-    test = random_induction_test(model, tokenizer, 30, 0)
+    med, top = median_ms(lambda: random_induction_test(model, 30, 0), repeats=5)
+    test = random_induction_test(model, 30, 0)
     print(
         f"induction test, 2 × 30 tokens: median {med:.0f} ms, max {top:.0f} ms "
         f"(loss {test.loss_first:.2f} → {test.loss_second:.2f} nats)"
