@@ -26,6 +26,14 @@ COMMANDS = {
         "one real head's q, k, score and weight for a query and a key, why (the score split into "
         "parts) and what it writes"
     ),
+    "stream": (
+        "one token's residual stream through every layer of a decoder: the sizes of what goes in and "
+        "out, the lens, and the final stream as the sum of its parts"
+    ),
+    "steer": (
+        "steer a decoder with one vector, the difference of two texts' streams: the normal and the "
+        "steered greedy completion side by side"
+    ),
     "export-script": (
         "write one step of a panel as a Python script over core, as File → Export experiment as Python does"
     ),

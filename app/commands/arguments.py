@@ -1,9 +1,12 @@
-"""Typed command-line numbers go through the same bounded parsers as the panels (core.inputs)."""
+"""Typed command-line numbers go through the same bounded parsers as the panels (core.inputs);
+the flags and the output several commands share."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import json
+import sys
+from collections.abc import Callable, Iterable
 from functools import partial
 
 from core import inputs
@@ -40,3 +43,22 @@ def number(name: str, low: float, high: float) -> Callable[[str], float]:
 
 def seed(name: str) -> Callable[[str], int]:
     return typed(inputs.seed, name)
+
+
+def decoder_flags(parser) -> None:
+    """``--model`` (a decoder, SmolLM2 by default) and ``--json``."""
+    parser.add_argument(
+        "--model", default="smollm2", metavar="smollm2|PATH", help="'smollm2' (once added) or a decoder"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+
+
+def report(doc: dict, as_json: bool, lines: Callable[[], Iterable[str]]) -> int:
+    """Print ``doc`` as one JSON document, or ``lines()`` as text; exit code 0."""
+    if as_json:
+        json.dump(doc, sys.stdout, ensure_ascii=False)
+        print()
+    else:
+        for line in lines():
+            print(line)
+    return 0

@@ -14,10 +14,7 @@ step 1 is shown: the split and the unembedding need a decoder.
 
 from __future__ import annotations
 
-import json
-import sys
-
-from app.commands.arguments import count
+from app.commands.arguments import count, report
 from app.commands.heads import MAX_LAYERS, echoed
 from app.commands.progress import load_model, stage
 
@@ -72,13 +69,7 @@ def run(args) -> int:
         writes = head.what_it_writes(rec, step.layer, step.head, i, j)
         note = ""
     doc = document(model, tokens, step, split, writes, note)
-    if args.json:
-        json.dump(doc, sys.stdout, ensure_ascii=False)
-        print()
-    else:
-        for line in lines(doc, step):
-            print(line)
-    return 0
+    return report(doc, args.json, lambda: lines(doc, step))
 
 
 def _r(x: float) -> float:

@@ -58,6 +58,7 @@ class HookedRun:
     grads: dict[Site, Any] = field(default_factory=dict)  # torch, the shape of the site
     metric: float | None = None
     normed: Any = None  # torch (batch, T, hidden), detached: the final norm's output, without the unembedding
+    past: Any = None  # with ``keep_past``: the KV cache after the run, for a next run's ``past``
     live: dict[Site, Any] = field(default_factory=dict)  # with ``retain``: the sites in the graph
 
 
@@ -73,6 +74,7 @@ def hooked_run(
     retain: bool = False,
     fan_out: tuple[int, int] | None = None,
     past: Any = None,
+    keep_past: bool = False,
 ) -> HookedRun:
     """Run ``model`` (a LoadedModel decoder) over ``ids`` ((T,) or (batch, T) token ids) once.
 
@@ -82,8 +84,8 @@ def hooked_run(
     output. ``retain`` keeps the graph: ``live`` then holds the cached and differentiated sites
     as they ran, for gradients of one's own. ``fan_out=(L, rows)``: a batch of one below block L
     and ``rows`` copies of it from there on. ``past``: the KV cache of the tokens before ``ids``
-    (from ``prefix``). ValueError, naming what exists, for a site, layer, head, position, row or
-    operation that does not.
+    (from ``prefix``, or an earlier run's ``keep_past``), left as it is. ValueError, naming what
+    exists, for a site, layer, head, position, row or operation that does not.
     """
     import torch
 
@@ -116,16 +118,19 @@ def hooked_run(
         stack.enter_context(torch.enable_grad() if asked else torch.inference_mode())
         _install(stack, adapter, run, bool(asked), "rotary" in used)
         stack.enter_context(tapped(run))
-        after = _after(adapter, past, fan_out)
+        after = _after(adapter, past, fan_out, keep_past)
         if unembed:
-            out = run.passed("logits", None, adapter.module(input_ids=tokens, **after).logits)
+            done = adapter.module(input_ids=tokens, **after)
+            out = run.passed("logits", None, done.logits)
         else:
-            out = adapter.body(input_ids=tokens, **after).last_hidden_state
+            done = adapter.body(input_ids=tokens, **after)
+            out = done.last_hidden_state
         found = HookedRun(
             out.detach() if unembed else None,
             {key: run.live[key].detach() for key in wanted},
             normed=None if unembed else out.detach(),
             live=dict(run.live) if retain else {},
+            past=done.past_key_values if keep_past else None,
         )
         if metric is not None:
             value = metric(out)
@@ -184,14 +189,14 @@ def _check_fan_out(fan_out: tuple[int, int] | None, batch: int, layers: int) -> 
     return rows
 
 
-def _after(adapter: Any, past: Any, fan_out: tuple[int, int] | None) -> dict:
+def _after(adapter: Any, past: Any, fan_out: tuple[int, int] | None, keep: bool) -> dict:
     """The keywords that run the model after ``past`` (a copy of it, its layers from the fan-out's
-    widened to its rows), or without a cache."""
+    widened to its rows), or without a cache (a new one with ``keep``)."""
     import copy
     import inspect
 
     if past is None:
-        return {"use_cache": False}
+        return {"use_cache": keep}
     cache = copy.deepcopy(past)
     if fan_out is not None:
         for part in cache.layers[fan_out[0] :]:

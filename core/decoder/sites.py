@@ -3,6 +3,7 @@
     Edit("z", 5, "zero", heads=2)                         # head 2 of layer 5 off, every position
     Edit("resid_post", 9, "add", vector, positions=[3])  # a vector added to the stream at token 3
     Edit("z", 5, "replace", other, where=mask)            # ``other`` where the bool ``mask`` is set
+    Edit("resid_post", 9, "remove", vector)               # the stream's component along ``vector`` gone
 
 A site's axes (``SITES``): "b" batch rows, "p" positions, "h" query heads, "g" key/value heads;
 "." an axis no edit selects along. Positions count from the start of the text, the tokens of a
@@ -33,7 +34,7 @@ SITES = {
     "logits": "bp.",
 }
 LAYERLESS = ("final_in", "logits")
-OPS = ("replace", "add", "scale", "zero")
+OPS = ("replace", "add", "scale", "zero", "remove")
 Site = tuple[str, int | None]
 
 
@@ -141,5 +142,6 @@ def apply(edit: Edit, x: Any, start: int = 0) -> Any:
         "add": lambda: x + value,
         "scale": lambda: x * value,
         "zero": lambda: torch.zeros_like(x),
+        "remove": lambda: x - (x @ value)[..., None] * value / (value @ value),
     }[edit.op]()
     return torch.where(mask, new, x)

@@ -246,8 +246,34 @@ PATCH_PAIR = {
     "--foil": "because",
     "--model": "{llama}",
 }
+CASES.update(
+    {
+        ("stream", "--text"): [["--text", ""], ["--text", " \t "], ["--text"]],
+        ("stream", "--position"): [["--position", "99"], ["--position", "-1"], ["--position", "x"],
+                                   ["--position"]],
+        ("stream", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
+        ("stream", "--json"): [["--json=1"]],
+        ("steer", "--text"): [["--text", ""], ["--text", " "], ["--text"]],
+        ("steer", "--plus"): [["--plus", " "], ["--plus", " mat"], ["--plus"]],
+        ("steer", "--minus"): [["--minus", ""], ["--minus"]],
+        ("steer", "--layer"): [["--layer", "0"], ["--layer", "9"], ["--layer", "x"], ["--layer"]],
+        ("steer", "--strength"): [["--strength", "nan"], ["--strength", "inf"], ["--strength", "1e400"],
+                                  ["--strength", "x"], ["--strength"]],
+        ("steer", "--prefix"): [["--prefix", "", "--plus", "c", "--minus", "m"], ["--prefix"]],
+        ("steer", "--generate"): [["--generate", "0"], ["--generate", "501"], ["--generate", "x"]],
+        ("steer", "--mode"): [["--mode", "double"], ["--mode"]],
+        ("steer", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
+        ("steer", "--json"): [["--json=1"]],
+    }
+)  # fmt: skip
+AROUND = {  # a good value of every other flag, given around the one bad value
+    "patch": PATCH_PAIR,
+    "stream": {"--text": PAIR, "--model": "{llama}"},
+    "steer": {"--text": "the cat", "--plus": " cat", "--minus": " mat", "--layer": "1", "--strength": "1",
+              "--model": "{llama}"},
+}  # fmt: skip
 MODEL_COMMANDS = {"heads", "predict", "explain"}
-TORCH_COMMANDS = MODEL_COMMANDS | {"induction", "patch"}
+TORCH_COMMANDS = MODEL_COMMANDS | {"induction", *AROUND}
 NOT_USER_INPUT = {"-h", "--help", "--version", "--exit-after-paint"}
 
 
@@ -281,10 +307,10 @@ def cases():
                 arguments = ["--model", "{llama}", *arguments]  # a decoder that loads
             if command == "explain":
                 arguments = [*EXPLAIN, *arguments]
-            if command == "patch":  # a good pair around the one bad value
+            if command in AROUND:
                 arguments = [
                     *arguments,
-                    *(x for f, v in PATCH_PAIR.items() if f not in arguments for x in (f, v)),
+                    *(x for f, v in AROUND[command].items() if f not in arguments for x in (f, v)),
                 ]
             name = f"{command or 'app'} {' '.join(arguments)[:40]}"
             yield pytest.param(command, arguments, id=name, marks=marks)
@@ -335,7 +361,7 @@ def test_bad_value_is_one_line_and_exit_2(command, arguments, tmp_path, capsys, 
     (tmp_path / "file").write_text("not a folder")
     (tmp_path / "folder").mkdir()
     places = {"file": tmp_path / "file", "folder": tmp_path / "folder", "missing": tmp_path / "missing"}
-    if command in MODEL_COMMANDS or command == "patch":
+    if command in MODEL_COMMANDS or command in AROUND:
         request.getfixturevalue("minilm_once")
         if any(a.startswith("{") and a.strip("{}") not in places for a in arguments):
             places |= request.getfixturevalue("model_folders")

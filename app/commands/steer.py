@@ -1,0 +1,102 @@
+"""``attention-lab steer``: steer a decoder with the difference of two texts' streams.
+
+    attention-lab steer --text "I went up to my friend and said" --plus " weddings" \\
+        --minus " funerals" --layer 10 --strength 0.6
+    vector: ' weddings' − ' funerals' after 'I talk about', the stream leaving layer 10 (size …)
+    normal:  I went up to my friend and said, "I'm going to the party tonight." …
+    steered: I went up to my friend and said I'm a total 10. …
+
+Both completions are greedy and equally long; the steered run adds strength × vector to the stream
+leaving the layer at every position but the first (the attention sink), in the prompt and in
+every new token, or with ``--mode remove`` takes the vector's direction out of it. Layers count
+from 1.
+"""
+
+from __future__ import annotations
+
+from app.commands.arguments import count, decoder_flags, number, report
+from app.commands.heads import MAX_LAYERS
+from app.commands.progress import load_model, stage
+
+
+def add_arguments(parser) -> None:
+    from core.interp.steering import MODES, PREFIX
+
+    parser.add_argument("--text", required=True, help="the prompt to continue")
+    parser.add_argument("--plus", required=True, metavar="A", help="the text to steer towards")
+    parser.add_argument("--minus", required=True, metavar="B", help="the text to steer away from")
+    parser.add_argument(
+        "--layer", required=True, type=count("--layer", MAX_LAYERS), metavar="L",
+        help="the stream leaving this layer (from 1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--strength", type=number("--strength", -1e300, 1e300), required=True, metavar="S",
+        help="how much of the vector (0: none; on SmolLM2 at layer 10 the text breaks down near 1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--prefix", default=PREFIX, metavar="P", help=f"read before each of A and B (default {PREFIX!r})"
+    )
+    parser.add_argument(
+        "--generate", type=count("--generate", 500), default=20, metavar="N", help="new tokens (default 20)"
+    )
+    parser.add_argument(
+        "--mode", choices=MODES, default="add", help="add the vector, or remove its direction"
+    )
+    decoder_flags(parser)
+
+
+def run(args) -> int:
+    if not args.text.strip():
+        raise ValueError("--text is empty; give a prompt to continue")
+    if args.plus == args.minus:
+        raise ValueError("--plus and --minus are the same text, so the vector would be zero; change one")
+    model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
+    from core.interp.prediction import encode
+    from core.interp.steering import greedy, steer, steering_vector
+
+    if args.layer > model.n_layers:
+        raise ValueError(
+            f"--layer {args.layer} does not exist: {model.name} has layers 1 to {model.n_layers}"
+        )
+    ids = encode(model, args.text)[0]
+    stage("the vector")
+    vector = steering_vector(model, args.plus, args.minus, args.layer - 1, args.prefix)
+    stage("the normal completion")
+    normal = greedy(model, ids, args.generate)
+    stage("the steered completion")
+    steered = greedy(model, ids, args.generate, steer(vector, args.strength, args.mode))
+    doc = document(model, args, vector, normal, steered)
+    return report(doc, args.json, lambda: lines(doc, args))
+
+
+def document(model, args, vector, normal, steered) -> dict:
+    decode = model.tokenizer.decode
+    doc = {
+        "model": model.name,
+        "layer": args.layer,
+        "strength": args.strength,
+        "mode": args.mode,
+        "prefix": args.prefix,
+        "vector_norm": round(vector.norm, 6),
+        "stream_norm": round(vector.stream_norm, 6),
+        "normal": {"text": decode(list(normal.ids)), "ids": list(normal.ids)},
+        "steered": {"text": decode(list(steered.ids)), "ids": list(steered.ids)},
+    }
+    if steered.overflow is not None:
+        doc["notes"] = [
+            f"The steered logits stopped being finite numbers at new token {steered.overflow + 1}: "
+            "the strength is too large for 32-bit floats, so the completion ends there."
+        ]
+    return doc
+
+
+def lines(doc: dict, args) -> list[str]:
+    what = "remove its direction" if doc["mode"] == "remove" else f"strength {doc['strength']:g}"
+    return [
+        f"model: {doc['model']}",
+        f"vector: {args.plus!r} − {args.minus!r} after {doc['prefix']!r}, the stream leaving layer "
+        f"{doc['layer']} (size {doc['vector_norm']:.3f}; the streams there {doc['stream_norm']:.3f}); {what}",
+        f"normal:  {args.text}{doc['normal']['text']}",
+        f"steered: {args.text}{doc['steered']['text']}",
+        *(f"note: {n}" for n in doc.get("notes", ())),
+    ]

@@ -1,0 +1,106 @@
+"""``attention-lab stream``: one token's residual stream through every layer of a decoder.
+
+    attention-lab stream --text "When Mary and John went to the store, John gave a drink to"
+    layer  in      out     attn    MLP     cos final  lens
+    1      0.66    1.94    1.30    1.15    0.05       ' the'
+    …
+    the final stream = embeddings + every attention and MLP output (largest difference 2e-06)
+
+For each block: the size (Euclidean norm) of the stream entering and leaving it at the chosen
+token, of what attention and the MLP add, the cosine of the stream leaving it with the final
+stream, and the token the logit lens reads there. Then the final stream's parts with their
+sizes, checked to add up. Layers count from 1; ``--position`` from 0 (the index into the
+tokens; default the last).
+"""
+
+from __future__ import annotations
+
+from app.commands.arguments import decoder_flags, report
+from app.commands.heads import echoed
+from app.commands.progress import load_model, stage
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--text", required=True, help="the text the model reads")
+    parser.add_argument(
+        "--position", type=int, default=None, metavar="P", help="the token, from 0 (default: the last)"
+    )
+    decoder_flags(parser)
+
+
+def run(args) -> int:
+    if not args.text.strip():
+        raise ValueError("--text is empty; give a text for the model to read")
+    model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
+    from core.interp.prediction import encode, pieces
+    from core.interp.stream import stream_journey
+
+    ids = encode(model, args.text)[0]
+    position = len(ids) - 1 if args.position is None else args.position
+    if not 0 <= position < len(ids):
+        raise ValueError(f"--position {position} does not exist: the text has tokens 0 to {len(ids) - 1}.")
+    stage(f"running {model.name}")
+    journey = stream_journey(model, ids, position)
+    doc = document(model, pieces(model, ids), journey)
+    return report(doc, args.json, lambda: lines(doc))
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6)
+
+
+def document(model, tokens, journey) -> dict:
+    """The JSON fields: layers from 1, the position from 0."""
+    import numpy as np
+
+    piece = model.tokenizer.decode
+    return {
+        "model": model.name,
+        "tokens": list(tokens),
+        "position": journey.position,
+        "layers": [
+            {
+                "layer": n + 1,
+                "norm_in": _r(row.norm_in),
+                "norm_out": _r(row.norm_out),
+                "attn_norm": _r(row.attn_norm),
+                "mlp_norm": _r(row.mlp_norm),
+                "cos_final": _r(row.cos_final),
+                "lens_top": piece([row.lens_top]),
+            }
+            for n, row in enumerate(journey.rows)
+        ],
+        "parts": [
+            {"name": name, "norm": _r(np.linalg.norm(vector))}
+            for name, vector in zip(journey.names, journey.parts, strict=True)
+        ],
+        "sum_error": float(journey.sum_error),
+    }
+
+
+def lines(doc: dict) -> list[str]:
+    """The same as plain text: a row per layer, then the parts, largest first."""
+    from core.interp.prediction import visible
+
+    tokens = [visible(t) for t in doc["tokens"]]
+    p = doc["position"]
+    out = [
+        f"model: {doc['model']}",
+        f"tokens ({len(tokens)}): {echoed(tokens, '|')}",
+        f"the stream of token {p} {tokens[p]!r}, entering and leaving each layer (sizes are norms)",
+        f"{'layer':<6} {'in':>9} {'out':>9} {'attn':>9} {'MLP':>9} {'cos final':>10}  lens",
+    ]
+    out += [
+        f"{r['layer']:<6} {r['norm_in']:>9.3f} {r['norm_out']:>9.3f} {r['attn_norm']:>9.3f} "
+        f"{r['mlp_norm']:>9.3f} {r['cos_final']:>10.3f}  {visible(r['lens_top'])!r}"
+        for r in doc["layers"]
+    ]
+    largest = sorted(doc["parts"], key=lambda part: -part["norm"])[:8]
+    out.append(
+        "largest parts of the final stream: " + ", ".join(f"{q['name']} {q['norm']:.3f}" for q in largest)
+    )
+    out.append(
+        f"the final stream = embeddings + every attention and MLP output "
+        f"(largest difference {doc['sum_error']:.1e})"
+    )
+    return out

@@ -1,0 +1,75 @@
+"""``stream`` on tiny random decoders (no downloads): its JSON against the family's own modules read
+by hooks written here, its text, and bad input."""
+
+import json
+
+import numpy as np
+import pytest
+
+from app.main import main
+from tests.core.test_stream import written_by_hand
+from tests.tiny_models import save_tiny_decoder
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+
+PROMPT = "the cat sat on the mat because the cat"
+
+
+@pytest.fixture(scope="module", params=["llama", "gemma3_text", "gpt2"])
+def tiny(request, tmp_path_factory):
+    from core import models
+
+    folder = save_tiny_decoder(tmp_path_factory.mktemp(request.param), request.param)
+    return folder, request.param, models.load_model(folder)
+
+
+def stream(folder, *more):
+    return ["stream", "--text", PROMPT, "--model", str(folder), *more]
+
+
+def test_the_json_is_the_streams_real_sizes_and_its_parts_add_up(tiny, capsys):
+    folder, model_type, model = tiny
+    assert main([*stream(folder, "--position", "3"), "--json"]) == 0, capsys.readouterr().err
+    doc = json.loads(capsys.readouterr().out)
+    ids = model.tokenizer(PROMPT)["input_ids"]
+    attn, mlp, first, last = written_by_hand(model.module, model_type, ids)
+    assert doc["position"] == 3 and len(doc["tokens"]) == len(ids) and len(doc["layers"]) == model.n_layers
+    one = doc["layers"][0]
+    assert set(one) == {"layer", "norm_in", "norm_out", "attn_norm", "mlp_norm", "cos_final", "lens_top"}
+    assert one["layer"] == 1 and one["norm_in"] == pytest.approx(float(np.linalg.norm(first[3])), rel=1e-5)
+    assert one["attn_norm"] == pytest.approx(float(np.linalg.norm(attn[0][3])), rel=1e-5)
+    assert one["mlp_norm"] == pytest.approx(float(np.linalg.norm(mlp[0][3])), rel=1e-5)
+    assert doc["layers"][-1]["norm_out"] == pytest.approx(float(np.linalg.norm(last[3])), rel=1e-5)
+    assert doc["layers"][-1]["cos_final"] == pytest.approx(1.0, abs=1e-6)
+    assert [p["name"] for p in doc["parts"][:3]] == ["embeddings", "L1 attn", "L1 MLP"]
+    assert doc["parts"][1]["norm"] == one["attn_norm"]
+    assert doc["sum_error"] <= 1e-4 * np.abs(last[3]).max()
+
+
+def test_the_text_has_a_row_per_layer_and_checks_the_sum(tiny, capsys):
+    folder, _, model = tiny
+    assert main(stream(folder)) == 0
+    out = capsys.readouterr().out
+    assert "the stream of token" in out
+    assert out.count("\n") >= model.n_layers + 5 and "every attention and MLP output" in out
+
+
+@pytest.mark.parametrize(
+    "more, message",
+    [
+        (("--position", "99"), "--position 99 does not exist: the text has tokens 0 to"),
+        (("--position", "-1"), "--position -1 does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tiny, capsys, more, message):
+    folder, _, _ = tiny
+    assert main(stream(folder, *more)) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_an_empty_text_is_refused(tiny, capsys):
+    folder, _, _ = tiny
+    assert main(["stream", "--text", "  ", "--model", str(folder)]) == 2
+    assert "--text is empty" in capsys.readouterr().err

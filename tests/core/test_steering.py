@@ -1,0 +1,123 @@
+"""Steering with one vector (core.interp.steering) on a tiny random model of every supported family,
+against generation by hand: full forward passes of transformers' own model, a hook written here
+adding (or projecting out) the same vector."""
+
+from functools import reduce
+
+import pytest
+
+from core import models
+from core.interp.steering import greedy, steer, steering_vector
+from tests.tiny_models import FAMILY_TYPES, PARTS, save_tiny_decoder
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+PROMPT = "the cat sat on the"
+LAYER = 0
+
+
+@pytest.fixture(scope="module", params=FAMILY_TYPES)
+def tiny(request, tmp_path_factory):
+    folder = save_tiny_decoder(tmp_path_factory.mktemp(request.param), request.param)
+    model = models.load_model(folder)
+    return model, request.param, model.tokenizer(PROMPT)["input_ids"]
+
+
+def block(module, model_type: str, layer: int):
+    return reduce(getattr, PARTS[model_type][0].split("."), module)[layer]
+
+
+def stream_by_hand(module, model_type, ids, layer):
+    """(T, hidden): what block ``layer`` of transformers' own model outputs, read by a hook."""
+    seen = {}
+    handle = block(module, model_type, layer).register_forward_hook(
+        lambda _, __, out: seen.update(x=out[0] if isinstance(out, tuple) else out)
+    )
+    try:
+        with torch.no_grad():
+            module(input_ids=torch.tensor([ids]), use_cache=False)
+    finally:
+        handle.remove()
+    return seen["x"][0]
+
+
+def generated_by_hand(module, model_type, ids, new, change=None):
+    """Greedy tokens from full forward passes (no KV cache), ``change(hidden)`` applied by a hook to
+    block LAYER's output at every position but the first."""
+
+    def hook(_, __, out):
+        hidden = (out[0] if isinstance(out, tuple) else out).clone()
+        hidden[:, 1:] = change(hidden[:, 1:])
+        return (hidden, *out[1:]) if isinstance(out, tuple) else hidden
+
+    handle = block(module, model_type, LAYER).register_forward_hook(hook) if change else None
+    made = []
+    try:
+        with torch.no_grad():
+            for _ in range(new):
+                logits = module(input_ids=torch.tensor([[*ids, *made]]), use_cache=False).logits[0, -1]
+                made.append(int(logits.argmax()))
+    finally:
+        if handle is not None:
+            handle.remove()
+    return tuple(made)
+
+
+def test_the_vector_is_the_difference_of_the_two_streams(tiny):
+    model, model_type, _ = tiny
+    found = steering_vector(model, " cat", " mat", LAYER, prefix="the dog saw")
+    ends = [
+        stream_by_hand(model.module, model_type, model.tokenizer(t)["input_ids"], LAYER)[-1]
+        for t in ("the dog saw cat", "the dog saw mat")
+    ]
+    torch.testing.assert_close(found.vector, ends[0] - ends[1], atol=1e-5, rtol=0)
+    assert found.norm == pytest.approx(float((ends[0] - ends[1]).norm()), rel=1e-5)
+    assert found.stream_norm == pytest.approx(float((ends[0].norm() + ends[1].norm()) / 2), rel=1e-5)
+
+
+def test_steering_adds_the_vector_as_a_hook_by_hand_does(tiny):
+    model, model_type, ids = tiny
+    vector = steering_vector(model, " cat", " mat", LAYER)
+    steered = greedy(model, ids, 6, steer(vector, 8.0))
+    by_hand = generated_by_hand(model.module, model_type, ids, 6, lambda h: h + 8.0 * vector.vector)
+    assert steered.ids == by_hand and steered.overflow is None
+    normal = greedy(model, ids, 6)
+    assert normal.ids == generated_by_hand(model.module, model_type, ids, 6)
+    assert greedy(model, ids, 6, steer(vector, 0.0)).ids == normal.ids  # strength 0: the normal text
+
+
+def test_removing_the_direction_projects_it_out_as_a_hook_by_hand_does(tiny):
+    model, model_type, ids = tiny
+    vector = steering_vector(model, " cat", " mat", LAYER)
+    unit = vector.vector / vector.vector.norm()
+
+    def project(hidden):
+        return hidden - (hidden @ unit)[..., None] * unit
+
+    removed = greedy(model, ids, 5, steer(vector, mode="remove"))
+    assert removed.ids == generated_by_hand(model.module, model_type, ids, 5, project)
+
+
+def test_an_overflowing_strength_is_reported_not_crashed_on(tiny):
+    model, _, ids = tiny
+    vector = steering_vector(model, " cat", " mat", LAYER)
+    out = greedy(model, ids, 4, steer(vector, 3e38))
+    assert out.overflow is not None and len(out.ids) == out.overflow
+
+
+def test_bad_input_is_refused_saying_what_to_change(tiny):
+    model, _, _ = tiny
+    wrong = [
+        (lambda: steering_vector(model, " cat", " cat", LAYER), "the same"),
+        (lambda: steering_vector(model, " ", " cat", LAYER), "Give two texts"),
+        (
+            lambda: steering_vector(model, " cat", " mat", model.n_layers),
+            f"Layer {model.n_layers + 1} does not",
+        ),
+        (lambda: steering_vector(model, "c", "m", LAYER, prefix=""), "is one token"),
+        (lambda: steer(steering_vector(model, " cat", " mat", LAYER), float("nan")), "finite"),
+        (lambda: steer(steering_vector(model, " cat", " mat", LAYER), 1.0, "double"), "Unknown mode"),
+    ]
+    for call, message in wrong:
+        with pytest.raises(ValueError, match=message):
+            call()

@@ -1,0 +1,105 @@
+"""The residual stream of one token (core.interp.stream) on a tiny random model of every supported
+family: each part against the output of the family's own modules read by hooks written here, the
+parts' sum against the stream transformers' run leaves the last block with, the lens beside it."""
+
+from functools import reduce
+
+import numpy as np
+import pytest
+
+from core import models
+from core.interp.lens import logit_lens
+from core.interp.stream import check_position, stream_journey
+from tests.tiny_models import FAMILY_TYPES, PARTS, save_tiny_decoder
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+TEXT = "the cat sat on the mat because it was warm"
+# Written by hand from each family's modeling file: the norms Gemma 2 and 3 put on what attention
+# and the MLP write before it joins the stream.
+AFTER = {t: ("post_attention_layernorm", "post_feedforward_layernorm") for t in ("gemma2", "gemma3_text")}
+
+
+@pytest.fixture(scope="module", params=FAMILY_TYPES)
+def tiny(request, tmp_path_factory):
+    folder = save_tiny_decoder(tmp_path_factory.mktemp(request.param), request.param)
+    model = models.load_model(folder)
+    return model, request.param, model.tokenizer(TEXT)["input_ids"]
+
+
+def part(root, path: str):
+    return reduce(getattr, path.split("."), root)
+
+
+def written_by_hand(module, model_type: str, ids) -> tuple[list, list, np.ndarray, np.ndarray]:
+    """(what each attention adds, what each MLP adds, the stream entering block 0, the stream
+    leaving the last block), each (T, hidden) per layer, read by hooks on the family's modules."""
+    blocks, attention, mlp, _ = PARTS[model_type]
+    seen = {}
+
+    def keep(name):
+        def hook(_, args, out):
+            seen[name] = (out[0] if isinstance(out, tuple) else out)[0].double().numpy()
+
+        return hook
+
+    handles = []
+    layers = part(module, blocks)
+    for n, block in enumerate(layers):
+        after = AFTER.get(model_type)
+        handles += [
+            part(block, after[0] if after else attention).register_forward_hook(keep(("attn", n))),
+            part(block, after[1] if after else mlp).register_forward_hook(keep(("mlp", n))),
+        ]
+    handles.append(layers[0].register_forward_pre_hook(lambda _, args: seen.update(first=args[0][0])))
+    handles.append(layers[-1].register_forward_hook(keep("last")))
+    try:
+        with torch.no_grad():
+            module(input_ids=torch.tensor([ids]), use_cache=False)
+    finally:
+        for handle in handles:
+            handle.remove()
+    n = len(layers)
+    first = seen["first"].double().numpy()
+    return [seen["attn", i] for i in range(n)], [seen["mlp", i] for i in range(n)], first, seen["last"]
+
+
+@pytest.mark.parametrize("position", [-1, 3])
+def test_each_part_is_what_the_familys_modules_wrote_and_they_sum_to_the_final_stream(tiny, position):
+    model, model_type, ids = tiny
+    journey = stream_journey(model, ids, position)
+    attn, mlp, first, last = written_by_hand(model.module, model_type, ids)
+    layers = model.n_layers
+    assert journey.names[:3] == ("embeddings", "L1 attn", "L1 MLP") and len(journey.names) == 1 + 2 * layers
+    np.testing.assert_allclose(journey.parts[0], first[position], atol=1e-5)
+    for n in range(layers):
+        np.testing.assert_allclose(
+            journey.parts[1 + 2 * n], attn[n][position], atol=1e-5, err_msg=f"L{n + 1}"
+        )
+        np.testing.assert_allclose(journey.parts[2 + 2 * n], mlp[n][position], atol=1e-5, err_msg=f"L{n + 1}")
+    np.testing.assert_allclose(journey.final, last[position], atol=1e-5)
+    assert journey.sum_error <= 1e-4 * np.abs(last[position]).max()
+    rows = journey.rows
+    assert rows[-1].cos_final == pytest.approx(1.0, abs=1e-9)
+    assert rows[-1].norm_out == pytest.approx(float(np.linalg.norm(last[position])), rel=1e-5)
+    assert rows[0].norm_in == pytest.approx(float(np.linalg.norm(first[position])), rel=1e-5)
+    for n in range(layers):
+        assert rows[n].attn_norm == pytest.approx(float(np.linalg.norm(attn[n][position])), rel=1e-5)
+        assert rows[n].mlp_norm == pytest.approx(float(np.linalg.norm(mlp[n][position])), rel=1e-5)
+    for n in range(1, layers):  # the stream entering a block is the one leaving the block before
+        assert rows[n].norm_in == pytest.approx(rows[n - 1].norm_out, rel=1e-6)
+
+
+def test_the_lens_beside_each_layer_is_the_logit_lens(tiny):
+    model, _, ids = tiny
+    journey = stream_journey(model, ids, 2)
+    lens = logit_lens(model, ids)
+    assert [row.lens_top for row in journey.rows] == lens.top_ids[:, 2].tolist()
+
+
+def test_a_position_out_of_range_is_named():
+    assert check_position(-1, 5) == 4 and check_position(0, 5) == 0
+    with pytest.raises(ValueError, match="Position 5 does not exist: the text has positions 0 to 4"):
+        check_position(5, 5)
+    with pytest.raises(ValueError, match="Position -6 does not exist"):
+        check_position(-6, 5)
