@@ -31,6 +31,7 @@ SCRIPTS = [
     ("multihead", "tests.perf.multihead_perf", []),
     ("model", "tests.perf.model_perf", []),
     ("inside a decoder", "tests.perf.decoder_analysis_perf", ["--rankings", "1"]),
+    ("residual stream", "tests.perf.stream_perf", []),
     ("position", "tests.perf.position_perf", []),
     ("cost (flash)", "tests.perf.flash_perf", []),
     ("bench fidelity", "tests.perf.bench_fidelity", []),
