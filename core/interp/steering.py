@@ -3,26 +3,35 @@
     vector = steering_vector(model, " weddings", " funerals", layer=9)   # after block 10
     normal = greedy(model, ids, 20)
     steered = greedy(model, ids, 20, steer(vector, strength=4.0))     # every position but the first
+    sweep = strength_sweep(model, ids, vector, np.linspace(0, 2, 21), token_id)   # the next token
 
 Each text is read after the same prefix ("I talk about" unless given), so that its last token is
 not the first of the run: the first token's stream is the attention sink, many times the size of
 the others', and would swamp the difference. The vector is the difference of the two last
 tokens' streams leaving block ``layer``. Steering adds strength × vector to that stream at every
 position but the first, of the prompt and of every generated token, or (mode "remove") takes the
-vector's direction out of it. Generation is greedy, with the KV cache. Layers are 0-based.
+vector's direction out of it. Generation is greedy, with the KV cache. A sweep of strengths is
+one batched run per few strengths, each a row. Layers are 0-based.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from core.decoder.adapter import adapter_of
 from core.decoder.run import Edit, hooked_run
 from core.interp.prediction import encode
 
-__all__ = ["MODES", "PREFIX", "Generated", "SteeringVector", "greedy", "steer", "steering_vector"]
+__all__ = [
+    "MODES", "PREFIX", "Generated", "SteeringVector", "StrengthSweep", "greedy", "steer", "steering_vector",
+    "strength_sweep",
+]  # fmt: skip
+ROWS = 5  # strengths per batched run of a sweep: a cancel lands within one
 
 PREFIX = "I talk about"
 MODES = ("add", "remove")
@@ -102,3 +111,51 @@ def greedy(model: Any, ids: Sequence[int], new: int, edits: Sequence[Edit] = ())
         if len(made) == new:
             return Generated(tuple(made))
         out = hooked_run(model, made[-1:], edits=edits, past=out.past, keep_past=True)
+
+
+@dataclass(frozen=True)
+class StrengthSweep:
+    """The next token after a prompt, steered at each strength."""
+
+    strengths: np.ndarray  # (S,)
+    token: int  # the token followed
+    prob: np.ndarray  # (S,) its probability
+    entropy: np.ndarray  # (S,) of the whole next-token distribution, in nats
+    top: np.ndarray  # (S,) int: the most likely next token
+
+
+def strength_sweep(
+    model: Any,
+    ids: Sequence[int],
+    vector: SteeringVector,
+    strengths: Sequence[float],
+    token: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> StrengthSweep:
+    """The next token's distribution after ``ids`` steered by ``vector`` at each of ``strengths``
+    (added at every position but the first): ``ROWS`` strengths a run, the layers before the
+    steered one run once. ``progress(done, total)`` (strengths) may raise to cancel."""
+    import torch
+
+    strengths = np.asarray(strengths, dtype=np.float64)
+    if strengths.ndim != 1 or len(strengths) == 0 or not np.isfinite(strengths).all():
+        raise ValueError("Give one or more finite strengths.")
+    adapter = adapter_of(model.module)
+    if not 0 <= token < adapter.shape.vocab:
+        raise ValueError(f"Token id {token} is outside the vocabulary (0–{adapter.shape.vocab - 1}).")
+    tick = progress or (lambda done, total: None)
+    total, rows = len(strengths), []
+    tick(0, total)
+    for start in range(0, total, ROWS):
+        chunk = torch.as_tensor(strengths[start : start + ROWS], dtype=torch.float32)
+        value = chunk[:, None, None] * vector.vector  # (B, 1, hidden): one strength per row
+        edit = Edit("resid_post", vector.layer, "add", value, positions=slice(1, None))
+        out = hooked_run(model, ids, edits=[edit], fan_out=(vector.layer, len(chunk)), unembed=False)
+        with torch.inference_mode():
+            rows.append(torch.log_softmax(adapter.readout(out.normed[:, -1]).double(), dim=-1))
+        tick(min(start + ROWS, total), total)
+    logp = torch.cat(rows)  # (S, vocab)
+    entropy = -(logp.exp() * logp.nan_to_num(neginf=0.0)).sum(-1)
+    return StrengthSweep(
+        strengths, token, logp[:, token].exp().numpy(), entropy.numpy(), logp.argmax(-1).numpy()
+    )

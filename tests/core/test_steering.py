@@ -7,7 +7,7 @@ from functools import reduce
 import pytest
 
 from core import models
-from core.interp.steering import greedy, steer, steering_vector
+from core.interp.steering import greedy, steer, steering_vector, strength_sweep
 from tests.tiny_models import FAMILY_TYPES, PARTS, save_tiny_decoder
 
 pytestmark = pytest.mark.models
@@ -121,3 +121,55 @@ def test_bad_input_is_refused_saying_what_to_change(tiny):
     for call, message in wrong:
         with pytest.raises(ValueError, match=message):
             call()
+
+
+def next_token_by_hand(module, model_type, ids, change):
+    """log-probabilities (vocab,) float64 of the token after ``ids``, ``change`` applied as in
+    ``generated_by_hand``."""
+
+    def hook(_, __, out):
+        hidden = (out[0] if isinstance(out, tuple) else out).clone()
+        hidden[:, 1:] = change(hidden[:, 1:])
+        return (hidden, *out[1:]) if isinstance(out, tuple) else hidden
+
+    handle = block(module, model_type, LAYER).register_forward_hook(hook)
+    try:
+        with torch.no_grad():
+            logits = module(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1].double()
+    finally:
+        handle.remove()
+    return torch.log_softmax(logits, -1)
+
+
+def test_a_strength_sweep_is_each_strength_run_by_hand(tiny):
+    model, model_type, ids = tiny
+    vector = steering_vector(model, " cat", " mat", LAYER)
+    strengths = [0.0, 8.0, -3.0, 1.5, 20.0, 0.5, 2.0]  # two batched runs of five rows
+    token = int(torch.tensor(greedy(model, ids, 1).ids[0]))
+    calls = []
+    sweep = strength_sweep(model, ids, vector, strengths, token, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(0, 7), (5, 7), (7, 7)]
+    for k, strength in enumerate(strengths):
+        logp = next_token_by_hand(model.module, model_type, ids, lambda h, s=strength: h + s * vector.vector)
+        assert sweep.prob[k] == pytest.approx(float(logp[token].exp()), abs=1e-5)
+        assert sweep.entropy[k] == pytest.approx(float(-(logp.exp() * logp).sum()), abs=1e-4)
+        assert sweep.top[k] == int(logp.argmax())
+
+
+def test_a_cancelled_sweep_leaves_the_model_as_it_was(tiny):
+    model, _, ids = tiny
+    vector = steering_vector(model, " cat", " mat", LAYER)
+    before = greedy(model, ids, 3).ids
+
+    def cancel(done, total):
+        if done:
+            raise RuntimeError("cancelled")
+
+    with pytest.raises(RuntimeError, match="cancelled"):
+        strength_sweep(model, ids, vector, list(range(12)), 0, progress=cancel)
+    assert greedy(model, ids, 3).ids == before
+    for bad, message in (([], "one or more finite"), ([1.0, float("inf")], "finite")):
+        with pytest.raises(ValueError, match=message):
+            strength_sweep(model, ids, vector, bad, 0)
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        strength_sweep(model, ids, vector, [1.0], 10**9)
