@@ -166,6 +166,10 @@ def save_tiny_decoder(folder: Path, model_type: str, n_positions: int = 64) -> P
     config = _family_config(model_type, vocab, n_positions)
     config.initializer_range = 0.2
     model = AutoModelForCausalLM.from_config(config)
+    with torch.no_grad():  # norms' gains away from their initial ones, so a norm applied twice shows
+        for name, weight in model.named_parameters():
+            if weight.ndim == 1 and ("norm" in name or ".ln_" in name) and name.endswith("weight"):
+                weight.add_(0.3 * torch.randn_like(weight))
     model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
     return folder

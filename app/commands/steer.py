@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from app.commands.arguments import count, decoder_flags, number, report
 from app.commands.heads import MAX_LAYERS
-from app.commands.progress import load_model, stage
+from app.commands.progress import counter, load_model, stage
+
+SWEEP_POINTS = 21
 
 
 def add_arguments(parser) -> None:
@@ -42,6 +44,15 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--mode", choices=MODES, default="add", help="add the vector, or remove its direction"
     )
+    parser.add_argument(
+        "--sweep", nargs=2, type=number("--sweep", -1e300, 1e300), metavar=("FROM", "TO"),
+        help=f"also the next token at {SWEEP_POINTS} strengths from FROM to TO: its probability and entropy",
+    )  # fmt: skip
+    parser.add_argument(
+        "--token",
+        metavar="T",
+        help="the next token the sweep follows (default: the normal completion's first)",
+    )
     decoder_flags(parser)
 
 
@@ -50,6 +61,12 @@ def run(args) -> int:
         raise ValueError("--text is empty; give a prompt to continue")
     if args.plus == args.minus:
         raise ValueError("--plus and --minus are the same text, so the vector would be zero; change one")
+    if args.token is not None and args.sweep is None:
+        raise ValueError("--token names the token a --sweep follows; give --sweep FROM TO too")
+    if args.sweep is not None and args.mode == "remove":
+        raise ValueError(
+            "--sweep varies how much of the vector is added; it has no meaning with --mode remove"
+        )
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
     from core.interp.prediction import encode
     from core.interp.steering import greedy, steer, steering_vector
@@ -66,7 +83,33 @@ def run(args) -> int:
     stage("the steered completion")
     steered = greedy(model, ids, args.generate, steer(vector, args.strength, args.mode))
     doc = document(model, args, vector, normal, steered)
+    if args.sweep is not None:
+        doc["sweep"] = sweep_document(model, args, ids, vector, normal)
     return report(doc, args.json, lambda: lines(doc, args))
+
+
+def sweep_document(model, args, ids, vector, normal) -> dict:
+    """The next token at each strength of ``--sweep``: the followed token's probability, the
+    entropy and the top token."""
+    import numpy as np
+
+    from core.interp.ranking import answer_token
+    from core.interp.steering import strength_sweep
+
+    token = normal.ids[0] if args.token is None else answer_token(model.tokenizer, args.token, args.text).id
+    stage("the strength sweep")
+    sweep = strength_sweep(
+        model, ids, vector, np.linspace(*args.sweep, SWEEP_POINTS), token, counter("strengths")
+    )
+    decode = model.tokenizer.decode
+    return {
+        "token": decode([token]),
+        "points": [
+            {"strength": round(float(s), 6), "prob": round(float(p), 6), "entropy": round(float(e), 6),
+             "top": decode([int(t)])}
+            for s, p, e, t in zip(sweep.strengths, sweep.prob, sweep.entropy, sweep.top, strict=True)
+        ],
+    }  # fmt: skip
 
 
 def document(model, args, vector, normal, steered) -> dict:
@@ -99,4 +142,17 @@ def lines(doc: dict, args) -> list[str]:
         f"normal:  {args.text}{doc['normal']['text']}",
         f"steered: {args.text}{doc['steered']['text']}",
         *(f"note: {n}" for n in doc.get("notes", ())),
+        *sweep_lines(doc.get("sweep")),
+    ]
+
+
+def sweep_lines(sweep: dict | None) -> list[str]:
+    if sweep is None:
+        return []
+    from core.interp.prediction import visible
+
+    head = f"{'strength':>10} {'p(' + visible(sweep['token']) + ')':>12} {'entropy':>9}  top"
+    return ["the next token by strength:", head] + [
+        f"{q['strength']:>10.3g} {q['prob']:>12.4f} {q['entropy']:>9.3f}  {visible(q['top'])!r}"
+        for q in sweep["points"]
     ]

@@ -8,6 +8,7 @@
     adapter.qk_weight(l, "q", h)        # (head_dim, hidden) weight, (head_dim,) bias or None
     adapter.rotate(l, x, cos, sin), adapter.scaling(l), adapter.score_cap(l)
     adapter.readout(hidden)             # (…, hidden) -> (…, vocab): final norm, unembedding, cap
+    adapter.logits_of(normed)           # the same from the final norm's output
 
 The first ``adapter_of`` switches the model's attention to ``hooks.attention_lab``, the family's
 own eager attention with taps around it, so every view can read each head's queries, keys,
@@ -150,7 +151,11 @@ class Adapter:
     def readout(self, hidden: Any) -> Any:
         """(…, hidden) residual stream -> (…, vocab) logits: the final norm, the unembedding and,
         where the model caps its logits, the cap."""
-        return self.capped(self.unembed(self.final_norm(hidden)))
+        return self.logits_of(self.final_norm(hidden))
+
+    def logits_of(self, normed: Any) -> Any:
+        """(…, hidden) final norm's output -> (…, vocab) logits: the unembedding and the cap."""
+        return self.capped(self.unembed(normed))
 
     def capped(self, logits: Any) -> Any:
         """``logits`` with the model's final soft cap applied (unchanged when it has none)."""

@@ -152,7 +152,7 @@ def strength_sweep(
         edit = Edit("resid_post", vector.layer, "add", value, positions=slice(1, None))
         out = hooked_run(model, ids, edits=[edit], fan_out=(vector.layer, len(chunk)), unembed=False)
         with torch.inference_mode():
-            rows.append(torch.log_softmax(adapter.readout(out.normed[:, -1]).double(), dim=-1))
+            rows.append(torch.log_softmax(adapter.logits_of(out.normed[:, -1]).double(), dim=-1))
         tick(min(start + ROWS, total), total)
     logp = torch.cat(rows)  # (S, vocab)
     entropy = -(logp.exp() * logp.nan_to_num(neginf=0.0)).sum(-1)

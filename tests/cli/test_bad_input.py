@@ -262,6 +262,9 @@ CASES.update(
         ("steer", "--prefix"): [["--prefix", "", "--plus", "c", "--minus", "m"], ["--prefix"]],
         ("steer", "--generate"): [["--generate", "0"], ["--generate", "501"], ["--generate", "x"]],
         ("steer", "--mode"): [["--mode", "double"], ["--mode"]],
+        ("steer", "--sweep"): [["--sweep", "0"], ["--sweep", "0", "nan"], ["--sweep", "x", "1"],
+                               ["--sweep", "0", "1", "--mode", "remove"]],
+        ("steer", "--token"): [["--token", "the"], ["--token", " ", "--sweep", "0", "1"], ["--token"]],
         ("steer", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
         ("steer", "--json"): [["--json=1"]],
     }

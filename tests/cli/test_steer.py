@@ -78,3 +78,17 @@ def test_bad_input_is_one_line_and_exit_2(tiny, capsys, change, message):
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_sweep_follows_the_next_token_from_no_steering_to_the_strength_given(tiny, capsys):
+    folder, _, model = tiny
+    assert main([*steer(folder), "--sweep", "0", "8", "--json"]) == 0, capsys.readouterr().err
+    doc = json.loads(capsys.readouterr().out)
+    points, decode = doc["sweep"]["points"], model.tokenizer.decode
+    assert len(points) == 21 and points[0]["strength"] == 0 and points[-1]["strength"] == 8
+    assert doc["sweep"]["token"] == decode(doc["normal"]["ids"][:1])  # by default the normal first token
+    assert points[0]["top"] == decode(doc["normal"]["ids"][:1]) and points[0]["prob"] > 0
+    assert points[-1]["top"] == decode(doc["steered"]["ids"][:1])  # strength 8, as --strength
+    assert all(p["entropy"] >= 0 and 0 <= p["prob"] <= 1 for p in points)
+    assert main([*steer(folder), "--sweep", "0", "8"]) == 0
+    assert "the next token by strength:" in capsys.readouterr().out

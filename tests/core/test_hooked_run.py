@@ -299,7 +299,7 @@ def test_without_the_unembedding_the_sites_are_the_same_and_there_are_no_logits(
     adapter = adapter_of(model.module)
     with torch.inference_mode():
         normed = adapter.final_norm(whole.cache["final_in", None])
-        logits = adapter.readout(body.normed)
+        logits = adapter.logits_of(body.normed)
     np.testing.assert_allclose(body.normed.numpy(), normed.numpy(), atol=CLOSE)
     np.testing.assert_allclose(logits.numpy(), whole.logits.numpy(), atol=1e-4)
 
@@ -307,7 +307,7 @@ def test_without_the_unembedding_the_sites_are_the_same_and_there_are_no_logits(
 def test_a_metric_of_the_normed_stream_has_the_gradients_of_the_same_metric_of_the_logits(tiny):
     model, _, _, ids = tiny
     adapter = adapter_of(model.module)
-    body = hooked_run(model, ids, grads=["z"], metric=lambda h: adapter.readout(h)[0, -1, 5], unembed=False)
+    body = hooked_run(model, ids, grads=["z"], metric=lambda h: adapter.logits_of(h)[0, -1, 5], unembed=False)
     whole = hooked_run(model, ids, grads=["z"], metric=lambda logits: logits[0, -1, 5])
     assert body.metric == pytest.approx(whole.metric, abs=1e-4)
     for key, value in whole.grads.items():

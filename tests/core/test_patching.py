@@ -184,17 +184,19 @@ def test_head_cells_equal_hand_written_copies(tiny, direction):
 
 def test_one_changed_position(tiny):
     """Copying the clean embeddings at the one changed position gives the clean run; anywhere else
-    the corrupted one; the stream leaving the last block matters only at the last position."""
-    denoise = patch(tiny.model, tiny.pair, "resid").values
+    the corrupted one; the stream leaving the last block matters only at the last position. In
+    raw metrics, to float32 rounding (normalised values divide it by the metrics' gap)."""
+    grid = patch(tiny.model, tiny.pair, "resid")
+    clean, corrupt, raw = grid.clean, grid.corrupt, grid.raw
     assert tiny.pair.differ == (CHANGED,)
-    assert denoise[0, CHANGED] == pytest.approx(1, abs=1e-5)
-    assert np.abs(np.delete(denoise[0], CHANGED)).max() < 1e-5
-    assert denoise[-1, -1] == pytest.approx(1, abs=1e-5)
-    assert np.abs(denoise[-1, :-1]).max() < 1e-5
-    noise = patch(tiny.model, tiny.pair, "resid", "noise").values
-    assert noise[0, CHANGED] == pytest.approx(0, abs=1e-5)
-    assert np.abs(np.delete(noise[0], CHANGED) - 1).max() < 1e-5
-    assert noise[-1, -1] == pytest.approx(0, abs=1e-5)
+    assert raw[0, CHANGED] == pytest.approx(clean, abs=1e-5)
+    assert np.abs(np.delete(raw[0], CHANGED) - corrupt).max() < 1e-5
+    assert raw[-1, -1] == pytest.approx(clean, abs=1e-5)
+    assert np.abs(raw[-1, :-1] - corrupt).max() < 1e-5
+    noise = patch(tiny.model, tiny.pair, "resid", "noise").raw
+    assert noise[0, CHANGED] == pytest.approx(corrupt, abs=1e-5)
+    assert np.abs(np.delete(noise[0], CHANGED) - clean).max() < 1e-5
+    assert noise[-1, -1] == pytest.approx(corrupt, abs=1e-5)
 
 
 def test_head_by_position_rows_sum_to_their_grids_at_the_last_layer(tiny):
