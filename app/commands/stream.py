@@ -9,13 +9,15 @@
 For each block: the size (Euclidean norm) of the stream entering and leaving it at the chosen
 token, of what attention and the MLP add, the cosine of the stream leaving it with the final
 stream, and the token the logit lens reads there. Then the final stream's parts with their
-sizes, checked to add up. Layers count from 1; ``--position`` from 0 (the index into the
-tokens; default the last).
+sizes, checked to add up. With ``--norm L``, the norm block L's attention reads the stream
+through, written out on the token's stream (``--norm final``: the norm before the unembedding,
+and the logits it gives). Layers count from 1; ``--position`` from 0 (the index into the tokens;
+default the last).
 """
 
 from __future__ import annotations
 
-from app.commands.arguments import decoder_flags, report
+from app.commands.arguments import decoder_flags, report, typed
 from app.commands.heads import echoed
 from app.commands.progress import load_model, stage
 
@@ -25,7 +27,22 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--position", type=int, default=None, metavar="P", help="the token, from 0 (default: the last)"
     )
+    parser.add_argument(
+        "--norm",
+        type=typed(norm_layer),
+        metavar="L",
+        help="also the norm layer L reads through, written out (from 1; 'final': the last norm)",
+    )
     decoder_flags(parser)
+
+
+def norm_layer(text: str) -> int | str:
+    """``--norm``'s value: a layer from 1, or "final"."""
+    if text == "final":
+        return text
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise ValueError(f"--norm takes a layer from 1 or 'final', not {text!r}")
 
 
 def run(args) -> int:
@@ -33,15 +50,22 @@ def run(args) -> int:
         raise ValueError("--text is empty; give a text for the model to read")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
     from core.interp.prediction import encode, pieces
-    from core.interp.stream import stream_journey
+    from core.interp.stream import norm_step, stream_journey
 
     ids = encode(model, args.text)[0]
     position = len(ids) - 1 if args.position is None else args.position
     if not 0 <= position < len(ids):
         raise ValueError(f"--position {position} does not exist: the text has tokens 0 to {len(ids) - 1}.")
+    if isinstance(args.norm, int) and args.norm > model.n_layers:
+        raise ValueError(
+            f"--norm {args.norm} does not exist: {model.name} has layers 1 to {model.n_layers} (or 'final')"
+        )
     stage(f"running {model.name}")
     journey = stream_journey(model, ids, position)
     doc = document(model, pieces(model, ids), journey)
+    if args.norm is not None:
+        layer = model.n_layers if args.norm == "final" else args.norm - 1  # 0-based; layers: the final
+        doc["norm"] = norm_document(model, norm_step(model, ids, position, layer))
     return report(doc, args.json, lambda: lines(doc))
 
 
@@ -78,6 +102,46 @@ def document(model, tokens, journey) -> dict:
     }
 
 
+def norm_document(model, step) -> dict:
+    """The norm's steps: its input's mean square, the scale, the check against the model's own."""
+    return {
+        "layer": "final" if step.layer == model.n_layers else step.layer + 1,
+        "kind": step.kind,
+        "mean": _r(step.mean),
+        "mean_square": _r(step.mean_square),
+        "eps": _r(step.eps),
+        "scale": _r(step.scale),
+        "gain_mean": _r(step.gain.mean()),
+        "module_error": float(step.module_error),
+        "scaled_change": float(step.scaled_change),
+        "top": [{"token": model.tokenizer.decode([t]), "logit": _r(v)} for t, v in step.top],
+    }
+
+
+def norm_lines(norm: dict | None) -> list[str]:
+    if norm is None:
+        return []
+    from core.interp.prediction import visible
+
+    where = "the final norm" if norm["layer"] == "final" else f"the norm layer {norm['layer']} reads through"
+    centred = (
+        ", after taking away its mean {:.4g},".format(norm["mean"]) if norm["kind"] == "LayerNorm" else ""
+    )
+    out = [
+        f"{where} ({norm['kind']}): the stream{centred} has mean square {norm['mean_square']:.4g}; "
+        f"times 1/√({norm['mean_square']:.4g} + {norm['eps']:g}) = {norm['scale']:.4g}, then the "
+        f"learned gain (mean {norm['gain_mean']:.4g}); the model's own norm differs by "
+        f"{norm['module_error']:.1e}",
+        f"the stream times 10 reads the same: the output changes by {norm['scaled_change']:.1e}",
+    ]
+    if norm["top"]:
+        out.append(
+            "through the unembedding, the largest logits: "
+            + ", ".join(f"{visible(q['token'])!r} {q['logit']:.3f}" for q in norm["top"])
+        )
+    return out
+
+
 def lines(doc: dict) -> list[str]:
     """The same as plain text: a row per layer, then the parts, largest first."""
     from core.interp.prediction import visible
@@ -103,4 +167,4 @@ def lines(doc: dict) -> list[str]:
         f"the final stream = embeddings + every attention and MLP output "
         f"(largest difference {doc['sum_error']:.1e})"
     )
-    return out
+    return out + norm_lines(doc.get("norm"))

@@ -5,6 +5,8 @@ what each part wrote into it.
     journey.rows[l].norm_in, .norm_out, .attn_norm, .mlp_norm, .cos_final, .lens_top
     journey.parts                                    # (P, hidden): embeddings, L1 attn, L1 MLP, …
     journey.sum_error                                # max |Σ parts − the final stream|
+    step = norm_step(model, ids, position, layer)    # the norm block ``layer`` reads through,
+    step.mean_square, step.scale, step.gain, step.output   # written out (layer = layers: the final)
 
 Every block adds what its attention and its MLP write (Gemma 2 and 3 normalise each first; GPT-NeoX
 adds both to the same input), so the stream leaving the last block is the embeddings plus every
@@ -22,9 +24,12 @@ import numpy as np
 
 from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run
+from core.interp.head.parts import frozen_norm
 from core.interp.lens import read_streams
 
-__all__ = ["LayerRow", "StreamJourney", "check_position", "stream_journey"]
+__all__ = ["LayerRow", "NormStep", "StreamJourney", "check_position", "norm_step", "stream_journey"]
+SCALED = 10.0  # the stream times this reads the same through a norm
+TOP = 5  # tokens the final norm's step names
 
 
 @dataclass(frozen=True)
@@ -102,3 +107,72 @@ def stream_journey(model: Any, ids: Sequence[int], position: int = -1) -> Stream
 def _after(norm: Any, x: Any) -> Any:
     """``x`` through the norm a family puts on a part's output before the stream (None: as it is)."""
     return x if norm is None else norm(x[None])[0]
+
+
+@dataclass(frozen=True)
+class NormStep:
+    """A norm written out on the stream it reads at one position (hidden-sized arrays, float64)."""
+
+    layer: int  # 0-based: the block whose attention reads through it; = layers: the final norm
+    kind: str  # "RMSNorm" or "LayerNorm" (which subtracts the mean first)
+    stream: np.ndarray  # (hidden,) what it reads
+    mean: float  # the stream's mean, subtracted by LayerNorm (RMSNorm leaves it)
+    mean_square: float  # of the stream, centred for LayerNorm
+    eps: float  # added before the square root
+    gain: np.ndarray  # (hidden,) the learned gain (Gemma's 1 + weight)
+    bias: np.ndarray | None  # (hidden,) LayerNorm's bias
+    output: np.ndarray  # (hidden,) gain × stream / √(mean square + eps) (+ bias)
+    module_error: float  # max |output − the model's own norm module's output|
+    scaled_change: float  # max |the norm of SCALED × stream − the norm of the stream|
+    top: tuple[tuple[int, float], ...]  # the final norm only: (token, logit) of the TOP largest
+
+    @property
+    def scale(self) -> float:
+        """1 / √(mean square + eps): what the stream is multiplied by before the gain."""
+        return (self.mean_square + self.eps) ** -0.5
+
+
+def norm_step(model: Any, ids: Sequence[int], position: int, layer: int) -> NormStep:
+    """The norm block ``layer`` (0-based) of ``model`` reads the stream through, or with ``layer``
+    = the number of layers the final norm before the unembedding, on token ``position`` of ``ids``,
+    from one run; each step checked against the model's own norm (and, for the final one, logits)."""
+    import torch
+
+    position = check_position(position, len(ids))
+    adapter = adapter_of(model.module)
+    layers = adapter.shape.layers
+    if not 0 <= layer <= layers:
+        raise ValueError(f"Layer {layer + 1} does not exist: this model has layers 1 to {layers}.")
+    final = layer == layers
+    site = ("final_in", None) if final else ("resid_pre", layer)
+    out = hooked_run(model, ids, cache=[site], unembed=final)
+    x = out.cache[site][0, position]
+    norm = adapter.final_norm if final else adapter.pre_norm(layer)
+    frozen = frozen_norm(norm, x)
+    x64 = x.double()
+    centred = x64 - x64.mean() if frozen.centre else x64
+    output = frozen(x64) + (0 if frozen.bias is None else frozen.bias)
+    with torch.inference_mode():
+        own = norm(x[None])[0].double()
+        scaled = norm((SCALED * x)[None])[0].double()
+        top: tuple[tuple[int, float], ...] = ()
+        if final:
+            logits = adapter.logits_of(output.to(x.dtype))
+            values, tokens = out.logits[0, position].topk(TOP)
+            top = tuple((int(t), float(v)) for t, v in zip(tokens, values, strict=True))
+            if not torch.allclose(logits[tokens], values, rtol=1e-4, atol=1e-4):
+                raise RuntimeError("The final norm written out does not give the model's logits.")
+    return NormStep(
+        layer=layer,
+        kind="LayerNorm" if frozen.centre else "RMSNorm",
+        stream=x64.numpy(),
+        mean=float(x64.mean()),
+        mean_square=float(centred.pow(2).mean()),
+        eps=frozen.eps,
+        gain=frozen.gain.numpy(),
+        bias=None if frozen.bias is None else frozen.bias.numpy(),
+        output=output.numpy(),
+        module_error=float((output - own).abs().max()),
+        scaled_change=float((scaled - own).abs().max()),
+        top=top,
+    )

@@ -251,6 +251,7 @@ CASES.update(
         ("stream", "--text"): [["--text", ""], ["--text", " \t "], ["--text"]],
         ("stream", "--position"): [["--position", "99"], ["--position", "-1"], ["--position", "x"],
                                    ["--position"]],
+        ("stream", "--norm"): [["--norm", "0"], ["--norm", "9"], ["--norm", "last"], ["--norm"]],
         ("stream", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
         ("stream", "--json"): [["--json=1"]],
         ("steer", "--text"): [["--text", ""], ["--text", " "], ["--text"]],

@@ -55,11 +55,32 @@ def test_the_text_has_a_row_per_layer_and_checks_the_sum(tiny, capsys):
     assert out.count("\n") >= model.n_layers + 5 and "every attention and MLP output" in out
 
 
+def test_the_final_norm_written_out_gives_the_models_logits(tiny, capsys):
+    folder, model_type, model = tiny
+    assert main([*stream(folder, "--norm", "final", "--position", "3"), "--json"]) == 0
+    norm = json.loads(capsys.readouterr().out)["norm"]
+    ids = model.tokenizer(PROMPT)["input_ids"]
+    *_, last = written_by_hand(model.module, model_type, ids)
+    with torch.no_grad():
+        logits = model.module(input_ids=torch.tensor([ids])).logits[0, 3].double().numpy()
+    best = np.argsort(-logits)[:5]
+    assert norm["layer"] == "final" and [q["token"] for q in norm["top"]] == [
+        model.tokenizer.decode([int(t)]) for t in best
+    ]
+    np.testing.assert_allclose([q["logit"] for q in norm["top"]], logits[best], atol=1e-5)
+    centred = last[3] - last[3].mean() if model_type == "gpt2" else last[3]
+    assert norm["mean_square"] == pytest.approx(float((centred**2).mean()), rel=1e-5)
+    assert norm["module_error"] < 1e-4 and norm["scaled_change"] < 1e-3
+    assert main(stream(folder, "--norm", "2")) == 0
+    assert "the norm layer 2 reads through" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     "more, message",
     [
         (("--position", "99"), "--position 99 does not exist: the text has tokens 0 to"),
         (("--position", "-1"), "--position -1 does not exist"),
+        (("--norm", "9"), "--norm 9 does not exist"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tiny, capsys, more, message):

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from core import models
+from core.decoder.adapter import adapter_of
 from core.interp.lens import logit_lens
-from core.interp.stream import check_position, stream_journey
+from core.interp.stream import SCALED, check_position, norm_step, stream_journey
 from tests.tiny_models import FAMILY_TYPES, PARTS, save_tiny_decoder
 
 pytestmark = pytest.mark.models
@@ -18,6 +19,8 @@ TEXT = "the cat sat on the mat because it was warm"
 # Written by hand from each family's modeling file: the norms Gemma 2 and 3 put on what attention
 # and the MLP write before it joins the stream.
 AFTER = {t: ("post_attention_layernorm", "post_feedforward_layernorm") for t in ("gemma2", "gemma3_text")}
+# The norm each block's attention reads the stream through.
+PRE = {t: "input_layernorm" for t in FAMILY_TYPES} | {"gpt2": "ln_1"}
 
 
 @pytest.fixture(scope="module", params=FAMILY_TYPES)
@@ -103,3 +106,55 @@ def test_a_position_out_of_range_is_named():
         check_position(5, 5)
     with pytest.raises(ValueError, match="Position -6 does not exist"):
         check_position(-6, 5)
+
+
+def norm_seen(module, model_type: str, ids, layer: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(what the norm read, what it gave, the logits), each (T, …): the norm before block
+    ``layer``'s attention, or the final norm (None), read by a hook on the family's module."""
+    blocks, _, _, final = PARTS[model_type]
+    norm = part(module, final) if layer is None else part(part(module, blocks)[layer], PRE[model_type])
+    seen = {}
+    handle = norm.register_forward_hook(lambda _, args, out: seen.update(x=args[0][0], y=out[0]))
+    try:
+        with torch.no_grad():
+            logits = module(input_ids=torch.tensor([ids]), use_cache=False).logits[0]
+    finally:
+        handle.remove()
+    return seen["x"].double().numpy(), seen["y"].double().numpy(), logits.double().numpy()
+
+
+@pytest.mark.parametrize("where", ["first", "last", "final"])
+def test_the_norm_written_out_is_the_familys_own_norm(tiny, where):
+    model, model_type, ids = tiny
+    layers = model.n_layers
+    layer = {"first": 0, "last": layers - 1, "final": layers}[where]
+    step = norm_step(model, ids, 3, layer)
+    x, y, logits = norm_seen(model.module, model_type, ids, None if where == "final" else layer)
+    np.testing.assert_allclose(step.stream, x[3], atol=1e-5)
+    np.testing.assert_allclose(step.output, y[3], atol=1e-4 * np.abs(y[3]).max())
+    centred = x[3] - x[3].mean() if model_type in ("gpt2", "gpt_neox") else x[3]
+    assert step.kind == ("LayerNorm" if model_type in ("gpt2", "gpt_neox") else "RMSNorm")
+    assert step.mean_square == pytest.approx(float((centred**2).mean()), rel=1e-5)
+    by_hand = step.gain * centred / np.sqrt((centred**2).mean() + step.eps)
+    np.testing.assert_allclose(
+        by_hand + (0 if step.bias is None else step.bias), y[3], atol=1e-4 * np.abs(y[3]).max()
+    )
+    assert step.module_error <= 1e-4 * np.abs(y[3]).max()
+    adapter = adapter_of(model.module)  # the same module, read at SCALED × the stream
+    norm = adapter.final_norm if where == "final" else adapter.pre_norm(layer)
+    with torch.no_grad():
+        again = norm(torch.tensor(SCALED * x[3], dtype=torch.float32)[None])[0].double().numpy()
+    assert step.scaled_change == pytest.approx(float(np.abs(again - y[3]).max()), abs=1e-5)
+    assert step.scaled_change <= 1e-3 * np.abs(y[3]).max()  # scaling the stream changes nothing read
+    if where == "final":
+        best = np.argsort(-logits[3])[:5]
+        assert [t for t, _ in step.top] == best.tolist()
+        np.testing.assert_allclose([v for _, v in step.top], logits[3][best], rtol=1e-5)
+    else:
+        assert step.top == ()
+
+
+def test_a_layer_past_the_final_norm_is_named(tiny):
+    model, _, ids = tiny
+    with pytest.raises(ValueError, match=f"Layer {model.n_layers + 2} does not exist"):
+        norm_step(model, ids, 0, model.n_layers + 1)

@@ -123,6 +123,7 @@ class FrozenNorm:
     scale: float  # 1/rms (RMSNorm) or 1/std (LayerNorm) of the input it saw
     centre: bool  # LayerNorm subtracts the mean first (linear too)
     bias: Any  # (hidden,) torch float64 or None: LayerNorm's β, added once, not per part
+    eps: float  # added to the mean square before the square root
 
     def __call__(self, parts: Any) -> Any:
         """(…, hidden) -> (…, hidden), without the bias."""
@@ -141,12 +142,12 @@ def frozen_norm(norm: Any, x: Any) -> FrozenNorm:
         centred = x - x.mean()
         bias = None if norm.bias is None else norm.bias.detach().double()
         scale = float((centred.pow(2).mean() + norm.eps) ** -0.5)
-        frozen = FrozenNorm(norm.weight.detach().double(), scale, True, bias)
+        frozen = FrozenNorm(norm.weight.detach().double(), scale, True, bias, norm.eps)
     else:
         eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", 1e-6)
         with torch.inference_mode():  # a vector of ones has rms 1: the output is gain / √(1 + eps)
             gain = norm(torch.ones(1, len(x)))[0].double() * (1 + eps) ** 0.5
-        frozen = FrozenNorm(gain, float((x.pow(2).mean() + eps) ** -0.5), False, None)
+        frozen = FrozenNorm(gain, float((x.pow(2).mean() + eps) ** -0.5), False, None, eps)
     with torch.inference_mode():
         real = norm(x.to(norm.weight.dtype)[None])[0]
     mine = frozen(x) + (0 if frozen.bias is None else frozen.bias)
