@@ -50,7 +50,7 @@ def run(args) -> int:
         raise ValueError("--text is empty; give a text for the model to read")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
     from core.interp.prediction import encode, pieces
-    from core.interp.stream import norm_step, stream_journey
+    from core.interp.stream import direct_effects, norm_step, stream_journey
 
     ids = encode(model, args.text)[0]
     position = len(ids) - 1 if args.position is None else args.position
@@ -62,7 +62,7 @@ def run(args) -> int:
         )
     stage(f"running {model.name}")
     journey = stream_journey(model, ids, position)
-    doc = document(model, pieces(model, ids), journey)
+    doc = document(model, pieces(model, ids), journey, direct_effects(model, journey))
     if args.norm is not None:
         layer = model.n_layers if args.norm == "final" else args.norm - 1  # 0-based; layers: the final
         doc["norm"] = norm_document(model, norm_step(model, ids, position, layer))
@@ -73,8 +73,9 @@ def _r(x: float) -> float:
     return round(float(x), 6)
 
 
-def document(model, tokens, journey) -> dict:
-    """The JSON fields: layers from 1, the position from 0."""
+def document(model, tokens, journey, effects) -> dict:
+    """The JSON fields: layers from 1, the position from 0; each part's direct effect on the
+    logits of the most likely next tokens (``top``)."""
     import numpy as np
 
     piece = model.tokenizer.decode
@@ -94,10 +95,12 @@ def document(model, tokens, journey) -> dict:
             }
             for n, row in enumerate(journey.rows)
         ],
+        "top": [piece([t]) for t in effects.tokens],
         "parts": [
-            {"name": name, "norm": _r(np.linalg.norm(vector))}
-            for name, vector in zip(journey.names, journey.parts, strict=True)
+            {"name": name, "norm": _r(np.linalg.norm(vector)), "direct": [_r(v) for v in direct]}
+            for name, vector, direct in zip(journey.names, journey.parts, effects.values[:-1], strict=True)
         ],
+        "biases_direct": [_r(v) for v in effects.values[-1]],
         "sum_error": float(journey.sum_error),
     }
 
@@ -166,5 +169,11 @@ def lines(doc: dict) -> list[str]:
     out.append(
         f"the final stream = embeddings + every attention and MLP output "
         f"(largest difference {doc['sum_error']:.1e})"
+    )
+    top = doc["top"][0]
+    pushes = sorted(doc["parts"], key=lambda part: -part["direct"][0])[:5]
+    out.append(
+        f"largest direct pushes on {visible(top)!r}: "
+        + ", ".join(f"{q['name']} {q['direct'][0]:+.3f}" for q in pushes)
     )
     return out + norm_lines(doc.get("norm"))

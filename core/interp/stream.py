@@ -5,6 +5,7 @@ what each part wrote into it.
     journey.rows[l].norm_in, .norm_out, .attn_norm, .mlp_norm, .cos_final, .lens_top
     journey.parts                                    # (P, hidden): embeddings, L1 attn, L1 MLP, …
     journey.sum_error                                # max |Σ parts − the final stream|
+    effects = direct_effects(model, journey)         # (P + 1, K): each part's push on the top logits
     step = norm_step(model, ids, position, layer)    # the norm block ``layer`` reads through,
     step.mean_square, step.scale, step.gain, step.output   # written out (layer = layers: the final)
 
@@ -24,10 +25,13 @@ import numpy as np
 
 from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run
-from core.interp.head.parts import frozen_norm
+from core.interp.head.parts import check_close, frozen_norm
 from core.interp.lens import read_streams
 
-__all__ = ["LayerRow", "NormStep", "StreamJourney", "check_position", "norm_step", "stream_journey"]
+__all__ = [
+    "DirectEffects", "LayerRow", "NormStep", "StreamJourney", "check_position", "direct_effects", "norm_step",
+    "stream_journey",
+]  # fmt: skip
 SCALED = 10.0  # the stream times this reads the same through a norm
 TOP = 5  # tokens the final norm's step names
 
@@ -102,6 +106,51 @@ def stream_journey(model: Any, ids: Sequence[int], position: int = -1) -> Stream
     names = ["embeddings"] + [f"L{n + 1} {p}" for n in range(layers) for p in ("attn", "MLP")]
     parts = [at("resid_pre", 0).double()] + [added[p, n] for n in range(layers) for p in ("attn", "mlp")]
     return StreamJourney(position, rows, tuple(names), torch.stack(parts).numpy(), final.numpy())
+
+
+@dataclass(frozen=True)
+class DirectEffects:
+    """What each part of the final stream adds straight to some tokens' logits, through the final
+    norm with its scale frozen at this run's value; the rows add up to the logits (before a cap)."""
+
+    names: tuple[str, ...]  # (P + 1,) the journey's parts, then "biases"
+    tokens: tuple[int, ...]  # (K,)
+    values: np.ndarray  # (P + 1, K) float64
+    logits: np.ndarray  # (K,) the model's logits of the tokens before any final cap
+    note: str  # the final cap, if the model has one, or ""
+
+
+def direct_effects(model: Any, journey: StreamJourney, tokens: Sequence[int] = ()) -> DirectEffects:
+    """Each part of ``journey``'s final stream through the final norm (scale frozen) and the
+    unembedding rows of ``tokens`` (none given: the TOP most likely); the norm's and the
+    unembedding's biases as one more row."""
+    import torch
+
+    adapter = adapter_of(model.module)
+    final = torch.as_tensor(journey.final)
+    if not len(tokens):
+        with torch.inference_mode():
+            tokens = adapter.readout(final.float()[None])[0].topk(TOP).indices.tolist()
+    tokens = [int(t) for t in tokens]
+    norm = frozen_norm(adapter.final_norm, final.float())
+    rows = adapter.unembed.weight[tokens].detach().double()  # (K, hidden)
+    values = norm(torch.as_tensor(journey.parts)) @ rows.T  # (P, K)
+    bias = torch.zeros(len(tokens), dtype=torch.float64)
+    if norm.bias is not None:
+        bias += norm.bias @ rows.T
+    if getattr(adapter.unembed, "bias", None) is not None:
+        bias += adapter.unembed.bias.detach().double()[tokens]
+    values = torch.cat([values, bias[None]])
+    with torch.inference_mode():
+        logits = adapter.unembed(adapter.final_norm(final.float()[None]))[0, tokens].double()
+    note = ""
+    if adapter.softcap:
+        note = (
+            f"This model caps its logits, {adapter.softcap:g}·tanh(logit/{adapter.softcap:g}): the "
+            "parts add up to the logits before the cap."
+        )
+    check_close(values.sum(0), logits, "logits")
+    return DirectEffects((*journey.names, "biases"), tuple(tokens), values.numpy(), logits.numpy(), note)
 
 
 def _after(norm: Any, x: Any) -> Any:

@@ -45,6 +45,13 @@ def test_the_json_is_the_streams_real_sizes_and_its_parts_add_up(tiny, capsys):
     assert [p["name"] for p in doc["parts"][:3]] == ["embeddings", "L1 attn", "L1 MLP"]
     assert doc["parts"][1]["norm"] == one["attn_norm"]
     assert doc["sum_error"] <= 1e-4 * np.abs(last[3]).max()
+    with torch.no_grad():
+        logits = model.module(input_ids=torch.tensor([ids])).logits[0, 3].double().numpy()
+    best = np.argsort(-logits)[:5]
+    assert doc["top"] == [model.tokenizer.decode([int(t)]) for t in best]
+    total = np.sum([p["direct"] for p in doc["parts"]], axis=0) + doc["biases_direct"]
+    cap = getattr(model.module.config, "final_logit_softcapping", None)
+    np.testing.assert_allclose(np.tanh(total / cap) * cap if cap else total, logits[best], atol=1e-4)
 
 
 def test_the_text_has_a_row_per_layer_and_checks_the_sum(tiny, capsys):

@@ -10,7 +10,7 @@ import pytest
 from core import models
 from core.decoder.adapter import adapter_of
 from core.interp.lens import logit_lens
-from core.interp.stream import SCALED, check_position, norm_step, stream_journey
+from core.interp.stream import SCALED, check_position, direct_effects, norm_step, stream_journey
 from tests.tiny_models import FAMILY_TYPES, PARTS, save_tiny_decoder
 
 pytestmark = pytest.mark.models
@@ -158,3 +158,31 @@ def test_a_layer_past_the_final_norm_is_named(tiny):
     model, _, ids = tiny
     with pytest.raises(ValueError, match=f"Layer {model.n_layers + 2} does not exist"):
         norm_step(model, ids, 0, model.n_layers + 1)
+
+
+def test_the_parts_direct_effects_add_up_to_the_models_logits(tiny):
+    """Each part through the final norm, its scale frozen at the final stream's, written out here
+    from the family's norm weights; their sum is transformers' logits (Gemma 2: before its cap)."""
+    model, model_type, ids = tiny
+    journey = stream_journey(model, ids, 4)
+    with torch.no_grad():
+        logits = model.module(input_ids=torch.tensor([ids]), use_cache=False).logits[0, 4].double().numpy()
+    tokens = [*np.argsort(-logits)[:3].tolist(), 7]
+    effects = direct_effects(model, journey, tokens)
+    assert effects.names[-1] == "biases" and effects.values.shape == (len(journey.names) + 1, 4)
+    total = effects.values.sum(0)
+    cap = getattr(model.module.config, "final_logit_softcapping", None)
+    if cap:
+        assert "caps its logits" in effects.note
+        total = np.tanh(total / cap) * cap
+    np.testing.assert_allclose(total, logits[tokens], atol=1e-4 * np.abs(logits).max())
+    norm = part(model.module, PARTS[model_type][3])
+    gain = norm.weight.detach().double().numpy() + (1.0 if model_type.startswith("gemma") else 0.0)
+    layer_norm = model_type in ("gpt2", "gpt_neox")
+    final, mlp = journey.final, journey.parts[2]  # L1 MLP
+    if layer_norm:
+        final, mlp = final - final.mean(), mlp - mlp.mean()
+    unembed = model.module.get_output_embeddings().weight.detach().double().numpy()[tokens]
+    eps = norm.eps if layer_norm else model.module.config.rms_norm_eps
+    by_hand = (gain * mlp / np.sqrt((final**2).mean() + eps)) @ unembed.T
+    np.testing.assert_allclose(effects.values[2], by_hand, rtol=1e-5, atol=1e-7)
