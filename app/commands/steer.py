@@ -78,10 +78,9 @@ def run(args) -> int:
     ids = encode(model, args.text)[0]
     stage("the vector")
     vector = steering_vector(model, args.plus, args.minus, args.layer - 1, args.prefix)
-    stage("the normal completion")
-    normal = greedy(model, ids, args.generate)
-    stage("the steered completion")
-    steered = greedy(model, ids, args.generate, steer(vector, args.strength, args.mode))
+    normal = greedy(model, ids, args.generate, progress=counter("the normal completion, tokens"))
+    edits = steer(vector, args.strength, args.mode)
+    steered = greedy(model, ids, args.generate, edits, counter("the steered completion, tokens"))
     doc = document(model, args, vector, normal, steered)
     if args.sweep is not None:
         doc["sweep"] = sweep_document(model, args, ids, vector, normal)

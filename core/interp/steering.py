@@ -94,20 +94,31 @@ def steer(vector: SteeringVector, strength: float = 1.0, mode: str = "add") -> l
     return [Edit("resid_post", vector.layer, "add", strength * vector.vector, positions=slice(1, None))]
 
 
-def greedy(model: Any, ids: Sequence[int], new: int, edits: Sequence[Edit] = ()) -> Generated:
+def greedy(
+    model: Any,
+    ids: Sequence[int],
+    new: int,
+    edits: Sequence[Edit] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> Generated:
     """``new`` tokens after ``ids``, each the most likely, the run edited by ``edits`` throughout
-    (one run over the prompt, then one per token on its KV cache)."""
+    (one run over the prompt, then one per token on its KV cache). ``progress(done, new)`` after
+    each token may raise to cancel."""
     import torch
 
     if new < 1:
         raise ValueError("Generate at least one token.")
+    tick = progress or (lambda done, total: None)
+    tick(0, new)
     out = hooked_run(model, ids, edits=edits, keep_past=True)
     made: list[int] = []
     while True:
         logits = out.logits[0, -1]
         if not torch.isfinite(logits).all():
+            tick(new, new)
             return Generated(tuple(made), len(made))
         made.append(int(logits.argmax()))
+        tick(len(made), new)
         if len(made) == new:
             return Generated(tuple(made))
         out = hooked_run(model, made[-1:], edits=edits, past=out.past, keep_past=True)

@@ -173,3 +173,19 @@ def test_a_cancelled_sweep_leaves_the_model_as_it_was(tiny):
             strength_sweep(model, ids, vector, bad, 0)
     with pytest.raises(ValueError, match="outside the vocabulary"):
         strength_sweep(model, ids, vector, [1.0], 10**9)
+
+
+def test_generation_says_how_far_it_is_and_a_cancel_leaves_the_model_as_it_was(tiny):
+    model, _, ids = tiny
+    calls = []
+    made = greedy(model, ids, 4, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)] and len(made.ids) == 4
+
+    def cancel(done, total):
+        if done == 2:
+            raise RuntimeError("cancelled")
+
+    vector = steering_vector(model, " cat", " mat", LAYER)
+    with pytest.raises(RuntimeError, match="cancelled"):
+        greedy(model, ids, 4, steer(vector, 8.0), progress=cancel)
+    assert greedy(model, ids, 4) == made
