@@ -18,8 +18,9 @@ default the last).
 from __future__ import annotations
 
 from app.commands.arguments import decoder_flags, report, typed
-from app.commands.heads import echoed
+from app.commands.heads import MAX_LAYERS, echoed
 from app.commands.progress import load_model, stage
+from core import inputs
 
 
 def add_arguments(parser) -> None:
@@ -40,9 +41,10 @@ def norm_layer(text: str) -> int | str:
     """``--norm``'s value: a layer from 1, or "final"."""
     if text == "final":
         return text
-    if text.isdigit() and int(text) >= 1:
-        return int(text)
-    raise ValueError(f"--norm takes a layer from 1 or 'final', not {text!r}")
+    try:
+        return inputs.whole(text, "--norm", 1, MAX_LAYERS)
+    except ValueError as exc:
+        raise ValueError(f"{exc} Or give 'final' for the final norm.") from None
 
 
 def run(args) -> int:

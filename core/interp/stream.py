@@ -25,7 +25,8 @@ import numpy as np
 
 from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run
-from core.interp.head.parts import check_close, frozen_norm
+from core.interp.head.parts import frozen_norm
+from core.interp.head.writes import direct_logits
 from core.interp.lens import read_streams
 
 __all__ = [
@@ -127,30 +128,16 @@ def direct_effects(model: Any, journey: StreamJourney, tokens: Sequence[int] = (
     import torch
 
     adapter = adapter_of(model.module)
-    final = torch.as_tensor(journey.final)
+    final = torch.as_tensor(journey.final).float()
     if not len(tokens):
         with torch.inference_mode():
-            tokens = adapter.readout(final.float()[None])[0].topk(TOP).indices.tolist()
+            tokens = adapter.readout(final[None])[0].topk(TOP).indices.tolist()
     tokens = [int(t) for t in tokens]
-    norm = frozen_norm(adapter.final_norm, final.float())
-    rows = adapter.unembed.weight[tokens].detach().double()  # (K, hidden)
-    values = norm(torch.as_tensor(journey.parts)) @ rows.T  # (P, K)
-    bias = torch.zeros(len(tokens), dtype=torch.float64)
-    if norm.bias is not None:
-        bias += norm.bias @ rows.T
-    if getattr(adapter.unembed, "bias", None) is not None:
-        bias += adapter.unembed.bias.detach().double()[tokens]
-    values = torch.cat([values, bias[None]])
-    with torch.inference_mode():
-        logits = adapter.unembed(adapter.final_norm(final.float()[None]))[0, tokens].double()
-    note = ""
-    if adapter.softcap:
-        note = (
-            f"This model caps its logits, {adapter.softcap:g}·tanh(logit/{adapter.softcap:g}): the "
-            "parts add up to the logits before the cap."
-        )
-    check_close(values.sum(0), logits, "logits")
-    return DirectEffects((*journey.names, "biases"), tuple(tokens), values.numpy(), logits.numpy(), note)
+    direct = direct_logits(adapter, journey.parts, final, tokens)
+    bias = sum(direct.biases.values(), torch.zeros(len(tokens), dtype=torch.float64))
+    note = f"{direct.cap}: the parts add up to the logits before the cap." if direct.cap else ""
+    values = torch.cat([direct.values, bias[None]]).numpy()
+    return DirectEffects((*journey.names, "biases"), tuple(tokens), values, direct.logits.numpy(), note)
 
 
 def _after(norm: Any, x: Any) -> Any:
@@ -184,7 +171,7 @@ class NormStep:
 def norm_step(model: Any, ids: Sequence[int], position: int, layer: int) -> NormStep:
     """The norm block ``layer`` (0-based) of ``model`` reads the stream through, or with ``layer``
     = the number of layers the final norm before the unembedding, on token ``position`` of ``ids``,
-    from one run; each step checked against the model's own norm (and, for the final one, logits)."""
+    from one run; the written-out output checked against the model's own norm."""
     import torch
 
     position = check_position(position, len(ids))
@@ -197,26 +184,22 @@ def norm_step(model: Any, ids: Sequence[int], position: int, layer: int) -> Norm
     out = hooked_run(model, ids, cache=[site], unembed=final)
     x = out.cache[site][0, position]
     norm = adapter.final_norm if final else adapter.pre_norm(layer)
-    frozen = frozen_norm(norm, x)
+    frozen = frozen_norm(norm, x)  # checked against the module's own output
     x64 = x.double()
-    centred = x64 - x64.mean() if frozen.centre else x64
     output = frozen(x64) + (0 if frozen.bias is None else frozen.bias)
+    top: tuple[tuple[int, float], ...] = ()
     with torch.inference_mode():
         own = norm(x[None])[0].double()
         scaled = norm((SCALED * x)[None])[0].double()
-        top: tuple[tuple[int, float], ...] = ()
         if final:
-            logits = adapter.logits_of(output.to(x.dtype))
             values, tokens = out.logits[0, position].topk(TOP)
             top = tuple((int(t), float(v)) for t, v in zip(tokens, values, strict=True))
-            if not torch.allclose(logits[tokens], values, rtol=1e-4, atol=1e-4):
-                raise RuntimeError("The final norm written out does not give the model's logits.")
     return NormStep(
         layer=layer,
         kind="LayerNorm" if frozen.centre else "RMSNorm",
         stream=x64.numpy(),
         mean=float(x64.mean()),
-        mean_square=float(centred.pow(2).mean()),
+        mean_square=frozen.scale**-2 - frozen.eps,
         eps=frozen.eps,
         gain=frozen.gain.numpy(),
         bias=None if frozen.bias is None else frozen.bias.numpy(),

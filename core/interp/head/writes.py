@@ -88,6 +88,41 @@ class DirectShares:
     note: str = ""  # where the model's logits are capped after this difference (Gemma 2)
 
 
+@dataclass(frozen=True)
+class DirectLogits:
+    """Parts of a final stream through the final norm, its scale frozen at that stream, and the
+    unembedding rows of some tokens; with the biases, they add up to the tokens' logits."""
+
+    values: Any  # (P, K) torch float64: each part's direct effect on each token's logit
+    biases: dict  # {"final norm bias" | "unembedding bias": (K,) torch float64}, the ones the model has
+    logits: Any  # (K,) torch float64: the model's own logits of the tokens, before any cap
+    cap: str  # "This model caps its logits, c·tanh(logit/c)" where it does, else ""
+
+
+def direct_logits(adapter: Any, parts: Any, stream: Any, tokens: list[int]) -> DirectLogits:
+    """``parts`` (P, hidden) of the final ``stream`` (hidden,) read straight through to the logits
+    of ``tokens``; ValueError when they do not add up."""
+    import torch
+
+    norm = frozen_norm(adapter.final_norm, stream)
+    rows = _unembed(adapter, tokens)  # (K, hidden)
+    values = norm(torch.as_tensor(parts).double()) @ rows.T
+    biases = {}
+    if norm.bias is not None:
+        biases["final norm bias"] = norm.bias @ rows.T
+    if getattr(adapter.unembed, "bias", None) is not None:
+        biases["unembedding bias"] = adapter.unembed.bias.detach().double()[tokens]
+    with torch.inference_mode():
+        logits = adapter.unembed(adapter.final_norm(torch.as_tensor(stream).float()[None]))[
+            0, tokens
+        ].double()
+    check_close(values.sum(0) + sum(biases.values()), logits, "logits")
+    cap = adapter.softcap
+    return DirectLogits(
+        values, biases, logits, f"This model caps its logits, {cap:g}·tanh(logit/{cap:g})" if cap else ""
+    )
+
+
 def direct_shares(rec: Recorded, target: int, foil: int) -> DirectShares:
     """Every head's, MLP's, the embeddings' and the biases' direct share of the logit difference;
     with Gemma 2's final soft cap, of the difference before the cap (``note`` gives the capped one)."""
@@ -96,31 +131,23 @@ def direct_shares(rec: Recorded, target: int, foil: int) -> DirectShares:
     adapter = check_split(rec)
     last, layers = len(rec.ids) - 1, rec.layers
     parts = stream_parts(adapter, rec, layers, last)
-    norm = frozen_norm(adapter.final_norm, rec.streams[-1, last])
-    pair = _unembed(adapter, [target, foil])
-    direction = pair[0] - pair[1]
-    values = norm(parts.vectors) @ direction
+    direct = direct_logits(adapter, parts.vectors, rec.streams[-1, last], [target, foil])
+    values = direct.values[:, 0] - direct.values[:, 1]
     names = list(parts.names)
     embeddings = [n for n, name in enumerate(names) if name.endswith("embedding")]
     kept = [n for n in range(len(names)) if n not in embeddings]
     values = torch.cat([values[embeddings].sum()[None], values[kept]])
     names = ["embeddings", *(names[n] for n in kept)]
-    extra = {"final norm bias": norm.bias, "unembedding bias": getattr(adapter.unembed, "bias", None)}
-    for name, bias in extra.items():
-        if bias is not None:
-            vector = bias.detach().double()
-            share = vector @ direction if name == "final norm bias" else vector[target] - vector[foil]
-            names.append(name)
-            values = torch.cat([values, share[None]])
-    with torch.inference_mode():
-        logits = adapter.unembed(adapter.final_norm(rec.streams[-1, last][None]))[0, [target, foil]]
-        capped = adapter.capped(logits)
+    for name, bias in direct.biases.items():
+        names.append(name)
+        values = torch.cat([values, (bias[0] - bias[1])[None]])
+    logits = direct.logits
     difference, note = float(logits[0] - logits[1]), ""
-    if adapter.softcap:
+    if direct.cap:
+        capped = adapter.capped(logits)
         note = (
-            f"This model caps its logits, {adapter.softcap:g}·tanh(logit/{adapter.softcap:g}): the shares "
-            f"add up to the difference before the cap, {difference:.4f}; after it, "
-            f"{float(capped[0] - capped[1]):.4f}."
+            f"{direct.cap}: the shares add up to the difference before the cap, {difference:.4f}; "
+            f"after it, {float(capped[0] - capped[1]):.4f}."
         )
     values = values.numpy()
     check_close(values.sum(), difference, "logit difference")
