@@ -7,6 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsView, QWidget
 
+from app.widgets.plots import PlotRoom
+
 THEMES = ("system", "light", "dark")
 
 
@@ -70,3 +72,6 @@ def style_plots(root: QWidget) -> None:
                 item.setFont(font)
             elif isinstance(item, QGraphicsSimpleTextItem):  # captions drawn in data units
                 item.setBrush(foreground)
+        room = view.findChild(PlotRoom)
+        if room is not None:  # the new font's labels may need more room than the last fit gave
+            room.fit()

@@ -66,6 +66,12 @@ PANELS = [
         (("Open decoder folder for &Inside a decoder…", "choose_folder"),),
     ),
     PanelEntry(
+        "stream",
+        "The residual stream",
+        "app.panels.stream:StreamPanel",
+        (("Open decoder folder for The residual &stream…", "choose_folder"),),
+    ),
+    PanelEntry(
         "patching",
         "Patching",
         "app.panels.patching:PatchingPanel",

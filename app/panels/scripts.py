@@ -119,3 +119,29 @@ def hbars(values: str, labels: str, title: str) -> str:
     plt.title({title!r})
     plt.tight_layout()
     """
+
+
+def model_code(source: str, prompt: str | None, *imports: str) -> str:
+    """Code that loads the model as ``model`` with ``layers`` and ``heads`` (labels from 1) and,
+    given a prompt, reads it as ``ids`` and ``pieces``; ``imports`` are more import lines."""
+    core = {"from core.models import load_model", "from core.printing import table"}
+    if prompt is not None:
+        core.add("from core.interp import prediction")
+    lines = "\n    ".join(sorted({*core, *imports}))
+    code = f"""
+    import numpy as np
+
+    {lines}
+
+    model = load_model({source!r})  # the decoder the panel loaded: a key, a folder or a cache id
+    layers = [str(k + 1) for k in range(model.n_layers)]  # counted from 1, as on screen
+    heads = [str(k + 1) for k in range(model.n_heads)]
+    """
+    if prompt is not None:
+        code += f"""
+    prompt = {prompt!r}
+    ids, dropped = prediction.encode(model, prompt)  # token ids; a long prompt keeps its last tokens
+    pieces = [prediction.visible(p) for p in prediction.pieces(model, ids)]
+    print("Tokens:", " | ".join(pieces))
+    """
+    return code

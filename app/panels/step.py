@@ -88,6 +88,16 @@ class Live(QObject):
         self.wanted = state
         self.changed.emit()
 
+    def cancel(self) -> bool:
+        """Stop the background compute running now (True when there was one): nothing it reports
+        lands, and the controls go back to the state whose result is on screen."""
+        if not self.tasks.cancel():
+            return False
+        self.wanted = self.state
+        self.changed.emit()
+        self.busy.emit(False)
+        return True
+
     @property
     def task(self) -> worker.Task | None:
         """The background compute running now, if any."""

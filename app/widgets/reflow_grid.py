@@ -67,3 +67,19 @@ class ReflowGrid(QGridLayout):
         self._measure()
         self._arrange(0 if rect.width() >= self.least[0].width() else 1)
         super().setGeometry(rect)
+
+
+def side_by_side(*widgets: QWidget) -> QWidget:
+    """``widgets`` in one row where the room allows, else one under another."""
+    grid = ReflowGrid(
+        [(w, 0, k, 1) for k, w in enumerate(widgets)],
+        [(w, k, 0, 1) for k, w in enumerate(widgets)],
+        stretch=(0, 0),
+    )
+    for widget in widgets:  # an equal share each, side by side
+        policy = widget.sizePolicy()
+        policy.setHorizontalStretch(1)
+        widget.setSizePolicy(policy)
+    holder = QWidget()
+    holder.setLayout(grid)
+    return holder

@@ -4,6 +4,7 @@ prompt, each head's mean output, the logit lens of a prompt, and the induction t
     analysis = analysis_of(model)                 # one per loaded model
     run = analysis.clean_run(ids)                 # probs (V,), attentions (L, H, T, T), streams
     analysis.means()                              # (L, H, head_dim) over the reference text
+    analysis.once("steer", key, compute)          # any other result, kept by kind and key
 
 Steps compute in parallel in the worker: one lock guards what is kept, and a result being
 computed is computed once (a second caller waits for it). Layers and heads are 0-based.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -46,18 +47,13 @@ class Analysis:
         self.model = model
         self.adapter = adapter_of(model.module)
         self._lock = threading.Lock()
-        self._kept: dict[str, OrderedDict] = {
-            "means": OrderedDict(),
-            "clean": OrderedDict(),
-            "lens": OrderedDict(),
-            "induction": OrderedDict(),
-        }
+        self._kept: defaultdict[str, OrderedDict] = defaultdict(OrderedDict)  # kind → key → value
         self._pending: dict[tuple, threading.Lock] = {}
 
     def means(self) -> np.ndarray:
         """(layers, heads, head_dim): each head's mean output over the reference text."""
         ids = self.model.tokenizer(MEAN_REFERENCE)["input_ids"]
-        return self._once("means", (), lambda: head_means(self.model, ids))
+        return self.once("means", (), lambda: head_means(self.model, ids))
 
     def clean_run(self, ids: tuple[int, ...]) -> CleanRun:
         """The intact model's run over ``ids``."""
@@ -71,28 +67,29 @@ class Analysis:
             streams = torch.stack([out.cache["resid_post", n][0] for n in layers])
             return CleanRun(softmax(out.logits[0, -1].double().numpy()), attentions, streams)
 
-        return self._once("clean", tuple(ids), compute)
+        return self.once("clean", tuple(ids), compute)
 
     def lens(self, ids: tuple[int, ...], compute: Callable[[], Any]) -> Any:
         """The lens of ``ids`` as ``compute`` makes it, kept per prompt."""
-        return self._once("lens", tuple(ids), compute)
+        return self.once("lens", tuple(ids), compute)
 
     def induction(self, n: int, seed: int) -> Any:
         """The intact model's induction test on ``n`` seeded random tokens repeated twice."""
         from core.interp.induction import random_induction_test
 
         model = self.model
-        return self._once(
+        return self.once(
             "induction",
             (n, seed),
             lambda: random_induction_test(model, n, seed),
             keep=1,
         )
 
-    def _once(self, kind: str, key: tuple, compute: Callable[[], Any], keep: int = KEPT_RUNS) -> Any:
-        """The kept ``kind`` result for ``key``, else ``compute()`` once, however many ask."""
-        kept = self._kept[kind]
+    def once(self, kind: str, key: tuple, compute: Callable[[], Any], keep: int = KEPT_RUNS) -> Any:
+        """The kept ``kind`` result for ``key``, else ``compute()`` once, however many ask; the
+        last ``keep`` keys of each kind are kept."""
         with self._lock:
+            kept = self._kept[kind]
             if key in kept:
                 kept.move_to_end(key)
                 return kept[key]

@@ -133,6 +133,14 @@ class StrengthSweep:
     prob: np.ndarray  # (S,) its probability
     entropy: np.ndarray  # (S,) of the whole next-token distribution, in nats
     top: np.ndarray  # (S,) int: the most likely next token
+    most: float  # the largest entropy there can be: every token alike, ln(vocabulary)
+
+    @property
+    def breakdown(self) -> int | None:
+        """Where the text breaks down: the index of the largest entropy, when the entropy first rises
+        to it and then falls below where the sweep began (one token swamps the rest); else None."""
+        peak = int(np.argmax(self.entropy))
+        return peak if peak > 0 and (self.entropy[peak + 1 :] < self.entropy[0]).any() else None
 
 
 def strength_sweep(
@@ -168,5 +176,6 @@ def strength_sweep(
     logp = torch.cat(rows)  # (S, vocab)
     entropy = -(logp.exp() * logp.nan_to_num(neginf=0.0)).sum(-1)
     return StrengthSweep(
-        strengths, token, logp[:, token].exp().numpy(), entropy.numpy(), logp.argmax(-1).numpy()
-    )
+        strengths, token, logp[:, token].exp().numpy(), entropy.numpy(), logp.argmax(-1).numpy(),
+        math.log(logp.shape[-1]),
+    )  # fmt: skip

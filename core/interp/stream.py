@@ -6,6 +6,7 @@ what each part wrote into it.
     journey.parts                                    # (P, hidden): embeddings, L1 attn, L1 MLP, …
     journey.sum_error                                # max |Σ parts − the final stream|
     effects = direct_effects(model, journey)         # (P + 1, K): each part's push on the top logits
+    grouped(journey, effects, "layer").values        # (layers + 2, K): summed by block (or "kind")
     step = norm_step(model, ids, position, layer)    # the norm block ``layer`` reads through,
     step.mean_square, step.scale, step.gain, step.output   # written out (layer = layers: the final)
 
@@ -30,8 +31,8 @@ from core.interp.head.writes import direct_logits
 from core.interp.lens import read_streams
 
 __all__ = [
-    "DirectEffects", "LayerRow", "NormStep", "StreamJourney", "check_position", "direct_effects", "norm_step",
-    "stream_journey",
+    "GROUPS", "DirectEffects", "LayerRow", "NormStep", "PartGroups", "StreamJourney", "check_position",
+    "direct_effects", "grouped", "norm_step", "stream_journey",
 ]  # fmt: skip
 SCALED = 10.0  # the stream times this reads the same through a norm
 TOP = 5  # tokens the final norm's step names
@@ -138,6 +139,37 @@ def direct_effects(model: Any, journey: StreamJourney, tokens: Sequence[int] = (
     note = f"{direct.cap}: the parts add up to the logits before the cap." if direct.cap else ""
     values = torch.cat([direct.values, bias[None]]).numpy()
     return DirectEffects((*journey.names, "biases"), tuple(tokens), values, direct.logits.numpy(), note)
+
+
+GROUPS = ("part", "layer", "kind")  # how ``grouped`` gathers the parts
+
+
+@dataclass(frozen=True)
+class PartGroups:
+    """The final stream's parts gathered into groups, with the biases row last."""
+
+    names: tuple[str, ...]  # (G,) e.g. "embeddings", "L1", …, "biases"
+    norms: np.ndarray  # (G,) the size of each group's summed vector (NaN for the biases)
+    values: np.ndarray  # (G, K) each group's direct effect on the tokens
+
+
+def grouped(journey: StreamJourney, effects: DirectEffects, by: str = "part") -> PartGroups:
+    """``effects`` and the parts' vectors summed by ``by``: "part" (each alone), "layer" (a
+    block's attention and MLP together) or "kind" (every attention output, every MLP output)."""
+    if by not in GROUPS:
+        raise ValueError(f"Unknown grouping {by!r}; choose one of {', '.join(GROUPS)}.")
+
+    def group(name: str) -> str:
+        if by == "part" or name == "embeddings":
+            return name
+        layer, kind = name.split(" ")
+        return layer if by == "layer" else {"attn": "attention", "MLP": "MLPs"}[kind]
+
+    names = tuple(dict.fromkeys(group(n) for n in journey.names))
+    members = [[k for k, n in enumerate(journey.names) if group(n) == g] for g in names]
+    norms = [np.linalg.norm(journey.parts[m].sum(0)) for m in members]
+    values = [effects.values[m].sum(0) for m in members] + [effects.values[-1]]
+    return PartGroups((*names, "biases"), np.array([*norms, np.nan]), np.array(values))
 
 
 def _after(norm: Any, x: Any) -> Any:

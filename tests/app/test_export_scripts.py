@@ -172,6 +172,14 @@ def cell(panel) -> None:
     settle(panel.parts.apply, target=" because", foil=" the")
 
 
+def steer(panel) -> None:
+    """The residual stream: another token, layer 2's norm, the parts by kind; steering between two
+    words the tiny model has, past where its text breaks down."""
+    settle(panel.journey.live.apply, prompt=PROMPT, position=4, norm=2, group="kind")
+    settle(panel.steer.live.apply, prompt="the cat sat on", plus=" cat", minus=" mat", layer=1, strength=2.5)
+    settle(panel.steer.live.apply, new=8, reach=40.0, token=" the")
+
+
 def sample(panel) -> None:
     """Next token: the seed's draws at another temperature with a clicked token among them, and
     another layer in step 5 (drawn once first: its box then knows the layers)."""
@@ -200,6 +208,7 @@ PREPARE = {
     "inside_decoder": knock,
     "patching": noise,
     "inside_head": cell,
+    "stream": steer,
     "next_token": sample,
     "model": words,
 }

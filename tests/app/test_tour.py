@@ -20,6 +20,7 @@ ARTICLE_ORDER = [
     "model",
     "next_token",
     "inside_decoder",
+    "stream",
     "patching",
     "inside_head",
     "position",

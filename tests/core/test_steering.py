@@ -4,10 +4,11 @@ adding (or projecting out) the same vector."""
 
 from functools import reduce
 
+import numpy as np
 import pytest
 
 from core import models
-from core.interp.steering import greedy, steer, steering_vector, strength_sweep
+from core.interp.steering import StrengthSweep, greedy, steer, steering_vector, strength_sweep
 from tests.tiny_models import FAMILY_TYPES, PARTS, save_tiny_decoder
 
 pytestmark = pytest.mark.models
@@ -154,6 +155,7 @@ def test_a_strength_sweep_is_each_strength_run_by_hand(tiny):
         assert sweep.prob[k] == pytest.approx(float(logp[token].exp()), abs=1e-5)
         assert sweep.entropy[k] == pytest.approx(float(-(logp.exp() * logp).sum()), abs=1e-4)
         assert sweep.top[k] == int(logp.argmax())
+    assert sweep.most == pytest.approx(np.log(model.module.get_output_embeddings().weight.shape[0]))
 
 
 def test_a_cancelled_sweep_leaves_the_model_as_it_was(tiny):
@@ -189,3 +191,15 @@ def test_generation_says_how_far_it_is_and_a_cancel_leaves_the_model_as_it_was(t
     with pytest.raises(RuntimeError, match="cancelled"):
         greedy(model, ids, 4, steer(vector, 8.0), progress=cancel)
     assert greedy(model, ids, 4) == made
+
+
+def test_the_breakdown_is_the_entropy_peak_after_which_one_token_takes_over():
+    def sweep(entropy):
+        n = len(entropy)
+        zeros = np.zeros(n)
+        return StrengthSweep(np.linspace(0, 1, n), 0, zeros, np.array(entropy, float), zeros.astype(int), 5.0)
+
+    assert sweep([3.1, 3.5, 4.5, 3.4, 0.2]).breakdown == 2  # peaks, then falls below where it began
+    assert sweep([3.1, 3.5, 4.5, 3.4, 3.2]).breakdown is None  # peaks but never collapses
+    assert sweep([3.1, 3.5, 4.5]).breakdown is None  # still rising at the end of the range
+    assert sweep([3.1, 2.0, 1.0]).breakdown is None  # only ever surer: no rise before a collapse

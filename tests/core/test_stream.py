@@ -10,7 +10,7 @@ import pytest
 from core import models
 from core.decoder.adapter import adapter_of
 from core.interp.lens import logit_lens
-from core.interp.stream import SCALED, check_position, direct_effects, norm_step, stream_journey
+from core.interp.stream import SCALED, check_position, direct_effects, grouped, norm_step, stream_journey
 from tests.tiny_models import FAMILY_TYPES, PARTS, save_tiny_decoder
 
 pytestmark = pytest.mark.models
@@ -186,3 +186,32 @@ def test_the_parts_direct_effects_add_up_to_the_models_logits(tiny):
     eps = norm.eps if layer_norm else model.module.config.rms_norm_eps
     by_hand = (gain * mlp / np.sqrt((final**2).mean() + eps)) @ unembed.T
     np.testing.assert_allclose(effects.values[2], by_hand, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("by", ["part", "layer", "kind"])
+def test_grouped_parts_add_up_as_the_parts_do(tiny, by):
+    """A group's direct effect is its parts' effects summed; its norm is that of its parts' summed
+    vectors (checked against the parts named here); every grouping adds up to the same logits."""
+    model, _, ids = tiny
+    journey = stream_journey(model, ids)
+    effects = direct_effects(model, journey)
+    groups = grouped(journey, effects, by)
+    n = model.n_layers
+    expected = {
+        "part": list(journey.names),
+        "layer": ["embeddings", *(f"L{k + 1}" for k in range(n))],
+        "kind": ["embeddings", "attention", "MLPs"],
+    }[by]
+    assert list(groups.names) == [*expected, "biases"]
+    np.testing.assert_allclose(groups.values.sum(0), effects.values.sum(0), rtol=1e-10, atol=1e-10)
+    members = {
+        "part": [1],
+        "layer": [2 * n - 1, 2 * n],  # the last block: its attention and its MLP
+        "kind": list(range(2, 2 * n + 1, 2)),  # every MLP
+    }[by]
+    row = {"part": 1, "layer": n, "kind": 2}[by]
+    np.testing.assert_allclose(groups.values[row], effects.values[members].sum(0), rtol=1e-12)
+    assert groups.norms[row] == pytest.approx(np.linalg.norm(journey.parts[members].sum(0)))
+    assert np.isnan(groups.norms[-1])
+    with pytest.raises(ValueError, match="Unknown grouping"):
+        grouped(journey, effects, "head")

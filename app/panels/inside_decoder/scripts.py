@@ -6,11 +6,10 @@ from app.panels.inside_decoder.script_parts import (
     ablation_imports,
     answers_code,
     knocked_code,
-    model_code,
     top_code,
 )
 from app.panels.inside_decoder.state import InductionState, KnockState, LensState, SinkState
-from app.panels.scripts import Script, hbars, heatmap
+from app.panels.scripts import Script, hbars, heatmap, model_code
 
 
 def knock_out(s: KnockState) -> Script:

@@ -11,12 +11,11 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton
 from app import worker
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import HeadState, PartsResult, compute_knockout
-from app.panels.inside_head.views import side_by_side
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.progress import RunProgress
-from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.reflow_grid import ReflowGrid, side_by_side
 from app.widgets.sizing import WholeText
 from app.widgets.text import note
 from core.interp.prediction import visible

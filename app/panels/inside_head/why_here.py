@@ -8,10 +8,10 @@ import numpy as np
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult, per_head
-from app.panels.inside_head.views import side_by_side
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
+from app.widgets.reflow_grid import side_by_side
 from app.widgets.text import note
 from core.maths.explain import num
 

@@ -8,9 +8,10 @@ from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult
-from app.panels.inside_head.views import counted_from_one, side_by_side
+from app.panels.inside_head.views import counted_from_one
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
+from app.widgets.reflow_grid import side_by_side
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
