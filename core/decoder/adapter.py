@@ -5,7 +5,7 @@
     adapter.blocks[l]                   # block l; its input is the residual stream before it
     adapter.attention(l), adapter.mlp(l), adapter.out_weight(l)   # (hidden, heads · head_dim)
     adapter.pre_norm(l), adapter.after_norm(l, "attn")           # the norms around a block's parts
-    adapter.qk_weight(l, "q", h)        # (head_dim, hidden) weight, (head_dim,) bias or None
+    adapter.qkv_weight(l, "q", h)       # (head_dim, hidden) weight, (head_dim,) bias or None
     adapter.rotate(l, x, cos, sin), adapter.scaling(l), adapter.score_cap(l)
     adapter.readout(hidden)             # (…, hidden) -> (…, vocab): final norm, unembedding, cap
     adapter.logits_of(normed)           # the same from the final norm's output
@@ -116,16 +116,17 @@ class Adapter:
             return None
         return _part(self.blocks[layer], self.family.after_norms[part == "mlp"])
 
-    def qk_weight(self, layer: int, which: str, head: int) -> tuple[Any, Any]:
-        """Query head ("q") or key/value head ("k") ``head``'s projection: (head_dim, hidden) weight
-        and (head_dim,) bias or None, rows of the fused projection where the family fuses them."""
-        shape, family, kind = self.shape, self.family, int(which == "k")
+    def qkv_weight(self, layer: int, which: str, head: int) -> tuple[Any, Any]:
+        """Query head ("q"), key ("k") or value ("v") head ``head``'s projection: (head_dim, hidden)
+        weight and (head_dim,) bias or None, rows of the fused projection where the family fuses them."""
+        shape, family, kind = self.shape, self.family, "qkv".index(which)
         attention = self.attention(layer)
         if family.qkv is None:
             linear, first = getattr(attention, f"{which}_proj"), head
         else:
             linear = _part(attention, family.qkv)
-            first = 3 * head + kind if family.qkv_by_head else kind * shape.heads + head
+            blocks = (0, shape.heads, shape.heads + shape.kv_heads)  # [all q | all k | all v]
+            first = 3 * head + kind if family.qkv_by_head else blocks[kind] + head
         rows = slice(first * shape.head_dim, (first + 1) * shape.head_dim)
         weight = linear.weight.T if family.conv1d else linear.weight
         return weight[rows], None if linear.bias is None else linear.bias[rows]

@@ -270,9 +270,20 @@ CASES.update(
         ("steer", "--json"): [["--json=1"]],
     }
 )  # fmt: skip
+CASES.update(
+    {
+        ("atlas", "--text"): [["--text", ""], ["--text", " "], ["--text"]],
+        ("atlas", "--length"): [["--length", "1"], ["--length", "x"], ["--length", "5000"], ["--length"]],
+        ("atlas", "--seed"): [["--seed", "-1"], ["--seed", "1.5"], ["--seed", "x"], ["--seed"]],
+        ("atlas", "--qk"): [["--qk", "0", "1"], ["--qk", "9", "1"], ["--qk", "1", "99"], ["--qk", "1"]],
+        ("atlas", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
+        ("atlas", "--json"): [["--json=1"]],
+    }
+)
 AROUND = {  # a good value of every other flag, given around the one bad value
     "patch": PATCH_PAIR,
     "stream": {"--text": PAIR, "--model": "{llama}"},
+    "atlas": {"--length": "8", "--model": "{llama}"},
     "steer": {"--text": "the cat", "--plus": " cat", "--minus": " mat", "--layer": "1", "--strength": "1",
               "--model": "{llama}"},
 }  # fmt: skip

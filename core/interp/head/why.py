@@ -65,7 +65,9 @@ def side(adapter: Any, rec: Recorded, layer: int, which: str, head: int, t: int)
 
     parts = stream_parts(adapter, rec, layer, t)
     norm = frozen_norm(adapter.pre_norm(layer), rec.streams[layer, t])
-    weight, bias = (None if x is None else x.detach().double() for x in adapter.qk_weight(layer, which, head))
+    weight, bias = (
+        None if x is None else x.detach().double() for x in adapter.qkv_weight(layer, which, head)
+    )
     names, vectors = list(parts.names), [norm(parts.vectors) @ weight.T]
     if norm.bias is not None:
         names.append("norm bias")

@@ -1,0 +1,198 @@
+"""Every head of a decoder characterised at once: where it looks on two probes, and what it copies.
+
+    atlas = head_atlas(model)                    # model: a LoadedModel decoder
+    atlas.scores["induction"]                    # (layers, heads), one map per name in SCORES
+    atlas.text_ids, atlas.repeat_ids             # the two probes as run
+    cloud = qk_cloud(atlas, layer=4, heads=[1])  # the head's queries and keys projected to 2-D
+
+The probes: (a) a natural text, (b) the beginning-of-text token, then ``n`` random tokens (ids
+LOW … vocabulary − 1, distinct, from ``numpy.random.default_rng(seed)``), then the same ``n``
+again. With A a head's weights (rows: queries), the scores are the means of
+
+- previous_token: A[t, t − 1] over t ≥ 1 of (a);   first_token: A[t, 0] over t ≥ 1 of (a);
+- self: A[t, t] over every t of (a);
+- duplicate_token: A[t, t − n] over the second copy of (b);  induction: A[t, t − n + 1] there;
+- copying (Elhage et al. 2021): Σλ / Σ|λ| over the eigenvalues of the head's OV circuit
+  W_U W_O,h W_V,h W_E, from the small matrix W_V,h W_E W_U W_O,h (the same non-zero eigenvalues),
+  with the embedding and the unembedding as stored: no norm, no embedding scale.
+
+Layers and heads are 0-based.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.decoder.adapter import adapter_of
+from core.decoder.run import hooked_run
+from core.interp.prediction import encode
+
+__all__ = ["LENGTH", "LOW", "NATURAL", "SCORES", "HeadAtlas", "QKCloud", "head_atlas", "qk_cloud"]
+
+SCORES = ("previous_token", "first_token", "self", "duplicate_token", "induction", "copying")
+LENGTH = 40  # random tokens in each copy of probe (b)
+LOW = 1000  # the smallest id probe (b) draws: above the special and the byte tokens
+NATURAL = (
+    "The old lighthouse keeper climbed the narrow stairs every evening at dusk. He carried a lamp, "
+    "a flask of tea and a small notebook in which he wrote down every ship he saw. Some nights the "
+    "sea was calm and the beam swept across empty water; on others the wind howled and the waves "
+    "broke against the rocks below. In the morning he walked down to the village, bought bread and "
+    "fish, and told the children stories about the ships."
+)
+
+
+@dataclass(frozen=True)
+class HeadAtlas:
+    """The scores of every head, and the two runs they come from."""
+
+    text_ids: tuple[int, ...]  # (T,) probe (a)
+    repeat_ids: tuple[int, ...]  # (1 + 2n,) probe (b), the first token included
+    n: int
+    scores: dict[str, np.ndarray]  # name in SCORES → (layers, heads) float64
+    text_weights: np.ndarray  # (layers, heads, T, T) float32
+    repeat_weights: np.ndarray  # (layers, heads, 1 + 2n, 1 + 2n) float32
+    queries: tuple[Any, Any]  # per probe, (layers, heads, T, head_dim) torch: after rotary
+    keys: tuple[Any, Any]  # per probe, (layers, kv_heads, T, head_dim) torch
+
+
+def repeat_probe(model: Any, n: int, seed: int, low: int | None = None) -> tuple[int, ...]:
+    """Probe (b): the model's first token, ``n`` distinct seeded random ids from ``low`` (None:
+    LOW) up, then the same again."""
+    low = LOW if low is None else low
+    vocab = adapter_of(model.module).shape.vocab
+    if n < 2:
+        raise ValueError(f"The repeated probe needs at least 2 random tokens; got {n}.")
+    if 1 + 2 * n > model.max_tokens:
+        most = (model.max_tokens - 1) // 2
+        raise ValueError(f"{n} tokens twice is longer than {model.name} reads: at most {most}.")
+    if vocab - low < n:
+        raise ValueError(f"{model.name} has {vocab} tokens: too few to draw {n} distinct ids from {low} up.")
+    tokenizer = model.tokenizer
+    first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    drawn = np.random.default_rng(seed).choice(np.arange(low, vocab), size=n, replace=False)
+    return (int(first or 0), *map(int, drawn), *map(int, drawn))
+
+
+def attention_scores(text: np.ndarray, repeat: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """The scores read from the weights: ``text`` (layers, heads, T, T) of probe (a), ``repeat``
+    (layers, heads, 1 + 2n, 1 + 2n) of probe (b)."""
+    t = np.arange(1, text.shape[-1])
+    second = np.arange(n + 1, 2 * n + 1)  # the second copy's positions
+    mean = lambda a, rows, cols: a[..., rows, cols].astype(np.float64).mean(-1)  # noqa: E731
+    return {
+        "previous_token": mean(text, t, t - 1),
+        "first_token": mean(text, t, 0 * t),
+        "self": mean(text, np.arange(text.shape[-1]), np.arange(text.shape[-1])),
+        "duplicate_token": mean(repeat, second, second - n),
+        "induction": mean(repeat, second, second - n + 1),
+    }
+
+
+def copying_scores(model: Any) -> np.ndarray:
+    """(layers, heads): Σλ / Σ|λ| over the eigenvalues of each head's OV circuit."""
+    import torch
+
+    adapter = adapter_of(model.module)
+    shape = adapter.shape
+    with torch.inference_mode():
+        embed = model.module.get_input_embeddings().weight.double()  # (vocab, hidden)
+        unembed = adapter.unembed.weight.double()[: embed.shape[0]]  # (vocab, hidden)
+        round_trip = embed.T @ unembed  # (hidden, hidden): W_E · W_U with W_E as (hidden, vocab)
+        scores = np.zeros((shape.layers, shape.heads))
+        for layer in range(shape.layers):
+            out = adapter.out_weight(layer).double()  # (hidden, heads · head_dim)
+            for head in range(shape.heads):
+                kv = head // (shape.heads // shape.kv_heads)
+                value = adapter.qkv_weight(layer, "v", kv)[0].double()  # (head_dim, hidden)
+                o = out[:, head * shape.head_dim : (head + 1) * shape.head_dim]  # (hidden, head_dim)
+                eigen = torch.linalg.eigvals(value @ round_trip @ o)
+                scores[layer, head] = float(eigen.sum().real / eigen.abs().sum())
+    return scores
+
+
+def head_atlas(
+    model: Any, text: str = NATURAL, n: int = LENGTH, seed: int = 0, low: int | None = None
+) -> HeadAtlas:
+    """Every head's scores on ``text`` and on ``n`` random tokens seeded by ``seed``, repeated."""
+    import torch
+
+    text_ids = tuple(encode(model, text)[0])
+    if len(text_ids) < 2:
+        raise ValueError("The text is one token: the scores need at least two; type a longer text.")
+    repeat_ids = repeat_probe(model, n, seed, low)
+    runs = [
+        hooked_run(model, ids, cache=["pattern", "q", "k"], unembed=False) for ids in (text_ids, repeat_ids)
+    ]
+    layers = range(adapter_of(model.module).shape.layers)
+
+    def stacked(run, site: str) -> Any:
+        return torch.stack([run.cache[site, layer][0] for layer in layers])
+
+    weights = [stacked(run, "pattern").float().numpy() for run in runs]
+    scores = attention_scores(*weights, n) | {"copying": copying_scores(model)}
+    return HeadAtlas(
+        text_ids=text_ids,
+        repeat_ids=repeat_ids,
+        n=n,
+        scores={name: scores[name] for name in SCORES},
+        text_weights=weights[0],
+        repeat_weights=weights[1],
+        queries=tuple(stacked(run, "q").float() for run in runs),
+        keys=tuple(stacked(run, "k").float() for run in runs),
+    )
+
+
+@dataclass(frozen=True)
+class QKCloud:
+    """Queries and keys of one layer's heads in one 2-D picture (AttentionViz's joint view)."""
+
+    points: np.ndarray  # (N, 2) the projection: queries first, then keys
+    is_query: np.ndarray  # (N,) bool
+    head: np.ndarray  # (N,) the query head of a query, the key/value head of a key
+    probe: np.ndarray  # (N,) 0: the text, 1: the repeated tokens
+    position: np.ndarray  # (N,) in its probe
+    shift: np.ndarray  # (head_dim,) added to every key, so that keys and queries share a mean
+    scale: float  # queries × scale, keys ÷ scale: equal mean sizes; q·k is unchanged
+
+
+def qk_cloud(atlas: HeadAtlas, layer: int, heads: Sequence[int]) -> QKCloud:
+    """The queries of ``heads`` (query heads that share one key/value head) and their keys, over
+    both probes, projected together onto their two principal directions. Before that, the keys
+    are shifted to the queries' mean (which adds the same amount to every score of a query, so
+    the softmax is unchanged) and queries and keys are scaled to the same mean size."""
+    shape_heads, kv_heads = atlas.queries[0].shape[1], atlas.keys[0].shape[1]
+    if not 0 <= layer < atlas.queries[0].shape[0]:
+        raise ValueError(
+            f"Layer {layer + 1} does not exist: the model has layers 1 to {atlas.queries[0].shape[0]}."
+        )
+    if not heads or any(not 0 <= h < shape_heads for h in heads):
+        raise ValueError(f"Choose heads from 1 to {shape_heads}.")
+    group = {h // (shape_heads // kv_heads) for h in heads}
+    if len(group) != 1:
+        raise ValueError("Heads in one cloud must share their keys (one key/value head).")
+    kv = group.pop()
+    q = [atlas.queries[p][layer, list(heads)].numpy() for p in (0, 1)]  # (H, T, d) per probe
+    k = [atlas.keys[p][layer, kv].numpy() for p in (0, 1)]  # (T, d) per probe
+    queries = np.concatenate([x.reshape(-1, x.shape[-1]) for x in q]).astype(np.float64)
+    keys = np.concatenate(k).astype(np.float64)
+    shift = queries.mean(0) - keys.mean(0)
+    keys = keys + shift
+    scale = float(np.sqrt(np.linalg.norm(keys, axis=1).mean() / np.linalg.norm(queries, axis=1).mean()))
+    joint = np.concatenate([queries * scale, keys / scale])
+    centred = joint - joint.mean(0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    points = centred @ vt[:2].T
+    lengths = [x.shape[1] for x in q]
+    position = np.concatenate(
+        [np.tile(np.arange(t), len(heads)) for t in lengths] + [np.arange(t) for t in lengths]
+    )
+    probe = np.concatenate(
+        [np.full(t * len(heads), p) for p, t in enumerate(lengths)]
+        + [np.full(t, p) for p, t in enumerate(lengths)]
+    )
+    head = np.concatenate([np.repeat(list(heads), t) for t in lengths] + [np.full(sum(lengths), kv)])
+    return QKCloud(points, np.arange(len(joint)) < len(queries), head, probe, position, shift, scale)

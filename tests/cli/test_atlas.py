@@ -1,0 +1,70 @@
+"""``atlas`` on a tiny random Llama (no downloads): its JSON against transformers' own weights on the
+ids it names, its cloud, its text and its refusals."""
+
+import json
+
+import numpy as np
+import pytest
+
+from app.main import main
+from core.interp import atlas
+from tests.tiny_models import save_tiny_decoder
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from core import models
+
+    folder = save_tiny_decoder(tmp_path_factory.mktemp("llama"), "llama")
+    return folder, models.load_model(folder)
+
+
+@pytest.fixture
+def low_ids(monkeypatch):
+    monkeypatch.setattr(atlas, "LOW", 20)  # the tiny vocabulary has 300 tokens
+
+
+def test_the_json_scores_the_heads_on_the_ids_it_names(tiny, low_ids, capsys):
+    folder, model = tiny
+    code = main(["atlas", "--model", str(folder), "--length", "6", "--seed", "4", "--qk", "2", "1", "--json"])
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["layers"], doc["heads"]) == (model.n_layers, model.n_heads)
+    assert set(doc["scores"]) == set(atlas.SCORES)
+    ids = doc["repeat_ids"]
+    assert len(ids) == 13 and ids[1:7] == ids[7:] and min(ids[1:]) >= 20
+    with torch.no_grad():
+        weights = model.module(input_ids=torch.tensor([ids]), output_attentions=True).attentions
+    grid = np.array([[float(np.mean([a[0, h, t, t - 5] for t in range(7, 13)])) for h in range(model.n_heads)]
+                     for a in weights])  # fmt: skip
+    np.testing.assert_allclose(doc["scores"]["induction"], grid, atol=2e-6)
+    whole = model.tokenizer(atlas.NATURAL)["input_ids"]  # longer than the tiny model reads: its end
+    assert doc["text_ids"] == whole[-len(doc["text_ids"]) :] and len(doc["text_ids"]) == model.max_tokens
+    points = doc["qk"]["points"]
+    assert len(points) == 2 * (len(doc["text_ids"]) + len(ids))  # a query and a key per token
+    assert {p["kind"] for p in points} == {"query", "key"} and doc["qk"]["layer"] == 2
+
+
+def test_the_text_names_the_highest_heads_of_each_score(tiny, low_ids, capsys):
+    folder, _ = tiny
+    assert main(["atlas", "--model", str(folder), "--length", "6", "--text", "the cat sat on the mat"]) == 0
+    out = capsys.readouterr().out
+    assert "induction" in out and "copying" in out and "L1 H" in out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--length", "6"], "too few to draw"),  # ids from 1000 up
+        (["--length", "6", "--qk", "3", "1"], "--qk 3 1 does not exist"),
+        (["--text", "  "], "--text is empty"),
+    ],
+)
+def test_bad_input_is_one_clear_line(tiny, capsys, flags, message):
+    folder, _ = tiny
+    assert main(["atlas", "--model", str(folder), *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

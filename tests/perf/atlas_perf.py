@@ -1,0 +1,40 @@
+"""Speed of the head atlas on SmolLM2-135M (opt-in; run it directly, prints medians).
+
+    python -m tests.perf.atlas_perf [--model smollm2|FOLDER]
+
+With the model loaded once: every score of every head (two runs and one small eigenproblem per
+head; target ≤ 2 s), the copying scores alone, and one head's query–key cloud (≤ 300 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tests.perf.stream_perf import median_ms
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2", help="'smollm2' (once added) or a decoder folder")
+    args = parser.parse_args()
+    import torch
+
+    from core import models
+    from core.interp.atlas import copying_scores, head_atlas, qk_cloud
+
+    model = models.load_model(args.model, expect=models.DECODER)
+    print(f"{model.name}: {model.n_layers} × {model.n_heads} heads, torch threads {torch.get_num_threads()}")
+    atlas = head_atlas(model)
+    group = model.n_heads // model.n_kv_heads
+    for name, action, repeats in (
+        ("every score of every head", lambda: head_atlas(model), 5),
+        ("the copying scores alone", lambda: copying_scores(model), 5),
+        ("one head's cloud", lambda: qk_cloud(atlas, model.n_layers // 2, [0]), 9),
+        ("the cloud of heads sharing keys", lambda: qk_cloud(atlas, model.n_layers // 2, range(group)), 9),
+    ):
+        med, top = median_ms(action, repeats)
+        print(f"{name}: median {med:.0f} ms, max {top:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
