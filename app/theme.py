@@ -7,8 +7,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsView, QWidget
 
-from app.widgets.plots import PlotRoom
-
 THEMES = ("system", "light", "dark")
 
 
@@ -53,6 +51,8 @@ def apply_theme(app: QApplication, name: str) -> None:
 
 def style_plots(root: QWidget) -> None:
     """Give every pyqtgraph view under ``root`` the application's palette colours and font."""
+    from app.widgets.plots import PlotRoom  # here: the plots module's widgets import this one
+
     palette, font = QApplication.palette(), QApplication.font()
     background = palette.color(QPalette.ColorRole.Base)
     foreground = palette.color(QPalette.ColorRole.Text)

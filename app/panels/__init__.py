@@ -83,6 +83,12 @@ PANELS = [
         "app.panels.inside_head:InsideHeadPanel",
         (("Open model folder for Inside a &head…", "choose_folder"),),
     ),
+    PanelEntry(
+        "atlas",
+        "Head atlas",
+        "app.panels.atlas:AtlasPanel",
+        (("Open decoder folder for Head &atlas…", "choose_folder"),),
+    ),
     PanelEntry("position", "Position", "app.panels.position:PositionPanel"),
     PanelEntry("cost", "Cost and FlashAttention", "app.panels.cost:CostPanel"),
     PanelEntry("bench", "Benchmark", "app.panels.bench:BenchPanel"),

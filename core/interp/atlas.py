@@ -4,6 +4,7 @@
     atlas.scores["induction"]                    # (layers, heads), one map per name in SCORES
     atlas.text_ids, atlas.repeat_ids             # the two probes as run
     cloud = qk_cloud(atlas, layer=4, heads=[1])  # the head's queries and keys projected to 2-D
+    ov = ov_reading(model, 4, 1, source=token)   # what the head writes when it reads a token
 
 The probes: (a) a natural text, (b) the beginning-of-text token, then ``n`` random tokens (ids
 LOW … vocabulary − 1, distinct, from ``numpy.random.default_rng(seed)``), then the same ``n``
@@ -31,17 +32,21 @@ from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run
 from core.interp.prediction import encode
 
-__all__ = ["LENGTH", "LOW", "NATURAL", "SCORES", "HeadAtlas", "QKCloud", "head_atlas", "qk_cloud"]
+__all__ = [
+    "LENGTH", "LOW", "NATURAL", "SCORES", "HeadAtlas", "OVReading", "QKCloud", "head_atlas", "ov_reading",
+    "qk_cloud",
+]  # fmt: skip
 
 SCORES = ("previous_token", "first_token", "self", "duplicate_token", "induction", "copying")
 LENGTH = 40  # random tokens in each copy of probe (b)
 LOW = 1000  # the smallest id probe (b) draws: above the special and the byte tokens
+TOP = 8  # tokens named per reading
+DIRECTIONS = 4  # singular directions of W_O W_V read out
 NATURAL = (
-    "The old lighthouse keeper climbed the narrow stairs every evening at dusk. He carried a lamp, "
-    "a flask of tea and a small notebook in which he wrote down every ship he saw. Some nights the "
-    "sea was calm and the beam swept across empty water; on others the wind howled and the waves "
-    "broke against the rocks below. In the morning he walked down to the village, bought bread and "
-    "fish, and told the children stories about the ships."
+    "The old lighthouse keeper climbed the stairs every evening at dusk. He carried a lamp, a flask "
+    "of tea and a notebook for the ships he saw. Some nights the sea was calm; on others the wind "
+    "howled and the waves broke on the rocks. In the morning he walked to the village and told the "
+    "children about the ships."
 )
 
 
@@ -70,7 +75,10 @@ def repeat_probe(model: Any, n: int, seed: int, low: int | None = None) -> tuple
         most = (model.max_tokens - 1) // 2
         raise ValueError(f"{n} tokens twice is longer than {model.name} reads: at most {most}.")
     if vocab - low < n:
-        raise ValueError(f"{model.name} has {vocab} tokens: too few to draw {n} distinct ids from {low} up.")
+        raise ValueError(
+            f"{model.name} has {vocab} tokens: too few to draw {n} distinct ids from {low} up; "
+            "draw from a smaller first id, or fewer tokens."
+        )
     tokenizer = model.tokenizer
     first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
     drawn = np.random.default_rng(seed).choice(np.arange(low, vocab), size=n, replace=False)
@@ -92,26 +100,79 @@ def attention_scores(text: np.ndarray, repeat: np.ndarray, n: int) -> dict[str, 
     }
 
 
+def _ov(adapter: Any, layer: int, head: int) -> tuple[Any, Any]:
+    """Head ``head``'s W_V (head_dim, hidden) and W_O (hidden, head_dim), float64."""
+    shape = adapter.shape
+    value = adapter.qkv_weight(layer, "v", head // (shape.heads // shape.kv_heads))[0].double()
+    out = adapter.out_weight(layer)[:, head * shape.head_dim : (head + 1) * shape.head_dim].double()
+    return value, out
+
+
+def _tables(model: Any) -> tuple[Any, Any]:
+    """The embedding and the unembedding as stored, (vocab, hidden) float64 each."""
+    embed = model.module.get_input_embeddings().weight.double()
+    return embed, adapter_of(model.module).unembed.weight.double()[: embed.shape[0]]
+
+
 def copying_scores(model: Any) -> np.ndarray:
     """(layers, heads): Σλ / Σ|λ| over the eigenvalues of each head's OV circuit."""
     import torch
 
     adapter = adapter_of(model.module)
     shape = adapter.shape
+    scores = np.zeros((shape.layers, shape.heads))
     with torch.inference_mode():
-        embed = model.module.get_input_embeddings().weight.double()  # (vocab, hidden)
-        unembed = adapter.unembed.weight.double()[: embed.shape[0]]  # (vocab, hidden)
+        embed, unembed = _tables(model)
         round_trip = embed.T @ unembed  # (hidden, hidden): W_E · W_U with W_E as (hidden, vocab)
-        scores = np.zeros((shape.layers, shape.heads))
         for layer in range(shape.layers):
-            out = adapter.out_weight(layer).double()  # (hidden, heads · head_dim)
             for head in range(shape.heads):
-                kv = head // (shape.heads // shape.kv_heads)
-                value = adapter.qkv_weight(layer, "v", kv)[0].double()  # (head_dim, hidden)
-                o = out[:, head * shape.head_dim : (head + 1) * shape.head_dim]  # (hidden, head_dim)
-                eigen = torch.linalg.eigvals(value @ round_trip @ o)
+                value, out = _ov(adapter, layer, head)
+                eigen = torch.linalg.eigvals(value @ round_trip @ out)
                 scores[layer, head] = float(eigen.sum().real / eigen.abs().sum())
     return scores
+
+
+@dataclass(frozen=True)
+class OVReading:
+    """What one head writes when it reads a token (its OV circuit, embedding and unembedding as
+    stored), and the strongest directions of W_O W_V read out as tokens."""
+
+    source: int
+    out_tokens: tuple[int, ...]  # (TOP,) the tokens whose logits its output raises most
+    out_logits: np.ndarray  # (TOP,)
+    source_rank: int  # where the source itself ranks among them (1: it copies itself first)
+    singular: np.ndarray  # (DIRECTIONS,) the largest singular values of W_O W_V
+    reads: tuple[tuple[int, ...], ...]  # per direction, the tokens whose embeddings it reads most
+    writes: tuple[tuple[int, ...], ...]  # per direction, the tokens whose logits it writes most
+
+
+def ov_reading(model: Any, layer: int, head: int, source: int) -> OVReading:
+    """Head ``head`` of ``layer`` (0-based) attending to token ``source``: W_U W_O W_V e(source)."""
+    import torch
+
+    adapter = adapter_of(model.module)
+    shape = adapter.shape
+    if not (0 <= layer < shape.layers and 0 <= head < shape.heads):
+        raise ValueError(
+            f"Layer {layer + 1}, head {head + 1} does not exist: {shape.layers} × {shape.heads}."
+        )
+    with torch.inference_mode():
+        embed, unembed = _tables(model)
+        value, out = _ov(adapter, layer, head)
+        logits = unembed @ (out @ (value @ embed[source]))  # (vocab,)
+        top = logits.topk(TOP)
+        u, sizes, vh = torch.linalg.svd(out @ value)  # (hidden, hidden): rank head_dim
+        reads = (embed @ vh[:DIRECTIONS].T).topk(TOP, dim=0).indices.T  # (DIRECTIONS, TOP)
+        writes = (unembed @ u[:, :DIRECTIONS]).topk(TOP, dim=0).indices.T
+    return OVReading(
+        source=source,
+        out_tokens=tuple(top.indices.tolist()),
+        out_logits=top.values.numpy(),
+        source_rank=int((logits > logits[source]).sum()) + 1,
+        singular=sizes[:DIRECTIONS].numpy(),
+        reads=tuple(tuple(row) for row in reads.tolist()),
+        writes=tuple(tuple(row) for row in writes.tolist()),
+    )
 
 
 def head_atlas(

@@ -180,6 +180,13 @@ def steer(panel) -> None:
     settle(panel.steer.live.apply, new=8, reach=40.0, token=" the")
 
 
+def atlas(panel) -> None:
+    """Head atlas: short probes the tiny model reads, another head with the heads sharing its keys,
+    sorted by the copying score, and another token read."""
+    settle(panel.live.apply, text=PROMPT, length=6, seed=2, low=20, layer=2, head=3, score="copying")
+    settle(panel.live.apply, together=True, colour="token", token=" the")
+
+
 def sample(panel) -> None:
     """Next token: the seed's draws at another temperature with a clicked token among them, and
     another layer in step 5 (drawn once first: its box then knows the layers)."""
@@ -209,6 +216,7 @@ PREPARE = {
     "patching": noise,
     "inside_head": cell,
     "stream": steer,
+    "atlas": atlas,
     "next_token": sample,
     "model": words,
 }

@@ -23,6 +23,7 @@ ARTICLE_ORDER = [
     "stream",
     "patching",
     "inside_head",
+    "atlas",
     "position",
     "cost",
     "bench",

@@ -9,7 +9,7 @@ import pytest
 from core import models
 from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run
-from core.interp.atlas import SCORES, head_atlas, qk_cloud, repeat_probe
+from core.interp.atlas import SCORES, head_atlas, ov_reading, qk_cloud, repeat_probe
 from tests.tiny_models import FAMILY_TYPES, save_tiny_decoder
 
 pytestmark = pytest.mark.models
@@ -124,3 +124,26 @@ def test_bad_probes_are_refused_saying_what_to_change(tiny):
     if model.n_kv_heads < model.n_heads:
         with pytest.raises(ValueError, match="share their keys"):
             qk_cloud(atlas, 0, [0, model.n_heads - 1])
+
+
+def test_what_a_head_writes_for_a_token_is_its_ov_circuit_by_hand(tiny):
+    """Token 40's embedding through the head's value rows, its slice of the output projection and
+    the unembedding, written out here from the circuit the copying test builds."""
+    model, _ = tiny
+    adapter = adapter_of(model.module)
+    s = adapter.shape
+    layer, head = s.layers - 1, 0
+    embed = model.module.get_input_embeddings().weight.detach().double()
+    unembed = model.module.get_output_embeddings().weight.detach().double()
+    value = adapter.qkv_weight(layer, "v", 0)[0].detach().double()
+    out = adapter.out_weight(layer).detach().double()[:, : s.head_dim]
+    logits = (unembed @ out @ value @ embed.T)[:, 40]
+    reading = ov_reading(model, layer, head, 40)
+    assert reading.out_tokens == tuple(logits.topk(8).indices.tolist())
+    np.testing.assert_allclose(reading.out_logits, logits.topk(8).values, rtol=1e-9)
+    assert reading.source_rank == int((logits > logits[40]).sum()) + 1
+    sizes = np.linalg.svd((out @ value).numpy(), compute_uv=False)
+    np.testing.assert_allclose(reading.singular, sizes[:4], rtol=1e-9)
+    assert len(reading.reads) == len(reading.writes) == 4 and all(len(r) == 8 for r in reading.reads)
+    with pytest.raises(ValueError, match="does not exist"):
+        ov_reading(model, s.layers, 0, 40)

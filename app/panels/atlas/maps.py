@@ -1,0 +1,94 @@
+"""Step 1: the atlas: one layers × heads map per score, each on its own colour scale, and the heads
+sorted by the chosen score. Click a cell or a row of the list to choose that head."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
+
+from app.panels.atlas import scripts
+from app.panels.atlas.state import AtlasResult
+from app.panels.scripts import Script
+from app.panels.step import Live, Notice, Step
+from app.widgets import Heatmap
+from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.spin_boxes import spin
+from app.widgets.tables import fill_table, text_table
+from app.widgets.text import note
+from core.interp.atlas import SCORES
+
+NAMES = {
+    "previous_token": "Previous token",
+    "first_token": "First token (sink)",
+    "self": "Self",
+    "duplicate_token": "Duplicate token",
+    "induction": "Induction",
+    "copying": "Copying (OV eigenvalues)",
+}
+COLUMNS = 3  # maps per row
+MOST = 10_000  # layers or heads: the model refuses what it does not have, with a message
+
+
+class MapsPage(Step):
+    def __init__(self, live: Live):
+        super().__init__(live)
+        self.score = QComboBox()
+        for key in SCORES:
+            self.score.addItem(NAMES[key], key)
+        self.bind(self.score, "score")
+        self.layer = self.bind(spin(self.state.layer, 1, MOST), "layer")
+        self.head = self.bind(spin(self.state.head, 1, MOST), "head")
+        self.list = text_table(["head", "score"], row_labels=False)
+        self.list.cellClicked.connect(self._pick)
+        self.maps = {key: Heatmap(NAMES[key], signed=key == "copying", cell_text=False) for key in SCORES}
+        for view in self.maps.values():
+            view.clicked.connect(lambda i, j: self.apply(layer=i + 1, head=j + 1))
+        maps = list(self.maps.values())
+        grid = ReflowGrid(
+            [(view, k // COLUMNS, k % COLUMNS, 1) for k, view in enumerate(maps)],
+            [(view, k // 2, k % 2, 1) for k, view in enumerate(maps)],  # two across when room is short
+            stretch=(0, 0),
+        )
+        views = QWidget()
+        views.setLayout(grid)
+        self.summary = note()
+        form = QFormLayout()
+        form.addRow("Layer", self.layer)
+        form.addRow("Head", self.head)
+        form.addRow("Sort by", self.score)
+        controls = QVBoxLayout()
+        controls.addLayout(form)
+        controls.addWidget(self.list, 1)  # the list takes the column's height
+        self.layout_with(
+            "Every head scored at once on two probes: an ordinary text and random tokens repeated. "
+            "Rows are layers, columns heads; each map has its own colour scale. Click a head to "
+            "follow it through the next steps.",
+            controls,
+            views,
+            (self.summary,),
+        )
+
+    def _pick(self, row: int, _column: int) -> None:
+        ranking = self.result.ranking
+        if row < len(ranking):
+            layer, head, _ = ranking[row]
+            self.apply(layer=layer + 1, head=head + 1)
+
+    def script(self) -> Script:
+        return scripts.maps(self.state)
+
+    def draw(self, r: AtlasResult) -> Notice:
+        layers = [str(k + 1) for k in range(r.model.n_layers)]
+        heads = [str(k + 1) for k in range(r.model.n_heads)]
+        for key, view in self.maps.items():
+            view.set_data(r.atlas.scores[key], layers, heads, (-1.0, 1.0) if key == "copying" else None)
+            view.mark(r.layer, r.head)
+        fill_table(
+            self.list, [[f"L{layer + 1} H{head + 1}", f"{value:.3f}"] for layer, head, value in r.ranking]
+        )
+        chosen = {key: r.atlas.scores[key][r.layer, r.head] for key in SCORES}
+        self.summary.setText(
+            f"Layer {r.layer + 1}, head {r.head + 1}: "
+            + ", ".join(f"{NAMES[key].split(' (')[0].lower()} {value:.3f}" for key, value in chosen.items())
+            + f". The probes: {len(r.atlas.text_ids)} tokens of text, and {r.atlas.n} random tokens twice."
+        )
+        return None

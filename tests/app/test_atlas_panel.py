@@ -1,0 +1,91 @@
+"""Panel "Head atlas" on a tiny random Llama with grouped-query attention: the maps are core's
+scores of transformers' own weights, clicks choose a head, the cloud and the copy table follow it,
+bad input keeps the last result and says what to change."""
+
+import numpy as np
+import pytest
+
+from app.panels.atlas import AtlasPanel
+from core.interp.atlas import head_atlas, ov_reading
+from core.models import load_model
+from tests.app.conftest import idle, settle
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+
+TEXT = "the cat sat on the mat because the cat"
+
+
+@pytest.fixture
+def panel(qtbot, llama_folder):
+    p = AtlasPanel()
+    qtbot.addWidget(p)
+    p.resize(1300, 850)
+    p.show()
+    idle()
+    settle(p.use_model, llama_folder)
+    assert (p.live.wanted.layer, p.live.wanted.head) == (1, 1)  # a head the tiny model has
+    settle(p.live.apply, text=TEXT, length=6, seed=1, low=20)
+    return p
+
+
+def test_the_maps_are_the_scores_of_the_models_own_weights(panel, llama_folder):
+    r = panel.live.result
+    assert r is not None, panel.message.text()
+    model = load_model(llama_folder)
+    with torch.no_grad():
+        weights = model.module(input_ids=torch.tensor([r.atlas.text_ids]), output_attentions=True).attentions
+    previous = np.array([[weights[n][0, h].diagonal(-1).mean().item() for h in range(model.n_heads)]
+                         for n in range(model.n_layers)])  # fmt: skip
+    np.testing.assert_allclose(panel.maps.maps["previous_token"].values, previous, atol=1e-6)
+    expected = head_atlas(model, TEXT, 6, 1, 20)
+    for key, view in panel.maps.maps.items():
+        np.testing.assert_allclose(view.values, expected.scores[key], atol=1e-6)
+    top = panel.maps.list.item(0, 0).text()
+    settle(panel.maps.list.cellClicked.emit, 0, 0)
+    assert f"L{panel.live.state.layer} H{panel.live.state.head}" == top
+    settle(panel.maps.maps["induction"].clicked.emit, 1, 2)
+    assert (
+        (panel.live.state.layer, panel.live.state.head)
+        == (2, 3)
+        == (panel.maps.layer.value(), panel.maps.head.value())
+    )
+
+
+def test_the_other_steps_follow_the_chosen_head(panel, llama_folder):
+    settle(panel.live.apply, layer=2, head=3)
+    r = panel.live.result
+    settle(panel.set_step, 1)
+    np.testing.assert_allclose(
+        np.nan_to_num(panel.probes.repeat_map.values), np.tril(r.atlas.repeat_weights[1, 2]), atol=1e-7
+    )
+    settle(panel.set_step, 2)
+    assert len(panel.cloud.queries.data) == len(r.atlas.text_ids) + len(r.atlas.repeat_ids)
+    settle(panel.cloud.together.setChecked, True)
+    group = panel.live.result.model.n_heads // panel.live.result.model.n_kv_heads
+    assert len(panel.cloud.queries.data) == group * (len(r.atlas.text_ids) + len(r.atlas.repeat_ids))
+    point = panel.cloud.queries.points()[5]
+    panel.cloud._hovered(panel.cloud.queries, [point], None)
+    assert "weighs most" in panel.cloud.hovered.text() and len(panel.cloud.lines.getData()[0]) == 6
+    settle(panel.set_step, 3)
+    model = load_model(llama_folder)
+    token = model.tokenizer(" the", add_special_tokens=False)["input_ids"][0]
+    settle(panel.copies.token.setText, " the")
+    expected = ov_reading(model, 1, 2, token)
+    assert panel.copies.out.item(0, 1).text() == f"{expected.out_logits[0]:.3f}"
+    assert f"{r.atlas.scores['copying'][1, 2]:.3f}" in panel.copies.summary.text()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"layer": 9}, "Layer 9, head 1 does not exist"),
+        ({"low": 1000}, "too few to draw"),
+        ({"length": 1}, "at least 2"),
+        ({"token": " "}, "empty"),
+    ],
+)
+def test_bad_input_keeps_the_last_result(panel, change, message):
+    before = panel.live.result
+    settle(panel.live.apply, **change)
+    assert message in panel.message.text() and panel.live.result is before
