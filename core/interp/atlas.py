@@ -157,13 +157,18 @@ def ov_reading(model: Any, layer: int, head: int, source: int) -> OVReading:
             f"Layer {layer + 1}, head {head + 1} does not exist: {shape.layers} × {shape.heads}."
         )
     with torch.inference_mode():
-        embed, unembed = _tables(model)
+        embed = model.module.get_input_embeddings().weight  # (vocab, hidden), as stored
+        unembed = adapter.unembed.weight[: embed.shape[0]]
         value, out = _ov(adapter, layer, head)
-        logits = unembed @ (out @ (value @ embed[source]))  # (vocab,)
+        written = out @ (value @ embed[source].double())  # (hidden,)
+        logits = (unembed @ written.to(unembed.dtype)).double()  # (vocab,)
         top = logits.topk(TOP)
-        u, sizes, vh = torch.linalg.svd(out @ value)  # (hidden, hidden): rank head_dim
-        reads = (embed @ vh[:DIRECTIONS].T).topk(TOP, dim=0).indices.T  # (DIRECTIONS, TOP)
-        writes = (unembed @ u[:, :DIRECTIONS]).topk(TOP, dim=0).indices.T
+        # W_O W_V = q_o r_o r_vᵀ q_vᵀ: its singular vectors from the small head_dim × head_dim core.
+        (q_o, r_o), (q_v, r_v) = torch.linalg.qr(out), torch.linalg.qr(value.T)
+        u, sizes, vh = torch.linalg.svd(r_o @ r_v.T)
+        inputs, outputs = (q_v @ vh.T)[:, :DIRECTIONS], (q_o @ u)[:, :DIRECTIONS]  # (hidden, DIRECTIONS)
+        reads = (embed @ inputs.to(embed.dtype)).topk(TOP, dim=0).indices.T  # (DIRECTIONS, TOP)
+        writes = (unembed @ outputs.to(unembed.dtype)).topk(TOP, dim=0).indices.T
     return OVReading(
         source=source,
         out_tokens=tuple(top.indices.tolist()),

@@ -140,10 +140,17 @@ def test_what_a_head_writes_for_a_token_is_its_ov_circuit_by_hand(tiny):
     logits = (unembed @ out @ value @ embed.T)[:, 40]
     reading = ov_reading(model, layer, head, 40)
     assert reading.out_tokens == tuple(logits.topk(8).indices.tolist())
-    np.testing.assert_allclose(reading.out_logits, logits.topk(8).values, rtol=1e-9)
+    np.testing.assert_allclose(reading.out_logits, logits.topk(8).values, rtol=1e-5)
     assert reading.source_rank == int((logits > logits[40]).sum()) + 1
     sizes = np.linalg.svd((out @ value).numpy(), compute_uv=False)
     np.testing.assert_allclose(reading.singular, sizes[:4], rtol=1e-9)
+    u, _, vh = np.linalg.svd((out @ value).numpy())
+    for k in range(4):  # a direction and its sign: the tokens at both ends of the pair agree
+        reads = embed.numpy() @ vh[k]
+        writes = unembed.numpy() @ u[:, k]
+        sign = 1 if reading.reads[k][0] == int(np.argmax(reads)) else -1
+        assert reading.reads[k] == tuple(np.argsort(-sign * reads)[:8].tolist())
+        assert reading.writes[k] == tuple(np.argsort(-sign * writes)[:8].tolist())
     assert len(reading.reads) == len(reading.writes) == 4 and all(len(r) == 8 for r in reading.reads)
     with pytest.raises(ValueError, match="does not exist"):
         ov_reading(model, s.layers, 0, 40)
