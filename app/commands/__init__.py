@@ -34,6 +34,10 @@ COMMANDS = {
         "steer a decoder with one vector, the difference of two texts' streams: the normal and the "
         "steered greedy completion side by side"
     ),
+    "attribute": (
+        "which words of a prompt mattered for a decoder's answer: attention, rollout, gradient × "
+        "input, integrated gradients and occlusion, and how well they agree"
+    ),
     "atlas": (
         "every head of a decoder scored at once: previous token, first token, self, duplicate "
         "token, induction and copying; the 2-D cloud of one head's queries and keys"

@@ -280,10 +280,25 @@ CASES.update(
         ("atlas", "--json"): [["--json=1"]],
     }
 )
+CASES.update(
+    {
+        ("attribute", "--text"): [["--text", ""], ["--text", " "], ["--text", "t"], ["--text"]],
+        ("attribute", "--target"): [["--target", ""], ["--target", "the", "--foil", "the"], ["--target"]],
+        ("attribute", "--foil"): [["--foil", "the"], ["--foil", " ", "--target", "cat"], ["--foil"]],
+        ("attribute", "--method"): [["--method", "shap"], ["--method"]],
+        ("attribute", "--layer"): [["--layer", "0"], ["--layer", "9"], ["--layer", "x"], ["--layer"]],
+        ("attribute", "--head"): [["--head", "0"], ["--head", "99"], ["--head", "1.5"], ["--head"]],
+        ("attribute", "--steps"): [["--steps", "0"], ["--steps", "513"], ["--steps", "x"], ["--steps"]],
+        ("attribute", "--baseline"): [["--baseline", ""], ["--baseline", " "], ["--baseline"]],
+        ("attribute", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
+        ("attribute", "--json"): [["--json=1"]],
+    }
+)
 AROUND = {  # a good value of every other flag, given around the one bad value
     "patch": PATCH_PAIR,
     "stream": {"--text": PAIR, "--model": "{llama}"},
     "atlas": {"--length": "8", "--model": "{llama}"},
+    "attribute": {"--text": PAIR, "--steps": "2", "--model": "{llama}"},
     "steer": {"--text": "the cat", "--plus": " cat", "--minus": " mat", "--layer": "1", "--strength": "1",
               "--model": "{llama}"},
 }  # fmt: skip

@@ -1,0 +1,186 @@
+"""``attention-lab attribute``: which words of a prompt mattered for a decoder's answer, by five methods.
+
+    attention-lab attribute --text "When Mary and John went to the store, John gave a drink to" \\
+        --target Mary --foil John
+    token      attention  rollout  grad×input    IG   occlusion
+    When            …
+
+Each method gives one score per token for the metric logit(target) − logit(foil) (log p(target)
+without a foil; without a target, the model's top next token): the last position's attention
+in one layer (averaged over heads, or one head), attention rollout (also with the first token
+left out), gradient × input, integrated gradients from a zero input (or from one token's input
+at every position, ``--baseline``) with its completeness gap, and occlusion. Then Spearman's
+rank correlation between every pair of methods. Layers and heads count from 1.
+"""
+
+from __future__ import annotations
+
+from app.commands.arguments import count, decoder_flags, report
+from app.commands.heads import MAX_LAYERS
+from app.commands.progress import counter, load_model, stage
+
+CHOICES = ("attention", "rollout", "gradxinput", "ig", "occlusion", "all")
+HEADINGS = {"attention": "attention", "rollout": "rollout", "gradxinput": "grad×input", "ig": "IG",
+            "occlusion": "occlusion"}  # fmt: skip
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--text", required=True, help="the prompt whose tokens are scored")
+    parser.add_argument(
+        "--target", metavar="X", help="the answer explained (default: the model's top next token)"
+    )
+    parser.add_argument("--foil", metavar="Y", help="compare with this answer: logit(X) − logit(Y)")
+    parser.add_argument("--method", choices=CHOICES, default="all", help="one method, or all (default)")
+    parser.add_argument(
+        "--layer",
+        type=count("--layer", MAX_LAYERS),
+        metavar="L",
+        help="attention's layer (default: the last)",
+    )
+    parser.add_argument(
+        "--head", type=count("--head", 10_000), metavar="H", help="one head (default: their mean)"
+    )
+    parser.add_argument(
+        "--steps",
+        type=count("--steps", 512),
+        default=32,
+        metavar="K",
+        help="integrated gradients' steps (1-512)",
+    )
+    parser.add_argument(
+        "--baseline", default=None, metavar="TOKEN",
+        help="integrated gradients from this token's input at every position (default: a zero input)",
+    )  # fmt: skip
+    decoder_flags(parser)
+
+
+def run(args) -> int:
+    if not args.text.strip():
+        raise ValueError("--text is empty; give a prompt whose words to score")
+    if args.foil is not None and args.target is None:
+        raise ValueError("--foil compares with --target; give --target too")
+    model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
+    from core.interp.prediction import encode, pieces
+    from core.interp.ranking import answer_token, check_pair
+
+    ids = encode(model, args.text)[0]
+    if len(ids) < 2:
+        raise ValueError("The text is one token: there is nothing to compare it with; give a longer text")
+    if args.layer is not None and args.layer > model.n_layers:
+        raise ValueError(
+            f"--layer {args.layer} does not exist: {model.name} has layers 1 to {model.n_layers}"
+        )
+    if args.head is not None and args.head > model.n_heads:
+        raise ValueError(f"--head {args.head} does not exist: {model.name} has heads 1 to {model.n_heads}")
+    notes = []
+    target = foil = None
+    if args.target is not None:
+        target = answer_token(model.tokenizer, args.target, args.text)
+        notes += [target.notice] if target.notice else []
+    if args.foil is not None:
+        foil = answer_token(model.tokenizer, args.foil, args.text)
+        check_pair(target, foil)
+        notes += [foil.notice] if foil.notice else []
+    baseline = None
+    if args.baseline is not None:
+        if not args.baseline.strip():
+            raise ValueError(
+                "--baseline is empty; give a token (e.g. ' the') or leave it out for a zero input"
+            )
+        baseline = answer_token(model.tokenizer, args.baseline).id
+    doc = document(model, ids, list(pieces(model, ids)), target, foil, baseline, args)
+    doc["notes"] = notes
+    return report(doc, args.json, lambda: lines(doc))
+
+
+def document(model, ids, tokens, target, foil, baseline, args) -> dict:
+    import numpy as np
+
+    from core.interp import token_scores as ts
+
+    wanted = CHOICES[:-1] if args.method == "all" else (args.method,)
+    stage(f"running {model.name}")
+    patterns = ts.attention_rows(model, ids)
+    if target is None:
+        from core.interp.ablation import next_token_probs
+
+        target_id = int(np.argmax(next_token_probs(model, ids)))
+    else:
+        target_id = target.id
+    answer = ts.Answer(target_id, None if foil is None else foil.id)
+    layer = model.n_layers - 1 if args.layer is None else args.layer - 1
+    rows = patterns[layer, :, -1] if args.head is None else patterns[layer, args.head - 1 : args.head, -1]
+    methods, extra = {}, {}
+    gxi, metric = ts.grad_x_input(model, ids, answer)
+    if "attention" in wanted:
+        methods["attention"] = rows.mean(0)
+    if "rollout" in wanted:
+        methods["rollout"] = ts.rollout(patterns)
+        extra["rollout_without_first"] = ts.rollout(patterns, drop_first=True)
+    if "gradxinput" in wanted:
+        methods["gradxinput"] = gxi
+    ig = None
+    if "ig" in wanted:
+        stage("integrated gradients")
+        ig = ts.integrated_gradients(model, ids, answer, args.steps, baseline, counter("steps"))
+        methods["ig"] = ig.scores
+    if "occlusion" in wanted:
+        stage("occlusion")
+        methods["occlusion"] = ts.occlusion(model, ids, answer, counter("tokens"))
+    names = list(methods)
+    decode = model.tokenizer.decode
+    doc = {
+        "model": model.name,
+        "tokens": tokens,
+        "ids": list(ids),
+        "target": decode([answer.target]),
+        "foil": None if answer.foil is None else decode([answer.foil]),
+        "metric": {"kind": answer.kind, "value": round(metric, 6),
+                   "baseline": None if ig is None else round(ig.baseline_metric, 6)},
+        "attention": {"layer": layer + 1, "head": args.head},
+        "methods": {name: [round(float(v), 6) for v in methods[name]] for name in names},
+        **{name: [round(float(v), 6) for v in values] for name, values in extra.items()},
+        "agreement": {f"{a}~{b}": round(ts.spearman(methods[a], methods[b]), 6)
+                      for k, a in enumerate(names) for b in names[k + 1 :]},
+    }  # fmt: skip
+    if ig is not None:
+        doc["ig"] = {"steps": ig.steps, "completeness_gap": round(ig.gap, 6),
+                     "baseline": "zero" if baseline is None else decode([baseline])}  # fmt: skip
+    return doc
+
+
+def lines(doc: dict) -> list[str]:
+    from core.interp.prediction import visible
+
+    metric = doc["metric"]
+    what = (
+        f"logit {visible(doc['target'])!r} − logit {visible(doc['foil'])!r}"
+        if metric["kind"] == "logit_difference"
+        else f"log p({visible(doc['target'])!r})"
+    )
+    names = list(doc["methods"])
+    out = [f"model: {doc['model']}", f"the answer: {what} = {metric['value']:.4f}"]
+    if "attention" in doc["methods"]:
+        head = doc["attention"]["head"]
+        out.append(
+            f"attention: layer {doc['attention']['layer']}, "
+            + (f"head {head}" if head else "every head's mean")
+        )
+    width = max(len(visible(t)) for t in doc["tokens"]) + 2
+    out.append(f"{'token':<{width}}" + "".join(f"{HEADINGS[n]:>12}" for n in names))
+    for k, token in enumerate(doc["tokens"]):
+        out.append(f"{visible(token):<{width}}" + "".join(f"{doc['methods'][n][k]:>12.4f}" for n in names))
+    if "ig" in doc:
+        ig = doc["ig"]
+        out.append(
+            f"integrated gradients, {ig['steps']} steps from {ig['baseline']!r}: the scores add up to the "
+            f"metric's change but for {ig['completeness_gap']:.4f} (the completeness gap)"
+        )
+    if "rollout_without_first" in doc:
+        top = max(range(len(doc["tokens"])), key=lambda k: doc["rollout_without_first"][k])
+        out.append(
+            f"rollout puts {doc['methods']['rollout'][0]:.3f} on the first token; without it, the most on "
+            f"{visible(doc['tokens'][top])!r} ({doc['rollout_without_first'][top]:.3f})"
+        )
+    out += [f"Spearman {pair}: {value:.3f}" for pair, value in doc["agreement"].items()]
+    return out + [f"note: {n}" for n in doc["notes"]]

@@ -1,0 +1,195 @@
+"""Which input tokens mattered for one answer of a decoder, by five methods, each a score per token.
+
+    answer = Answer(target_id, foil_id)              # logit(target) − logit(foil); foil None: log p
+    attention_rows(model, ids)                       # (layers, heads, T): the last position's weights
+    rollout(patterns, drop_first=False)              # (T,) Abnar and Zuidema's attention rollout
+    grad_x_input(model, ids, answer)                 # (T,) Σ_d ∂m/∂e_i · e_i, and the metric
+    integrated_gradients(model, ids, answer, 32)     # (T,) with its completeness gap
+    occlusion(model, ids, answer)                    # (T,) m − m with token i's input zeroed
+    spearman(a, b)                                   # rank correlation of two methods' scores
+
+The input e_i is what the first block receives at token i (the embedding, Gemma's scaled one, and
+GPT-2's position embedding added), read and changed through one hooked run (core.decoder.run).
+Integrated gradients walks from a baseline (zero, or one token's input at every position) to e
+in ``steps`` equal steps, each at its midpoint; occlusion and the steps run batched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.decoder.run import Edit, hooked_run
+
+__all__ = [
+    "METHODS", "Answer", "Gradients", "attention_rows", "grad_x_input", "integrated_gradients", "occlusion",
+    "rollout", "spearman",
+]  # fmt: skip
+METHODS = ("attention", "rollout", "gradxinput", "ig", "occlusion")
+ROWS = 8  # batch rows per run for the steps of integrated gradients and for occlusion
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The answer the scores explain: logit(target) − logit(foil), or log p(target) without a foil."""
+
+    target: int
+    foil: int | None = None
+
+    @property
+    def kind(self) -> str:
+        return "log_prob" if self.foil is None else "logit_difference"
+
+    def of(self, logits: Any) -> Any:
+        """(batch, T, vocab) logits -> (batch,) the metric at the last position."""
+        import torch
+
+        last = logits[:, -1].double()
+        if self.foil is None:
+            return torch.log_softmax(last, -1)[:, self.target]
+        return last[:, self.target] - last[:, self.foil]
+
+
+def attention_rows(model: Any, ids: Sequence[int]) -> np.ndarray:
+    """(layers, heads, T, T) every head's weights over ``ids`` (rows: queries), from one run."""
+    import torch
+
+    out = hooked_run(model, ids, cache=["pattern"], unembed=False)
+    return torch.stack([out.cache["pattern", n][0] for n in range(model.n_layers)]).double().numpy()
+
+
+def rollout(patterns: np.ndarray, drop_first: bool = False) -> np.ndarray:
+    """(T,) the last position's row of Ā_L ⋯ Ā_1, Ā = ½ mean over heads + ½ I with rows summing
+    to 1, from ``patterns`` (layers, heads, T, T). With ``drop_first`` the first token's column
+    (and row) is left out of every layer first, the rows renormalised; its score is then 0."""
+    mean = patterns.mean(1)  # (layers, T, T)
+    start = int(drop_first)
+    if drop_first and mean.shape[-1] < 2:
+        raise ValueError("Leaving out the first token needs at least two tokens.")
+    size = mean.shape[-1] - start
+    product = np.eye(size)
+    for layer in mean:
+        a = layer[start:, start:]
+        a = a / np.maximum(a.sum(-1, keepdims=True), 1e-300)
+        a = 0.5 * a + 0.5 * np.eye(size)
+        product = (a / a.sum(-1, keepdims=True)) @ product
+    return np.concatenate([np.zeros(start), product[-1]])
+
+
+def _inputs(model: Any, ids: Sequence[int], answer: Answer) -> tuple[Any, Any, float]:
+    """(e (T, hidden), ∂m/∂e (T, hidden), m) from one run with gradients."""
+    out = hooked_run(
+        model, ids, cache=[("resid_pre", 0)], grads=[("resid_pre", 0)], metric=lambda x: answer.of(x).sum()
+    )
+    return out.cache["resid_pre", 0][0].double(), out.grads["resid_pre", 0][0].double(), out.metric
+
+
+def grad_x_input(model: Any, ids: Sequence[int], answer: Answer) -> tuple[np.ndarray, float]:
+    """((T,) Σ over the hidden dimension of ∂m/∂e_i · e_i, the metric m)."""
+    e, grad, metric = _inputs(model, ids, answer)
+    return (grad * e).sum(-1).numpy(), metric
+
+
+@dataclass(frozen=True)
+class Gradients:
+    """Integrated gradients: the scores and how far their sum is from the metric's change."""
+
+    scores: np.ndarray  # (T,)
+    metric: float  # m at the input
+    baseline_metric: float  # m at the baseline
+    steps: int
+
+    @property
+    def gap(self) -> float:
+        """Σ scores − (m(input) − m(baseline)): 0 for the exact integral."""
+        return float(self.scores.sum() - (self.metric - self.baseline_metric))
+
+
+def integrated_gradients(
+    model: Any,
+    ids: Sequence[int],
+    answer: Answer,
+    steps: int = 32,
+    baseline: int | None = None,
+    progress: Progress | None = None,
+) -> Gradients:
+    """From the baseline (None: zero; a token id: that token's input at every position) to the
+    input in ``steps`` steps at α_j = (j + ½)/steps; ``progress(done, steps)`` may raise to cancel."""
+    import torch
+
+    if not 1 <= steps <= 512:
+        raise ValueError(f"Integrated gradients takes 1 to 512 steps; got {steps}.")
+    e, _, metric = _inputs(model, ids, answer)
+    base = torch.zeros_like(e)
+    if baseline is not None:
+        base = _inputs(model, [baseline] * len(ids), answer)[0]
+    tick = progress or (lambda done, total: None)
+    tick(0, steps)
+    alphas = (torch.arange(steps, dtype=torch.float64) + 0.5) / steps
+    total = torch.zeros_like(e)
+    for start in range(0, steps, ROWS):
+        alpha = alphas[start : start + ROWS, None, None]  # (B, 1, 1)
+        edits = [
+            Edit("resid_pre", 0, "scale", alpha.float()),
+            Edit("resid_pre", 0, "add", ((1 - alpha) * base).float()),
+        ]
+        rows = [list(ids)] * len(alpha)
+        out = hooked_run(
+            model, rows, edits=edits, grads=[("resid_pre", 0)], metric=lambda x: answer.of(x).sum()
+        )
+        total += out.grads["resid_pre", 0].double().sum(0)
+        tick(min(start + ROWS, steps), steps)
+    with torch.inference_mode():
+        base_metric = float(answer.of(hooked_run(model, ids, edits=[_replaced(base)]).logits)[0])
+    scores = ((e - base) * total / steps).sum(-1).numpy()
+    return Gradients(scores, metric, base_metric, steps)
+
+
+def _replaced(value: Any) -> Edit:
+    """The first block's input replaced by ``value`` (T, hidden)."""
+    return Edit("resid_pre", 0, "replace", value.float())
+
+
+def occlusion(model: Any, ids: Sequence[int], answer: Answer, progress: Progress | None = None) -> np.ndarray:
+    """(T,) m(input) − m(input with token i's input set to zero), ``ROWS`` tokens a run."""
+    import torch
+
+    n = len(ids)
+    tick = progress or (lambda done, total: None)
+    tick(0, n)
+    with torch.inference_mode():
+        metric = float(answer.of(hooked_run(model, ids).logits)[0])
+        found = []
+        for start in range(0, n, ROWS):
+            rows = range(start, min(start + ROWS, n))
+            keep = torch.ones(len(rows), n, 1)
+            keep[torch.arange(len(rows)), list(rows)] = 0.0
+            out = hooked_run(model, [list(ids)] * len(rows), edits=[Edit("resid_pre", 0, "scale", keep)])
+            found.append(answer.of(out.logits))
+            tick(rows[-1] + 1, n)
+    return metric - torch.cat(found).numpy()
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks from 1, ties sharing their mean rank."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(1, len(x) + 1)
+    for value in np.unique(x):
+        tied = x == value
+        ranks[tied] = ranks[tied].mean()
+    return ranks
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman's rank correlation of two equally long score lists (NaN when one is constant)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("Spearman's correlation needs two score lists of the same length.")
+    ra, rb = _ranks(a) - (len(a) + 1) / 2, _ranks(b) - (len(b) + 1) / 2
+    scale = np.sqrt((ra**2).sum() * (rb**2).sum())
+    return float((ra * rb).sum() / scale) if scale else float("nan")
