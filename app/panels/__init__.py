@@ -89,6 +89,12 @@ PANELS = [
         "app.panels.atlas:AtlasPanel",
         (("Open decoder folder for Head &atlas…", "choose_folder"),),
     ),
+    PanelEntry(
+        "words",
+        "Which words mattered",
+        "app.panels.words:WordsPanel",
+        (("Open decoder folder for &Which words mattered…", "choose_folder"),),
+    ),
     PanelEntry("position", "Position", "app.panels.position:PositionPanel"),
     PanelEntry("cost", "Cost and FlashAttention", "app.panels.cost:CostPanel"),
     PanelEntry("bench", "Benchmark", "app.panels.bench:BenchPanel"),

@@ -6,6 +6,7 @@
     grad_x_input(model, ids, answer)                 # (T,) Σ_d ∂m/∂e_i · e_i, and the metric
     integrated_gradients(model, ids, answer, 32)     # (T,) with its completeness gap
     occlusion(model, ids, answer)                    # (T,) m − m with token i's input zeroed
+    without(model, ids, i)                           # (vocab,) the next token without token i
     spearman(a, b)                                   # rank correlation of two methods' scores
 
 The input e_i is what the first block receives at token i (the embedding, Gemma's scaled one, and
@@ -26,7 +27,7 @@ from core.decoder.run import Edit, hooked_run
 
 __all__ = [
     "METHODS", "Answer", "Gradients", "attention_rows", "grad_x_input", "integrated_gradients", "occlusion",
-    "rollout", "spearman",
+    "rollout", "spearman", "without",
 ]  # fmt: skip
 METHODS = ("attention", "rollout", "gradxinput", "ig", "occlusion")
 ROWS = 8  # batch rows per run for the steps of integrated gradients and for occlusion
@@ -172,6 +173,19 @@ def occlusion(model: Any, ids: Sequence[int], answer: Answer, progress: Progress
             found.append(answer.of(out.logits))
             tick(rows[-1] + 1, n)
     return metric - torch.cat(found).numpy()
+
+
+def without(model: Any, ids: Sequence[int], position: int) -> np.ndarray:
+    """(vocab,) the next token's probabilities with token ``position``'s input set to zero."""
+    import torch
+
+    if not 0 <= position < len(ids):
+        raise ValueError(f"Token {position + 1} does not exist: the text has tokens 1 to {len(ids)}.")
+    keep = torch.ones(1, len(ids), 1)
+    keep[0, position] = 0.0
+    with torch.inference_mode():
+        logits = hooked_run(model, ids, edits=[Edit("resid_pre", 0, "scale", keep)]).logits[0, -1]
+        return torch.softmax(logits.double(), -1).numpy()
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:

@@ -187,6 +187,12 @@ def atlas(panel) -> None:
     settle(panel.live.apply, together=True, colour="token", token=" the")
 
 
+def attribute(panel) -> None:
+    """Which words mattered: a pair the tiny model has, one head, a token baseline, a token taken away."""
+    settle(panel.live.apply, prompt=PROMPT, target=" because", foil=" the", layer=1, head=2)
+    settle(panel.live.apply, steps=4, baseline=" cat", removed=3, x="ig", y="rollout")
+
+
 def sample(panel) -> None:
     """Next token: the seed's draws at another temperature with a clicked token among them, and
     another layer in step 5 (drawn once first: its box then knows the layers)."""
@@ -217,6 +223,7 @@ PREPARE = {
     "inside_head": cell,
     "stream": steer,
     "atlas": atlas,
+    "words": attribute,
     "next_token": sample,
     "model": words,
 }

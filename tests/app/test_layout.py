@@ -461,10 +461,19 @@ NARROW_TABLE = (
 
 
 def lesson_pane(qtbot, markdown: str, width: int):
+    """A lesson pane at the normal text size, whatever size a window of ``large_text`` (alive
+    until this module ends) has given the application."""
+    from PySide6.QtGui import QFont
+
     from app.window import LessonPane
 
     pane = LessonPane()
     qtbot.addWidget(pane)
+    base = QApplication.instance().property("base_point_size")
+    if base is not None:
+        font = QFont(QApplication.font())
+        font.setPointSizeF(float(base))
+        pane.setFont(font)
     pane.setMarkdown(markdown)
     pane.resize(width, 300)
     pane.show()

@@ -24,6 +24,7 @@ ARTICLE_ORDER = [
     "patching",
     "inside_head",
     "atlas",
+    "words",
     "position",
     "cost",
     "bench",

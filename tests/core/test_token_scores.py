@@ -16,6 +16,7 @@ from core.interp.token_scores import (
     occlusion,
     rollout,
     spearman,
+    without,
 )
 from tests.tiny_models import FAMILY_TYPES, PARTS, save_tiny_decoder
 
@@ -139,8 +140,12 @@ def test_occlusion_is_runs_with_one_tokens_input_zeroed(tiny):
                 x[:, i] = 0
                 return x
 
-            without, _ = metric_by_hand(model, model_type, ids, zeroed)
-            assert scores[i] == pytest.approx(float(m - without), abs=1e-4)
+            gone, _ = metric_by_hand(model, model_type, ids, zeroed)
+            assert scores[i] == pytest.approx(float(m - gone), abs=1e-4)
+            log_p, _ = metric_by_hand(model, model_type, ids, zeroed, Answer(5))  # log p(token 5) without i
+            assert without(model, ids, i)[5] == pytest.approx(float(log_p.exp()), rel=1e-4)
+    with pytest.raises(ValueError, match="does not exist"):
+        without(model, ids, len(ids))
 
 
 def test_spearman_is_the_rank_correlation():

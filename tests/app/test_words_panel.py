@@ -1,0 +1,83 @@
+"""Panel "Which words mattered" on a tiny random Llama: every strip is core's methods on the
+prompt (attention checked against transformers' own weights), another layer costs no new
+gradients, a token taken away changes the table, bad input keeps the last result."""
+
+import numpy as np
+import pytest
+
+from app.panels.words import WordsPanel
+from core.interp import token_scores as ts
+from core.models import load_model
+from tests.app.conftest import idle, settle
+
+pytestmark = pytest.mark.models
+torch = pytest.importorskip("torch")
+
+PROMPT = "the cat sat on the mat because the cat"
+
+
+@pytest.fixture
+def panel(qtbot, llama_folder):
+    p = WordsPanel()
+    qtbot.addWidget(p)
+    p.resize(1300, 850)
+    p.show()
+    idle()
+    settle(p.use_model, llama_folder)
+    settle(p.live.apply, prompt=PROMPT, target=" because", foil=" the", steps=4)
+    return p
+
+
+def test_the_strips_are_each_methods_scores(panel, llama_folder):
+    r = panel.live.result
+    assert r is not None, panel.message.text()
+    model = load_model(llama_folder)
+    ids = model.tokenizer(PROMPT)["input_ids"]
+    with torch.no_grad():
+        weights = model.module(input_ids=torch.tensor([ids]), output_attentions=True).attentions
+    strips = panel.attention.strips.values
+    np.testing.assert_allclose(strips[0], weights[-1][0, :, -1].double().mean(0).numpy(), atol=1e-6)
+    answer = ts.Answer(
+        *(model.tokenizer(t, add_special_tokens=False)["input_ids"][0] for t in (" because", " the"))
+    )
+    np.testing.assert_allclose(strips[1], ts.rollout(ts.attention_rows(model, ids)), atol=1e-9)
+    settle(panel.set_step, 1)
+    np.testing.assert_allclose(
+        panel.gradients.strips.values[0], ts.grad_x_input(model, ids, answer)[0], atol=1e-6
+    )
+    ig = ts.integrated_gradients(model, ids, answer, 4)
+    np.testing.assert_allclose(panel.gradients.strips.values[1], ig.scores, atol=1e-6)
+    assert f"{ig.gap:.4f}" in panel.gradients.summary.text()
+    settle(panel.set_step, 3)
+    matrix = panel.agreement.matrix.values
+    assert matrix[0, 4] == pytest.approx(ts.spearman(strips[0], ts.occlusion(model, ids, answer)))
+
+
+def test_another_head_reads_the_kept_run_and_a_token_taken_away_fills_the_table(panel):
+    calls = []
+    panel.live.progressed.connect(lambda done, total: calls.append(done))
+    settle(panel.attention.head.setValue, 2)
+    assert calls == [] and "H2" in panel.attention.strips.row_labels[0]  # no new runs
+    settle(panel.set_step, 2)
+    settle(panel.occlusion.strips.clicked.emit, 0, 3)
+    assert panel.live.state.removed == 4 == panel.occlusion.removed.value()
+    table = panel.occlusion.table
+    assert table.rowCount() >= 5 and table.item(0, 2).text() != ""
+    with_p = [float(table.item(k, 1).text()) for k in range(5)]
+    assert with_p == sorted(with_p, reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"layer": 9}, "does not exist"),
+        ({"foil": " because"}, "same token"),
+        ({"target": "", "foil": " the"}, "name the target too"),
+        ({"steps": 0}, "1 to 512 steps"),
+        ({"prompt": "a"}, "one token"),
+    ],
+)
+def test_bad_input_keeps_the_last_result(panel, change, message):
+    before = panel.live.result
+    settle(panel.live.apply, **change)
+    assert message in panel.message.text() and panel.live.result is before
