@@ -57,7 +57,8 @@ def test_another_head_reads_the_kept_run_and_a_token_taken_away_fills_the_table(
     calls = []
     panel.live.progressed.connect(lambda done, total: calls.append(done))
     settle(panel.attention.head.setValue, 2)
-    assert calls == [] and "H2" in panel.attention.strips.row_labels[0]  # no new runs
+    total = 4 + len(panel.live.result.labels)  # the steps, then a run per token
+    assert calls == [total] and "H2" in panel.attention.strips.row_labels[0]  # done at once: no new runs
     settle(panel.set_step, 2)
     settle(panel.occlusion.strips.clicked.emit, 0, 3)
     assert panel.live.state.removed == 4 == panel.occlusion.removed.value()
@@ -81,3 +82,17 @@ def test_bad_input_keeps_the_last_result(panel, change, message):
     before = panel.live.result
     settle(panel.live.apply, **change)
     assert message in panel.message.text() and panel.live.result is before
+
+
+def test_a_long_run_can_be_cancelled_and_the_controls_go_back(panel):
+    from app import worker
+    from tests.waits import patience
+
+    before = panel.live.result
+    assert panel.progress.state == "done" and not panel.cancel.isEnabled()
+    panel.live.apply(steps=500)
+    assert panel.cancel.isEnabled()
+    panel.cancel.click()
+    assert worker.wait_idle(patience(60))
+    assert panel.live.result is before and panel.progress.state == "stopped"
+    assert panel.gradients.steps.value() == 4 and not panel.cancel.isEnabled()

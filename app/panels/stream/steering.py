@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step
+from app.panels.step import Live, Notice, Step, show_runs
 from app.panels.stream import scripts
 from app.panels.stream.state import SteerResult, SteerState, compute_steer
 from app.panels.stream.views import MOST, PENS
@@ -61,9 +61,7 @@ class SteerPage(Step):
             "not run yet", "%v of %m steps", "done", "stopped at %v of %m", "not run: see the message above"
         )
         self.cancel = QPushButton("Cancel")
-        self.cancel.clicked.connect(self._cancel)
-        self.live.progressed.connect(self.progress.progressed)
-        self.live.busy.connect(self._busy)
+        show_runs(self.live, self.progress, self.cancel)
         self.table = text_table(["normal", "steered"])
         self.prob = plot("Next token's probability by strength", "strength", "probability")
         self.entropy = plot("Entropy of the next token", "strength", "nats")
@@ -99,18 +97,6 @@ class SteerPage(Step):
             (self.summary,),
             wide=(("Prompt", self.prompt),),
         )
-
-    def _busy(self, running: bool) -> None:
-        self.cancel.setEnabled(running)
-        if running:
-            self.progress.start()
-        elif self.progress.state == "running":  # refused: a finished run counts itself done
-            self.progress.idle(stale=True)
-
-    def _cancel(self) -> None:
-        if self.live.task is not None:
-            self.progress.stopped()
-            self.live.cancel()
 
     def script(self) -> Script:
         return scripts.steering(self.state)

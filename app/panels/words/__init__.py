@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidg
 from app.panels.binding import bind
 from app.panels.model_row import ModelRow
 from app.panels.row_panel import RowPanel
-from app.panels.step import Live
+from app.panels.step import Live, show_runs
 from app.panels.words.agreement import AgreementPage
 from app.panels.words.attention import AttentionPage
 from app.panels.words.gradients import GradientsPage
@@ -38,11 +38,7 @@ class WordsPanel(RowPanel):
         self.progress = RunProgress("not run yet", "%v of %m runs", "done", "stopped at %v of %m",
                                     "not run: see the message above")  # fmt: skip
         self.cancel = QPushButton("Cancel")
-        self.cancel.setEnabled(False)
-        self.cancel.clicked.connect(self._cancel)
-        self.live.busy.connect(self._busy)
-        self.live.progressed.connect(self.progress.progressed)
-        self.live.changed.connect(self.progress.finished)
+        show_runs(self.live, self.progress, self.cancel)
         self.row = ModelRow(DECODER, "words", default=smollm2.KEY, fallback=smollm2.KEY)
         prompt_row = QHBoxLayout()  # the prompt across the page: it wraps, it is read whole
         prompt_row.addWidget(QLabel("Prompt"))
@@ -62,18 +58,6 @@ class WordsPanel(RowPanel):
         self.row.said.connect(self.show_message)
         self.live.failed.connect(self.offer_missing)  # after the message bar's slot
         self.set_step(0)
-
-    def _busy(self, running: bool) -> None:
-        self.cancel.setEnabled(running)
-        if running:
-            self.progress.start()
-        elif self.progress.state == "running":  # refused: a result would have finished it
-            self.progress.idle(stale=True)
-
-    def _cancel(self) -> None:
-        if self.live.task is not None:
-            self.progress.stopped()
-            self.live.cancel()
 
     def _run_on(self, model) -> None:
         if model.source != self.live.wanted.source:

@@ -136,6 +136,7 @@ def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResul
         top = np.array(list(dict.fromkeys([*top, *np.argsort(-gone)[:SHOWN]])))  # the top of either
         without = gone[top]
     piece = model.tokenizer.decode
+    tick(total, total)
     return WordsResult(
         model=model,
         labels=tuple(visible(p) for p in pieces(model, ids)),
