@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app.panels.atlas import AtlasPanel
+from core.interp import head as inside
 from core.interp.atlas import head_atlas, ov_reading
 from core.models import load_model
 from tests.app.conftest import idle, settle
@@ -39,8 +40,8 @@ def test_the_maps_are_the_scores_of_the_models_own_weights(panel, llama_folder):
                          for n in range(model.n_layers)])  # fmt: skip
     np.testing.assert_allclose(panel.maps.maps["previous_token"].values, previous, atol=1e-6)
     expected = head_atlas(model, TEXT, 6, 1, 20)
-    for key, view in panel.maps.maps.items():
-        np.testing.assert_allclose(view.values, expected.scores[key], atol=1e-6)
+    for key, scores in expected.scores.items():
+        np.testing.assert_allclose(panel.maps.maps[key].values, scores, atol=1e-6)
     top = panel.maps.list.item(0, 0).text()
     settle(panel.maps.list.cellClicked.emit, 0, 0)
     assert f"L{panel.live.state.layer} H{panel.live.state.head}" == top
@@ -89,3 +90,20 @@ def test_bad_input_keeps_the_last_result(panel, change, message):
     before = panel.live.result
     settle(panel.live.apply, **change)
     assert message in panel.message.text() and panel.live.result is before
+
+
+def test_the_last_map_is_each_heads_direct_share_of_the_answer(panel, llama_folder):
+    settle(panel.live.apply, answer=TEXT, target=" because", foil=" the")
+    model = load_model(llama_folder)
+    ids = model.tokenizer(TEXT)["input_ids"]
+    target, foil = (
+        model.tokenizer(t, add_special_tokens=False)["input_ids"][0] for t in (" because", " the")
+    )
+    shares = inside.direct_shares(inside.record(model, ids), target, foil)
+    np.testing.assert_allclose(panel.maps.maps["direct"].values, shares.heads, atol=1e-6)
+    assert "direct share of the answer" in panel.maps.summary.text()
+    settle(panel.maps.foil.setText, "")
+    assert np.isnan(panel.maps.maps["direct"].values).all()
+    assert "name a target" in panel.maps.maps["direct"].plot.titleLabel.text
+    settle(panel.live.apply, foil=" because")  # the atlas stays; the map says why it is empty
+    assert "same token" in panel.message.text() and np.isnan(panel.maps.maps["direct"].values).all()

@@ -184,7 +184,15 @@ def atlas(panel) -> None:
     """Head atlas: short probes the tiny model reads, another head with the heads sharing its keys,
     sorted by the copying score, and another token read."""
     settle(panel.live.apply, text=PROMPT, length=6, seed=2, low=20, layer=2, head=3, score="copying")
-    settle(panel.live.apply, together=True, colour="token", token=" the")
+    settle(
+        panel.live.apply,
+        together=True,
+        colour="token",
+        token=" the",
+        answer=PROMPT,
+        target=" because",
+        foil=" the",
+    )
 
 
 def attribute(panel) -> None:

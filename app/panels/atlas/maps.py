@@ -3,7 +3,8 @@ sorted by the chosen score. Click a cell or a row of the list to choose that hea
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
+import numpy as np
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit, QVBoxLayout, QWidget
 
 from app.panels.atlas import scripts
 from app.panels.atlas.state import AtlasResult
@@ -24,7 +25,7 @@ NAMES = {
     "induction": "Induction",
     "copying": "Copying (OV eigenvalues)",
 }
-COLUMNS = 3  # maps per row
+COLUMNS = 4  # maps per row, where the room allows
 MOST = 10_000  # layers or heads: the model refuses what it does not have, with a message
 
 
@@ -40,6 +41,10 @@ class MapsPage(Step):
         self.list = text_table(["head", "score"], row_labels=False)
         self.list.cellClicked.connect(self._pick)
         self.maps = {key: Heatmap(NAMES[key], signed=key == "copying", cell_text=False) for key in SCORES}
+        self.maps["direct"] = Heatmap("Direct share of the answer", signed=True, cell_text=False)
+        self.answer = self.bind(QLineEdit(self.state.answer), "answer")
+        self.target = self.bind(QLineEdit(self.state.target), "target")
+        self.foil = self.bind(QLineEdit(self.state.foil), "foil")
         for view in self.maps.values():
             view.clicked.connect(lambda i, j: self.apply(layer=i + 1, head=j + 1))
         maps = list(self.maps.values())
@@ -55,6 +60,8 @@ class MapsPage(Step):
         form.addRow("Layer", self.layer)
         form.addRow("Head", self.head)
         form.addRow("Sort by", self.score)
+        form.addRow("Target", self.target)
+        form.addRow("Foil", self.foil)
         controls = QVBoxLayout()
         controls.addLayout(form)
         controls.addWidget(self.list, 1)  # the list takes the column's height
@@ -65,6 +72,7 @@ class MapsPage(Step):
             controls,
             views,
             (self.summary,),
+            wide=(("Answer to", self.answer),),
         )
 
     def _pick(self, row: int, _column: int) -> None:
@@ -79,16 +87,25 @@ class MapsPage(Step):
     def draw(self, r: AtlasResult) -> Notice:
         layers = [str(k + 1) for k in range(r.model.n_layers)]
         heads = [str(k + 1) for k in range(r.model.n_heads)]
-        for key, view in self.maps.items():
-            view.set_data(r.atlas.scores[key], layers, heads, (-1.0, 1.0) if key == "copying" else None)
+        for key in SCORES:
+            levels = (-1.0, 1.0) if key == "copying" else None
+            self.maps[key].set_data(r.atlas.scores[key], layers, heads, levels)
+        direct = r.direct if r.direct is not None else np.full((len(layers), len(heads)), np.nan)
+        self.maps["direct"].set_data(direct, layers, heads)
+        self.maps["direct"].set_title(
+            "Direct share of the answer" if r.direct is not None else "Direct share: name a target and a foil"
+        )
+        for view in self.maps.values():
             view.mark(r.layer, r.head)
         fill_table(
             self.list, [[f"L{layer + 1} H{head + 1}", f"{value:.3f}"] for layer, head, value in r.ranking]
         )
         chosen = {key: r.atlas.scores[key][r.layer, r.head] for key in SCORES}
+        share = "" if r.direct is None else f", direct share of the answer {r.direct[r.layer, r.head]:+.3f}"
         self.summary.setText(
             f"Layer {r.layer + 1}, head {r.head + 1}: "
             + ", ".join(f"{NAMES[key].split(' (')[0].lower()} {value:.3f}" for key, value in chosen.items())
-            + f". The probes: {len(r.atlas.text_ids)} tokens of text, and {r.atlas.n} random tokens twice."
+            + f"{share}. The probes: {len(r.atlas.text_ids)} tokens of text, and {r.atlas.n} random "
+            "tokens twice."
         )
-        return None
+        return (r.notice, "warning") if r.notice else None

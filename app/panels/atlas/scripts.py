@@ -19,10 +19,28 @@ def atlas_code(s: AtlasState, *imports: str) -> str:
     )
 
 
+def direct_code(s: AtlasState) -> str:
+    """Code that prints each head's direct share of logit(target) − logit(foil) after the answer's
+    prompt, when the state names a target and a foil."""
+    if not (s.target.strip() and s.foil.strip()):
+        return ""
+    return f"""
+    answer = {s.answer!r}
+    answer_ids = prediction.encode(model, answer)[0]
+    target, foil = (answer_token(model.tokenizer, t, answer).id for t in ({s.target!r}, {s.foil!r}))
+    shares = inside.direct_shares(inside.record(model, answer_ids), target, foil)  # final norm frozen
+    print("Each head's direct share of logit(target) - logit(foil) (rows: layers, columns: heads)")
+    print(table(shares.heads, layers, heads))
+    """
+
+
 def maps(s: AtlasState) -> Script:
-    """Step 1: every score of every head, and the heads sorted by one."""
+    """Step 1: every score of every head, the heads sorted by one, and each head's direct share."""
+    imports = ("from core.interp import head as inside", "from core.interp import prediction",
+               "from core.interp.ranking import answer_token")  # fmt: skip
     body = (
-        atlas_code(s)
+        atlas_code(s, *imports)
+        + direct_code(s)
         + f"""
     for name, scores in atlas.scores.items():
         print(name, "(rows: layers, columns: heads)")

@@ -18,9 +18,10 @@ import numpy as np
 
 from core import models
 from core.interp import atlas as atlases
+from core.interp import head as inside
 from core.interp.analysis import analysis_of
-from core.interp.prediction import visible
-from core.interp.ranking import answer_token
+from core.interp.prediction import encode, visible
+from core.interp.ranking import answer_token, check_pair
 from core.models.loaded import shared as loaded_models
 
 LISTED = 12  # heads in the sorted list
@@ -41,6 +42,9 @@ class AtlasState:
     together: bool = False  # step 3: every query head that shares the chosen head's keys
     colour: str = "position"  # step 3: one of COLOURS
     token: str = " Mary"  # step 4: the token the head reads
+    answer: str = "When Mary and John went to the store, John gave a drink to"  # step 1's last map:
+    target: str = "Mary"  # each head's direct share of logit(target) − logit(foil) after this prompt
+    foil: str = "John"  # (either empty: no such map)
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,8 @@ class AtlasResult:
     repeat_labels: tuple[str, ...]
     cloud: atlases.QKCloud
     ov: atlases.OVReading
-    notice: str  # the token is several pieces, or ""
+    direct: np.ndarray | None  # (layers, heads) each head's direct share of the answer, or None
+    notice: str  # a token is several pieces, or what the direct shares leave out, or ""
 
     def piece(self, token: int) -> str:
         return visible(self.model.tokenizer.decode([token]))
@@ -80,6 +85,7 @@ def compute_atlas(s: AtlasState, progress: Progress | None = None) -> AtlasResul
     group = model.n_heads // model.n_kv_heads if model.n_kv_heads else 1
     heads = range(head - head % group, head - head % group + group) if s.together else [head]
     token = answer_token(model.tokenizer, s.token)
+    direct, notices = _direct(model, s)
     scores = atlas.scores[s.score]
     order = np.argsort(-scores, axis=None)[:LISTED]
     piece = model.tokenizer.decode
@@ -95,5 +101,26 @@ def compute_atlas(s: AtlasState, progress: Progress | None = None) -> AtlasResul
         repeat_labels=tuple(visible(piece([t])) for t in atlas.repeat_ids),
         cloud=atlases.qk_cloud(atlas, layer, list(heads)),
         ov=atlases.ov_reading(model, layer, head, token.id),
-        notice=token.notice,
+        direct=direct,
+        notice=" ".join(n for n in (token.notice, *notices) if n),
     )
+
+
+def _direct(model: models.LoadedModel, s: AtlasState) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """Each head's direct share of logit(target) − logit(foil) at the end of ``s.answer`` (the
+    final norm's scale frozen, core.interp.head), and notices; None without a target and a foil,
+    or when they do not make an answer (a notice says why)."""
+    if not (s.target.strip() and s.foil.strip()):
+        return None, ()
+    try:  # the atlas stands without it: a bad answer only empties its map
+        target, foil = (answer_token(model.tokenizer, t, s.answer) for t in (s.target, s.foil))
+        check_pair(target, foil)
+        ids = tuple(encode(model, s.answer)[0])
+    except ValueError as exc:
+        return None, (f"Direct shares: {exc}",)
+    shares = analysis_of(model).once(
+        "atlas direct",
+        (ids, target.id, foil.id),
+        lambda: inside.direct_shares(inside.record(model, ids), target.id, foil.id),
+    )
+    return shares.heads, tuple(n for n in (target.notice, foil.notice, shares.note) if n)
