@@ -96,3 +96,12 @@ def test_a_long_run_can_be_cancelled_and_the_controls_go_back(panel):
     assert worker.wait_idle(patience(60))
     assert panel.live.result is before and panel.progress.state == "stopped"
     assert panel.gradients.steps.value() == 4 and not panel.cancel.isEnabled()
+
+
+def test_a_shorter_prompt_keeps_its_run_and_says_the_token_is_gone(panel):
+    settle(panel.live.apply, removed=12)
+    settle(panel.set_step, 2)
+    settle(panel.live.apply, prompt="the cat sat")
+    r = panel.live.result
+    assert r.removed == 0 and "past the prompt's end" in panel.message.text()
+    assert panel.occlusion.table.item(0, 2).text() == ""

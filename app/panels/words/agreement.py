@@ -10,6 +10,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.panels.words import scripts
 from app.panels.words.state import NAMES, WordsResult
+from app.panels.words.views import told
 from app.widgets import Heatmap
 from app.widgets.plots import plot
 from app.widgets.reflow_grid import side_by_side
@@ -67,4 +68,4 @@ class AgreementPage(Step):
             + ", ".join(f"{NAMES[m]} {v:.2f}" for m, v in with_occlusion.items() if m != best)
             + ". One prompt is a small sample: try others."
         )
-        return None
+        return told(r.notices)

@@ -9,7 +9,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.panels.words import scripts
 from app.panels.words.state import WordsResult
-from app.panels.words.views import show, strip
+from app.panels.words.views import show, strip, told
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 
@@ -54,4 +54,4 @@ class AttentionPage(Step):
             f"it says nothing about the others. Left out, its largest share goes to token {best + 1}, "
             f"{r.labels[best]} ({r.rollout_rest[best]:.3f})."
         )
-        return None
+        return told(r.notices)

@@ -9,7 +9,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.panels.words import scripts
 from app.panels.words.state import WordsResult
-from app.panels.words.views import show, strip
+from app.panels.words.views import show, strip, told
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 
@@ -49,4 +49,4 @@ class GradientsPage(Step):
             "normalises its input hardly sees the path's length, so most of the change happens "
             "near the zero end."
         )
-        return None
+        return told(r.notices)

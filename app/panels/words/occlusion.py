@@ -9,7 +9,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.panels.words import scripts
 from app.panels.words.state import WordsResult
-from app.panels.words.views import show, strip
+from app.panels.words.views import show, strip, told
 from app.widgets.reflow_grid import side_by_side
 from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
@@ -41,7 +41,7 @@ class OcclusionPage(Step):
 
     def draw(self, r: WordsResult) -> Notice:
         show(self.strips, {"occlusion": r.methods["occlusion"]}, r.labels, signed=True)
-        k = self.state.removed
+        k = r.removed
         self.strips.mark(0, k - 1) if k else self.strips.mark(None)
         without = r.without or ("",) * len(r.with_token)
         fill_table(
@@ -59,4 +59,4 @@ class OcclusionPage(Step):
             f"{r.answer_text} = {r.metric:.4f}. Taking away token {best + 1}, {r.labels[best]}, lowers "
             f"it the most: by {r.methods['occlusion'][best]:.4f}.{gone}"
         )
-        return None
+        return told(r.notices)

@@ -90,7 +90,7 @@ def occlusion(s: WordsState) -> Script:
     print(table(drops, pieces, ["drop"]))
     probs = next_token_probs(model, ids)
     top = np.argsort(-probs)[:5]
-    removed = {s.removed - 1}  # from 0; -1: none
+    removed = {s.removed - 1} if {s.removed} <= len(ids) else -1  # from 0; -1: none (or past the end)
     columns = [probs[top]]
     if removed >= 0:
         gone = ts.without(model, ids, removed)

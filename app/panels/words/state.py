@@ -62,7 +62,8 @@ class WordsResult:
     with_token: tuple[tuple[str, float], ...]  # step 3: the top next tokens, (token, p), and with a
     # token removed the top ones without it too
     without: tuple[float, ...]  # their probabilities without the removed token (empty: none removed)
-    notices: tuple[str, ...]
+    removed: int  # the token taken away, from 1; 0 = none
+    notices: tuple[str, ...]  # for the message bar: a word of several pieces, a token past the end
 
 
 def _answer(model, s: WordsState) -> tuple[ts.Answer, str, tuple[str, ...]]:
@@ -97,11 +98,12 @@ def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResul
             f"Layer {s.layer}, head {s.head} does not exist: {model.name} has layers 1 to "
             f"{model.n_layers} and heads 1 to {model.n_heads}."
         )
-    if not 0 <= s.removed <= len(ids):
-        raise ValueError(f"Token {s.removed} does not exist: the prompt has tokens 1 to {len(ids)}.")
     if s.x not in ts.METHODS or s.y not in ts.METHODS:
         raise ValueError(f"Choose two of {', '.join(ts.METHODS)}.")
     answer, answer_text, notices = _answer(model, s)
+    removed = s.removed if 0 <= s.removed <= len(ids) else 0  # a shorter prompt does not lose its run
+    if removed != s.removed:
+        notices += (f"Token {s.removed} is past the prompt's end (1 to {len(ids)}): none is taken away.",)
     baseline = answer_token(model.tokenizer, s.baseline).id if s.baseline.strip() else None
     kept = analysis_of(model).once
     patterns = kept("words patterns", ids, lambda: ts.attention_rows(model, ids))
@@ -131,8 +133,8 @@ def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResul
     probs = kept("words next", ids, lambda: next_token_probs(model, ids))
     top = np.argsort(-probs)[:SHOWN]
     without = ()
-    if s.removed:
-        gone = ts.without(model, ids, s.removed - 1)
+    if removed:
+        gone = ts.without(model, ids, removed - 1)
         top = np.array(list(dict.fromkeys([*top, *np.argsort(-gone)[:SHOWN]])))  # the top of either
         without = gone[top]
     piece = model.tokenizer.decode
@@ -150,5 +152,6 @@ def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResul
         agreement=agreement,
         with_token=tuple((visible(piece([int(t)])), float(probs[t])) for t in top),
         without=tuple(float(p) for p in without),
+        removed=removed,
         notices=notices,
     )

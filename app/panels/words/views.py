@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from app.panels.step import Notice
 from app.widgets import Heatmap
 
 
@@ -18,3 +19,8 @@ def show(view: Heatmap, rows: dict[str, np.ndarray], labels: tuple[str, ...], si
     values = np.vstack(list(rows.values()))
     reach = float(np.abs(values).max()) or 1.0
     view.set_data(values, list(rows), list(labels), (-reach, reach) if signed else (0.0, max(1.0, reach)))
+
+
+def told(notices: tuple[str, ...]) -> Notice:
+    """The result's notices for the message bar, or None."""
+    return (" ".join(notices), "warning") if notices else None
