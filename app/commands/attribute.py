@@ -25,7 +25,12 @@ HEADINGS = {"attention": "attention", "rollout": "rollout", "gradxinput": "gradÃ
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--text", required=True, help="the prompt whose tokens are scored")
+    parser.add_argument("--text", help="the prompt whose tokens are scored")
+    parser.add_argument(
+        "--set", action="store_true",
+        help="instead, every method on the built-in set of prompts (names, facts, agreement, induction) "
+        "and their mean rank correlations",
+    )  # fmt: skip
     parser.add_argument(
         "--target", metavar="X", help="the answer explained (default: the model's top next token)"
     )
@@ -55,8 +60,12 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    if not args.text.strip():
-        raise ValueError("--text is empty; give a prompt whose words to score")
+    if args.set:
+        if args.text is not None or args.target is not None or args.foil is not None:
+            raise ValueError("--set scores its own prompts; leave out --text, --target and --foil")
+        return over_the_set(args)
+    if args.text is None or not args.text.strip():
+        raise ValueError("--text is empty; give a prompt whose words to score (or --set)")
     if args.foil is not None and args.target is None:
         raise ValueError("--foil compares with --target; give --target too")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
@@ -147,6 +156,33 @@ def document(model, ids, tokens, target, foil, baseline, args) -> dict:
         doc["ig"] = {"steps": ig.steps, "completeness_gap": round(ig.gap, 6),
                      "baseline": "zero" if baseline is None else decode([baseline])}  # fmt: skip
     return doc
+
+
+def over_the_set(args) -> int:
+    """Spearman's correlation of every pair of methods, averaged over the built-in prompts."""
+    model = load_model(args.model, "decoder")
+    from core.interp import token_scores as ts
+
+    stage(f"{len(ts.AGREEMENT_SET)} prompts, every method")
+    found = ts.agreement_over(model, steps=args.steps, progress=counter("prompts"))
+    mean = found.mean
+    names = list(ts.METHODS)
+    doc = {
+        "model": model.name,
+        "prompts": len(found.prompts),
+        "steps": found.steps,
+        "agreement": {f"{a}~{b}": round(float(mean[i, j]), 6)
+                      for i, a in enumerate(names) for j, b in enumerate(names) if j > i},
+    }  # fmt: skip
+
+    def text() -> list[str]:
+        out = [
+            f"model: {doc['model']}; {doc['prompts']} prompts, integrated gradients in {doc['steps']} steps",
+            "Spearman's rank correlation, the mean over the prompts:",
+        ]
+        return out + [f"  {pair}: {value:.3f}" for pair, value in doc["agreement"].items()]
+
+    return report(doc, args.json, text)
 
 
 def lines(doc: dict) -> list[str]:

@@ -8,6 +8,7 @@
     occlusion(model, ids, answer)                    # (T,) m − m with token i's input zeroed
     without(model, ids, i)                           # (vocab,) the next token without token i
     spearman(a, b)                                   # rank correlation of two methods' scores
+    agreement_over(model).mean                       # (5, 5) the same over a built-in set of prompts
 
 The input e_i is what the first block receives at token i (the embedding, Gemma's scaled one, and
 GPT-2's position embedding added), read and changed through one hooked run (core.decoder.run).
@@ -26,8 +27,8 @@ import numpy as np
 from core.decoder.run import Edit, hooked_run
 
 __all__ = [
-    "METHODS", "Answer", "Gradients", "attention_rows", "grad_x_input", "integrated_gradients", "occlusion",
-    "rollout", "spearman", "without",
+    "AGREEMENT_SET", "METHODS", "Agreement", "Answer", "Gradients", "agreement_over", "attention_rows",
+    "grad_x_input", "integrated_gradients", "occlusion", "rollout", "scores", "spearman", "without",
 ]  # fmt: skip
 METHODS = ("attention", "rollout", "gradxinput", "ig", "occlusion")
 ROWS = 8  # batch rows per run for the steps of integrated gradients and for occlusion
@@ -207,3 +208,94 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
     ra, rb = _ranks(a) - (len(a) + 1) / 2, _ranks(b) - (len(b) + 1) / 2
     scale = np.sqrt((ra**2).sum() * (rb**2).sum())
     return float((ra * rb).sum() / scale) if scale else float("nan")
+
+
+# The built-in set for agreement over many prompts: (prompt, target, foil), eight of each kind.
+AGREEMENT_SET = (
+    # names: the other name of the sentence
+    ("When Mary and John went to the store, John gave a drink to", " Mary", " John"),
+    ("After Sarah and David finished lunch, David handed the bill to", " Sarah", " David"),
+    ("When Anna and Tom arrived at the party, Tom offered a seat to", " Anna", " Tom"),
+    ("Lisa and Mark went to the park. Mark threw the ball to", " Lisa", " Mark"),
+    ("While Emma and Jack were cooking, Jack passed the salt to", " Emma", " Jack"),
+    ("Kate and Paul visited the museum, and Paul bought a ticket for", " Kate", " Paul"),
+    ("When Rachel and Steve reached the station, Steve waved goodbye to", " Rachel", " Steve"),
+    ("After Laura and James cleaned the kitchen, James made coffee for", " Laura", " James"),
+    # facts
+    ("The capital of France is", " Paris", " London"),
+    ("The Eiffel Tower is in the city of", " Paris", " Rome"),
+    ("The largest planet in the solar system is", " Jupiter", " Mars"),
+    ("Water freezes at zero degrees", " Celsius", " Fahrenheit"),
+    ("The capital of Japan is", " Tokyo", " Beijing"),
+    ("The opposite of hot is", " cold", " warm"),
+    ("A week has seven", " days", " years"),
+    ("The sun rises in the", " east", " west"),
+    # agreement: the verb follows the subject, not the nearest noun
+    ("The keys to the cabinet", " are", " is"),
+    ("The dog that chased the cats", " was", " were"),
+    ("The books on the shelf", " are", " is"),
+    ("The girl with the red shoes", " was", " were"),
+    ("The teachers in the school", " are", " is"),
+    ("The man near the windows", " is", " are"),
+    ("The flowers in the garden", " are", " is"),
+    ("The boy who met the girls", " was", " were"),
+    # induction: a list seen once, then again
+    ("apple river stone cloud lamp. apple river stone cloud", " lamp", " apple"),
+    ("red blue green yellow black. red blue green yellow", " black", " red"),
+    ("one seven three nine five. one seven three nine", " five", " one"),
+    ("dog cat bird fish horse. dog cat bird fish", " horse", " dog"),
+    ("north south east west up. north south east west", " up", " north"),
+    ("chair table door window floor. chair table door window", " floor", " chair"),
+    ("paper pen ink book page. paper pen ink book", " page", " paper"),
+    ("milk bread eggs rice salt. milk bread eggs rice", " salt", " milk"),
+)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Spearman's correlation of every pair of METHODS, prompt by prompt and on average."""
+
+    prompts: tuple[str, ...]  # (N,) those scored
+    each: np.ndarray  # (N, methods, methods)
+    steps: int  # of integrated gradients
+
+    @property
+    def mean(self) -> np.ndarray:
+        """(methods, methods) the mean over the prompts (a constant method's NaN left out)."""
+        return np.nanmean(self.each, axis=0)
+
+
+def scores(model: Any, ids: Sequence[int], answer: Answer, steps: int = 32) -> dict[str, np.ndarray]:
+    """Every method's scores for ``answer``: the last layer's attention (every head's mean),
+    rollout, gradient × input, integrated gradients from zero, occlusion."""
+    patterns = attention_rows(model, ids)
+    return {
+        "attention": patterns[-1, :, -1].mean(0),
+        "rollout": rollout(patterns),
+        "gradxinput": grad_x_input(model, ids, answer)[0],
+        "ig": integrated_gradients(model, ids, answer, steps).scores,
+        "occlusion": occlusion(model, ids, answer),
+    }
+
+
+def agreement_over(
+    model: Any,
+    pairs: Sequence[tuple[str, str, str]] = AGREEMENT_SET,
+    steps: int = 32,
+    progress: Progress | None = None,
+) -> Agreement:
+    """Every method on each (prompt, target, foil) of ``pairs``, their rankings compared;
+    ``progress(done, prompts)`` after each prompt may raise to cancel."""
+    from core.interp.prediction import encode
+    from core.interp.ranking import answer_token
+
+    tick = progress or (lambda done, total: None)
+    tick(0, len(pairs))
+    each = []
+    for k, (prompt, target, foil) in enumerate(pairs):
+        ids = encode(model, prompt)[0]
+        answer = Answer(*(answer_token(model.tokenizer, t, prompt).id for t in (target, foil)))
+        found = scores(model, ids, answer, steps)
+        each.append([[spearman(found[a], found[b]) for b in METHODS] for a in METHODS])
+        tick(k + 1, len(pairs))
+    return Agreement(tuple(p for p, _, _ in pairs), np.array(each), steps)

@@ -84,6 +84,7 @@ def test_the_text_is_a_row_per_token(tiny, capsys):
         (["--target", " the", "--foil", " the"], "same token"),
         (["--layer", "3"], "--layer 3 does not exist"),
         (["--baseline", " "], "--baseline is empty"),
+        (["--set"], "--set scores its own prompts"),
     ],
 )
 def test_bad_input_is_one_clear_line(tiny, capsys, flags, message):
@@ -91,3 +92,17 @@ def test_bad_input_is_one_clear_line(tiny, capsys, flags, message):
     assert main([*attribute(folder, *flags)]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_the_set_averages_each_prompts_correlations(tiny, capsys, monkeypatch):
+    folder, _ = tiny
+    pairs = (("the cat sat on the", " mat", " cat"), ("the mat because the", " cat", " mat"))
+    monkeypatch.setattr(ts, "AGREEMENT_SET", pairs)
+    monkeypatch.setattr(ts.agreement_over, "__defaults__", (pairs, 32, None))
+    assert main(["attribute", "--set", "--steps", "2", "--model", str(folder), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["prompts"] == 2 and doc["steps"] == 2 and len(doc["agreement"]) == 10
+    from core import models
+
+    expected = ts.agreement_over(models.load_model(folder), pairs, steps=2).mean
+    assert doc["agreement"]["gradxinput~occlusion"] == pytest.approx(expected[2, 4], abs=1e-6)

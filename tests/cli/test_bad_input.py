@@ -292,6 +292,7 @@ CASES.update(
         ("attribute", "--baseline"): [["--baseline", ""], ["--baseline", " "], ["--baseline"]],
         ("attribute", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
         ("attribute", "--json"): [["--json=1"]],
+        ("attribute", "--set"): [["--set=1"], ["--set", "--target", "cat"]],
     }
 )
 AROUND = {  # a good value of every other flag, given around the one bad value

@@ -9,12 +9,15 @@ import pytest
 
 from core import models
 from core.interp.token_scores import (
+    AGREEMENT_SET,
     Answer,
+    agreement_over,
     attention_rows,
     grad_x_input,
     integrated_gradients,
     occlusion,
     rollout,
+    scores,
     spearman,
     without,
 )
@@ -159,3 +162,17 @@ def test_spearman_is_the_rank_correlation():
     assert spearman(a, b) == pytest.approx(stats.spearmanr(a, b).statistic)
     with pytest.raises(ValueError, match="same length"):
         spearman([1, 2], [1, 2, 3])
+
+
+def test_agreement_over_prompts_compares_each_prompts_rankings(tiny):
+    model, _, _ = tiny
+    pairs = [("the cat sat on the", " mat", " cat"), ("the mat because the", " cat", " mat")]
+    calls = []
+    found = agreement_over(model, pairs, steps=2, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(0, 2), (1, 2), (2, 2)] and found.each.shape == (2, 5, 5)
+    ids = model.tokenizer(pairs[1][0])["input_ids"]
+    answer = Answer(*(model.tokenizer(t, add_special_tokens=False)["input_ids"][0] for t in pairs[1][1:]))
+    one = scores(model, ids, answer, steps=2)
+    assert found.each[1, 2, 4] == pytest.approx(spearman(one["gradxinput"], one["occlusion"]))
+    np.testing.assert_allclose(found.mean, np.nanmean(found.each, 0))
+    assert len(AGREEMENT_SET) >= 30 and all(target != foil for _, target, foil in AGREEMENT_SET)
