@@ -69,8 +69,9 @@ def run(args) -> int:
     if args.foil is not None and args.target is None:
         raise ValueError("--foil compares with --target; give --target too")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
+    from core.interp import token_scores as ts
     from core.interp.prediction import encode, pieces
-    from core.interp.ranking import answer_token, check_pair
+    from core.interp.ranking import answer_token
 
     ids = encode(model, args.text)[0]
     if len(ids) < 2:
@@ -81,15 +82,10 @@ def run(args) -> int:
         )
     if args.head is not None and args.head > model.n_heads:
         raise ValueError(f"--head {args.head} does not exist: {model.name} has heads 1 to {model.n_heads}")
-    notes = []
-    target = foil = None
-    if args.target is not None:
-        target = answer_token(model.tokenizer, args.target, args.text)
-        notes += [target.notice] if target.notice else []
-    if args.foil is not None:
-        foil = answer_token(model.tokenizer, args.foil, args.text)
-        check_pair(target, foil)
-        notes += [foil.notice] if foil.notice else []
+    for flag, text in (("--target", args.target), ("--foil", args.foil)):
+        if text is not None and not text.strip():
+            raise ValueError(f"{flag} is empty; give a word, or leave it out")
+    answer, notes = ts.named_answer(model, args.text, args.target or "", args.foil or "")
     baseline = None
     if args.baseline is not None:
         if not args.baseline.strip():
@@ -97,26 +93,17 @@ def run(args) -> int:
                 "--baseline is empty; give a token (e.g. ' the') or leave it out for a zero input"
             )
         baseline = answer_token(model.tokenizer, args.baseline).id
-    doc = document(model, ids, list(pieces(model, ids)), target, foil, baseline, args)
-    doc["notes"] = notes
+    doc = document(model, ids, list(pieces(model, ids)), answer, baseline, args)
+    doc["notes"] = list(notes)
     return report(doc, args.json, lambda: lines(doc))
 
 
-def document(model, ids, tokens, target, foil, baseline, args) -> dict:
-    import numpy as np
-
+def document(model, ids, tokens, answer, baseline, args) -> dict:
     from core.interp import token_scores as ts
 
     wanted = CHOICES[:-1] if args.method == "all" else (args.method,)
     stage(f"running {model.name}")
     patterns = ts.attention_rows(model, ids)
-    if target is None:
-        from core.interp.ablation import next_token_probs
-
-        target_id = int(np.argmax(next_token_probs(model, ids)))
-    else:
-        target_id = target.id
-    answer = ts.Answer(target_id, None if foil is None else foil.id)
     layer = model.n_layers - 1 if args.layer is None else args.layer - 1
     rows = patterns[layer, :, -1] if args.head is None else patterns[layer, args.head - 1 : args.head, -1]
     methods, extra = {}, {}

@@ -194,6 +194,18 @@ class Panel(QWidget):
         for i in range(len(self.steps)):
             self.set_step(i)
 
+    def try_changes(self, live, *changes: dict, back: tuple[str, ...] = ()) -> None:
+        """Apply each of ``changes`` to ``live`` (an app.panels.step.Live) in turn and let its work
+        land, as ``exercise`` does with bad and extreme values; then put the fields ``back`` (every
+        one a change refused or moved) to their defaults."""
+        from app import worker
+
+        for change in changes:
+            live.apply(**change)
+            worker.settle()
+        if back:
+            live.apply(**{field: getattr(type(live.state), field) for field in back})
+
     def export(self) -> dict[str, QWidget]:
         """The named views of this panel that can be exported as images or numbers."""
         return {}

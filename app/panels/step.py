@@ -18,7 +18,6 @@ from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QBoxLayout,
     QFormLayout,
     QHBoxLayout,
@@ -33,7 +32,6 @@ from PySide6.QtWidgets import (
 from app import worker
 from app.panels.binding import bind
 from app.panels.scripts import Script
-from app.widgets.progress import RunProgress
 from app.widgets.side_column import side_column
 from app.widgets.sizing import WholeText
 from app.widgets.text import note, scrolling
@@ -250,26 +248,3 @@ def add(layout: QBoxLayout, item: QLayout | QWidget, stretch: int = 0) -> None:
 def stretches(item: QLayout | QWidget) -> bool:
     """Whether ``item`` is a column of controls that shares out extra height itself (it has a stretch)."""
     return isinstance(item, QVBoxLayout) and any(item.stretch(k) for k in range(item.count()))
-
-
-def show_runs(live: Live, progress: RunProgress, cancel: QAbstractButton) -> None:
-    """``progress`` counts ``live``'s background computes (a compute reports its total when it
-    ends) and says "not run" when one is refused; ``cancel`` stops the one running, the bar
-    saying where, the controls back on the state on screen."""
-
-    def busy(running: bool) -> None:
-        cancel.setEnabled(running)
-        if running:
-            progress.start()
-        elif progress.state == "running":  # refused: a finished compute has counted itself done
-            progress.idle(stale=True)
-
-    def stop() -> None:
-        if live.task is not None:
-            progress.stopped()
-            live.cancel()
-
-    cancel.setEnabled(False)
-    cancel.clicked.connect(stop)
-    live.busy.connect(busy)
-    live.progressed.connect(progress.progressed)

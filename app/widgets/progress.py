@@ -10,7 +10,7 @@ was stopped (``stopped``). It asks for the width of its longest text, so none is
 from __future__ import annotations
 
 from PySide6.QtCore import QSize
-from PySide6.QtWidgets import QProgressBar
+from PySide6.QtWidgets import QAbstractButton, QProgressBar
 
 TEXT_MARGIN_CHARS = 2  # average characters of room beside the text, within the frame
 
@@ -84,3 +84,26 @@ class RunProgress(QProgressBar):
         """As wide as the longest of its texts, so none is cut (Qt's asks sizeHint for its width)."""
         hint = super().minimumSizeHint()
         return QSize(max(hint.width(), self.text_room()), hint.height())
+
+
+def show_runs(live, progress: RunProgress, cancel: QAbstractButton) -> None:
+    """``progress`` counts the background computes of ``live`` (an app.panels.step.Live; a compute
+    reports its total when it ends) and says "not run" when one is refused; ``cancel`` stops the
+    one running, the bar saying where, the controls back on the state on screen."""
+
+    def busy(running: bool) -> None:
+        cancel.setEnabled(running)
+        if running:
+            progress.start()
+        elif progress.state == "running":  # refused: a finished compute has counted itself done
+            progress.idle(stale=True)
+
+    def stop() -> None:
+        if live.task is not None:
+            progress.stopped()
+            live.cancel()
+
+    cancel.setEnabled(False)
+    cancel.clicked.connect(stop)
+    live.busy.connect(busy)
+    live.progressed.connect(progress.progressed)

@@ -1,6 +1,7 @@
 """Which input tokens mattered for one answer of a decoder, by five methods, each a score per token.
 
     answer = Answer(target_id, foil_id)              # logit(target) − logit(foil); foil None: log p
+    answer, notices = named_answer(model, prompt, " Mary", " John")   # the same from texts
     attention_rows(model, ids)                       # (layers, heads, T): the last position's weights
     rollout(patterns, drop_first=False)              # (T,) Abnar and Zuidema's attention rollout
     grad_x_input(model, ids, answer)                 # (T,) Σ_d ∂m/∂e_i · e_i, and the metric
@@ -28,7 +29,8 @@ from core.decoder.run import Edit, hooked_run
 
 __all__ = [
     "AGREEMENT_SET", "METHODS", "Agreement", "Answer", "Gradients", "agreement_over", "attention_rows",
-    "grad_x_input", "integrated_gradients", "occlusion", "rollout", "scores", "spearman", "without",
+    "grad_x_input", "integrated_gradients", "named_answer", "occlusion", "rollout", "scores", "spearman",
+    "without",
 ]  # fmt: skip
 METHODS = ("attention", "rollout", "gradxinput", "ig", "occlusion")
 ROWS = 8  # batch rows per run for the steps of integrated gradients and for occlusion
@@ -54,6 +56,34 @@ class Answer:
         if self.foil is None:
             return torch.log_softmax(last, -1)[:, self.target]
         return last[:, self.target] - last[:, self.foil]
+
+    def describe(self, tokenizer: Any) -> str:
+        """The metric in words: "logit ␣Mary − logit ␣John", or "log p(␣Mary)"."""
+        from core.interp.prediction import visible
+
+        target = visible(tokenizer.decode([self.target]))
+        if self.foil is None:
+            return f"log p({target})"
+        return f"logit {target} − logit {visible(tokenizer.decode([self.foil]))}"
+
+
+def named_answer(model: Any, prompt: str, target: str = "", foil: str = "") -> tuple[Answer, tuple[str, ...]]:
+    """The answer ``target`` and ``foil`` name as continuations of ``prompt`` (a word of several
+    pieces is judged by its first, which the notices say); no target: the model's top next token;
+    no foil: log p(target). ValueError for a foil without a target, or one equal to it."""
+    from core.interp.ablation import next_token_probs
+    from core.interp.prediction import encode
+    from core.interp.ranking import answer_token, check_pair
+
+    if not target.strip():
+        if foil.strip():
+            raise ValueError("A foil is compared with a target: name the target too, e.g. Mary.")
+        return Answer(int(np.argmax(next_token_probs(model, encode(model, prompt)[0])))), ()
+    named = [answer_token(model.tokenizer, t, prompt) for t in (target, foil) if t.strip()]
+    if len(named) == 2:
+        check_pair(*named)
+    notices = tuple(t.notice for t in named if t.notice)
+    return Answer(*(t.id for t in named)), notices
 
 
 def attention_rows(model: Any, ids: Sequence[int]) -> np.ndarray:
@@ -287,14 +317,13 @@ def agreement_over(
     """Every method on each (prompt, target, foil) of ``pairs``, their rankings compared;
     ``progress(done, prompts)`` after each prompt may raise to cancel."""
     from core.interp.prediction import encode
-    from core.interp.ranking import answer_token
 
     tick = progress or (lambda done, total: None)
     tick(0, len(pairs))
     each = []
     for k, (prompt, target, foil) in enumerate(pairs):
         ids = encode(model, prompt)[0]
-        answer = Answer(*(answer_token(model.tokenizer, t, prompt).id for t in (target, foil)))
+        answer = named_answer(model, prompt, target, foil)[0]
         found = scores(model, ids, answer, steps)
         each.append([[spearman(found[a], found[b]) for b in METHODS] for a in METHODS])
         tick(k + 1, len(pairs))

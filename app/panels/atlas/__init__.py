@@ -43,11 +43,11 @@ class AtlasPanel(RowPanel):
     def exercise(self) -> None:
         from app import worker
 
-        for change in ({"layer": 999}, {"length": 1}, {"text": "x"}, {"score": "copying"}, {"together": True},
-                       {"colour": "token"}, {"token": "  "}):  # fmt: skip
-            self.live.apply(**change)
-            worker.settle()
-        self.live.apply(**{f: getattr(AtlasState, f) for f in ("score", "colour", "token")}, layer=1, head=1)
+        bad = ({"layer": 999}, {"length": 1}, {"text": "x"}, {"score": "copying"}, {"together": True},
+               {"colour": "token"}, {"token": "  "})  # fmt: skip
+        self.try_changes(
+            self.live, *bad, back=("layer", "length", "text", "score", "together", "colour", "token")
+        )
         super().exercise()
         worker.settle()
 

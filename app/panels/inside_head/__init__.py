@@ -112,9 +112,8 @@ class InsideHeadPanel(RowPanel):
         from app import worker
 
         changes = ({"layer": 99}, {"layer": 1}, {"key": 99}, {"query": 2, "key": 5}, {"query": 3, "key": 1})
-        for change in (*changes, {"layer": HeadState.layer, "query": 0, "key": HeadState.key}):
-            self.live.apply(**change)
-            worker.settle()
+        self.try_changes(self.live, *changes, back=("layer", "query", "key"))
+        worker.settle()
         self.direct.foil.setText(self.direct.target.text())
         self.direct.foil.setText("John")
         super().exercise()

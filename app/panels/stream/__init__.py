@@ -12,7 +12,7 @@ from app.panels.step import Live
 from app.panels.stream.journey import JourneyPage
 from app.panels.stream.norm import NormPage
 from app.panels.stream.parts import PartsPage
-from app.panels.stream.state import SteerState, StreamState, compute_stream
+from app.panels.stream.state import StreamState, compute_stream
 from app.panels.stream.steering import SteerPage
 from core.models import DECODER, smollm2
 
@@ -47,16 +47,11 @@ class StreamPanel(RowPanel):
     def exercise(self) -> None:
         from app import worker
 
-        live = self.journey.live
-        for change in ({"position": 99}, {"position": 2}, {"norm": 99}, {"norm": 0}, {"group": "kind"}):
-            live.apply(**change)
-            worker.settle()
-        live.apply(position=0, norm=1, group="layer")
+        bad = ({"position": 99}, {"position": 2}, {"norm": 99}, {"norm": 0}, {"group": "kind"})
+        self.try_changes(self.journey.live, *bad, back=("position", "norm", "group"))
         steer = self.steer.live
-        for change in ({"plus": steer.state.minus}, {"layer": 99}, {"strength": 1e9}, {"mode": "remove"}):
-            steer.apply(**change)
-            worker.settle()
-        steer.apply(**{f: getattr(SteerState, f) for f in ("plus", "layer", "strength", "mode")})
+        bad = ({"plus": steer.state.minus}, {"layer": 99}, {"strength": 1e9}, {"mode": "remove"})
+        self.try_changes(steer, *bad, back=("plus", "layer", "strength", "mode"))
         super().exercise()
         worker.settle()
 

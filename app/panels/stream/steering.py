@@ -18,12 +18,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step, show_runs
+from app.panels.step import Live, Notice, Step
 from app.panels.stream import scripts
 from app.panels.stream.state import SteerResult, SteerState, compute_steer
 from app.panels.stream.views import MOST, PENS
 from app.widgets.plots import plot
-from app.widgets.progress import RunProgress
+from app.widgets.progress import RunProgress, show_runs
 from app.widgets.reflow_grid import side_by_side
 from app.widgets.sliders import LabelledSlider
 from app.widgets.spin_boxes import float_spin, spin

@@ -9,13 +9,13 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidg
 from app.panels.binding import bind
 from app.panels.model_row import ModelRow
 from app.panels.row_panel import RowPanel
-from app.panels.step import Live, show_runs
+from app.panels.step import Live
 from app.panels.words.agreement import AgreementPage
 from app.panels.words.attention import AttentionPage
 from app.panels.words.gradients import GradientsPage
 from app.panels.words.occlusion import OcclusionPage
 from app.panels.words.state import WordsState, compute_words
-from app.widgets.progress import RunProgress
+from app.widgets.progress import RunProgress, show_runs
 from app.widgets.sizing import WholeText
 from app.widgets.text import TextBox
 from core.models import DECODER, smollm2
@@ -66,11 +66,11 @@ class WordsPanel(RowPanel):
     def exercise(self) -> None:
         from app import worker
 
-        for change in ({"layer": 99}, {"target": "Mary", "foil": "Mary"}, {"steps": 0}, {"removed": 2},
-                       {"baseline": " the", "steps": 8}, {"x": "ig", "y": "rollout"}):  # fmt: skip
-            self.live.apply(**change)
-            worker.settle()
-        self.live.apply(**{f: getattr(WordsState, f) for f in ("foil", "steps", "baseline", "x", "y")})
+        bad = ({"layer": 99}, {"target": "Mary", "foil": "Mary"}, {"steps": 0}, {"removed": 2},
+               {"baseline": " the", "steps": 8}, {"x": "ig", "y": "rollout"})  # fmt: skip
+        self.try_changes(
+            self.live, *bad, back=("layer", "target", "foil", "steps", "removed", "baseline", "x", "y")
+        )
         super().exercise()
         worker.settle()
 

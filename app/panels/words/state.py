@@ -22,7 +22,7 @@ from core.interp import token_scores as ts
 from core.interp.ablation import next_token_probs
 from core.interp.analysis import analysis_of
 from core.interp.prediction import encode, pieces, visible
-from core.interp.ranking import answer_token, check_pair
+from core.interp.ranking import answer_token
 from core.models.loaded import shared as loaded_models
 
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
@@ -66,27 +66,6 @@ class WordsResult:
     notices: tuple[str, ...]  # for the message bar: a word of several pieces, a token past the end
 
 
-def _answer(model, s: WordsState) -> tuple[ts.Answer, str, tuple[str, ...]]:
-    tokenizer, notices = model.tokenizer, []
-    if not s.target.strip():
-        if s.foil.strip():
-            raise ValueError("A foil is compared with a target: name the target too, e.g. Mary.")
-        top = int(np.argmax(next_token_probs(model, encode(model, s.prompt)[0])))
-        return ts.Answer(top), f"log p({visible(tokenizer.decode([top]))})", ()
-    target = answer_token(tokenizer, s.target, s.prompt)
-    notices += [target.notice] if target.notice else []
-    if not s.foil.strip():
-        return ts.Answer(target.id), f"log p({visible(target.text)})", tuple(notices)
-    foil = answer_token(tokenizer, s.foil, s.prompt)
-    check_pair(target, foil)
-    notices += [foil.notice] if foil.notice else []
-    return (
-        ts.Answer(target.id, foil.id),
-        f"logit {visible(target.text)} − logit {visible(foil.text)}",
-        tuple(notices),
-    )
-
-
 def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResult:
     """Every step for the prompt and answer of ``s``; ValueError saying what to change."""
     model = loaded_models.get(s.source, progress, expect=models.DECODER)
@@ -100,7 +79,7 @@ def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResul
         )
     if s.x not in ts.METHODS or s.y not in ts.METHODS:
         raise ValueError(f"Choose two of {', '.join(ts.METHODS)}.")
-    answer, answer_text, notices = _answer(model, s)
+    answer, notices = ts.named_answer(model, s.prompt, s.target, s.foil)
     removed = s.removed if 0 <= s.removed <= len(ids) else 0  # a shorter prompt does not lose its run
     if removed != s.removed:
         notices += (f"Token {s.removed} is past the prompt's end (1 to {len(ids)}): none is taken away.",)
@@ -143,7 +122,7 @@ def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResul
         model=model,
         labels=tuple(visible(p) for p in pieces(model, ids)),
         answer=answer,
-        answer_text=answer_text,
+        answer_text=answer.describe(model.tokenizer),
         metric=metric,
         layer=layer,
         methods=methods,
