@@ -42,6 +42,10 @@ COMMANDS = {
         "every head of a decoder scored at once: previous token, first token, self, duplicate "
         "token, induction and copying; the 2-D cloud of one head's queries and keys"
     ),
+    "circuit": (
+        "edge attribution patching: every connection between a decoder's heads and MLPs scored, "
+        "the top ones patched exactly, and how much of the answer a circuit of N edges keeps"
+    ),
     "export-script": (
         "write one step of a panel as a Python script over core, as File → Export experiment as Python does"
     ),

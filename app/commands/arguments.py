@@ -62,3 +62,13 @@ def report(doc: dict, as_json: bool, lines: Callable[[], Iterable[str]]) -> int:
         for line in lines():
             print(line)
     return 0
+
+
+def pair_arguments(parser) -> None:
+    """--clean, --corrupt, --target and --foil: the pair activation patching and circuits compare."""
+    parser.add_argument("--clean", required=True, metavar="TEXT", help="the prompt the model gets right")
+    parser.add_argument(
+        "--corrupt", required=True, metavar="TEXT", help="the same number of tokens with a word changed"
+    )
+    parser.add_argument("--target", required=True, metavar="T", help="the answer of the clean prompt")
+    parser.add_argument("--foil", required=True, metavar="F", help="the answer the corruption points to")

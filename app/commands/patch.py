@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands.arguments import pair_arguments
 from app.commands.progress import counter, load_model, stage
 
 WHATS = ("resid", "attn", "mlp", "heads")
@@ -28,12 +29,7 @@ NAMES = {
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--clean", required=True, metavar="TEXT", help="the prompt the model gets right")
-    parser.add_argument(
-        "--corrupt", required=True, metavar="TEXT", help="the same number of tokens with a word changed"
-    )
-    parser.add_argument("--target", required=True, metavar="T", help="the answer of the clean prompt")
-    parser.add_argument("--foil", required=True, metavar="F", help="the answer the corruption points to")
+    pair_arguments(parser)
     parser.add_argument(
         "--what",
         choices=WHATS,

@@ -4,7 +4,8 @@
     adapter.shape                       # layers, heads, kv_heads, head_dim, hidden, vocab
     adapter.blocks[l]                   # block l; its input is the residual stream before it
     adapter.attention(l), adapter.mlp(l), adapter.out_weight(l)   # (hidden, heads · head_dim)
-    adapter.pre_norm(l), adapter.after_norm(l, "attn")           # the norms around a block's parts
+    adapter.pre_norm(l), adapter.mlp_norm(l)     # the norms attention and the MLP read through
+    adapter.after_norm(l, "attn")       # the norm on a part's output before the stream (Gemma 2, 3)
     adapter.qkv_weight(l, "q", h)       # (head_dim, hidden) weight, (head_dim,) bias or None
     adapter.rotate(l, x, cos, sin), adapter.scaling(l), adapter.score_cap(l)
     adapter.readout(hidden)             # (…, hidden) -> (…, vocab): final norm, unembedding, cap
@@ -90,6 +91,7 @@ class Adapter:
         )
         self.softcap = getattr(config, "final_logit_softcapping", None)
         self.sandwiched = config.model_type in self.family.after_norms_in
+        self.parallel = bool(getattr(config, "use_parallel_residual", False))  # MLP reads the block's input
 
     def attention(self, layer: int) -> Any:
         return _part(self.blocks[layer], self.family.attention)
@@ -108,6 +110,11 @@ class Adapter:
     def pre_norm(self, layer: int) -> Any:
         """The norm ``layer``'s attention reads the stream through."""
         return _part(self.blocks[layer], self.family.pre_norm)
+
+    def mlp_norm(self, layer: int) -> Any:
+        """The norm ``layer``'s MLP reads the stream through."""
+        family = self.family
+        return _part(self.blocks[layer], family.sandwich_mlp_norm if self.sandwiched else family.mlp_norm)
 
     def after_norm(self, layer: int, part: str) -> Any:
         """The norm on ``layer``'s attention ("attn") or MLP ("mlp") output before it joins the

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Tap", "entering", "recording", "tapped"]
+__all__ = ["Tap", "attach", "entering", "recording", "tapped"]
 
 NAME = "attention_lab"  # the attention implementation's name in transformers' registry
 _local = threading.local()
@@ -78,6 +78,16 @@ def this_thread_only(hook: Callable) -> Callable:
         return hook(*args, **kwargs) if threading.get_ident() == owner else None
 
     return guarded
+
+
+def attach(stack: Any, part: Any, hook: Callable, pre: bool = False) -> None:
+    """Register ``hook`` on module ``part`` (``pre``: before it runs, with keywords), removed when
+    the ExitStack ``stack`` closes."""
+    if pre:
+        handle = part.register_forward_pre_hook(hook, with_kwargs=True)
+    else:
+        handle = part.register_forward_hook(hook)
+    stack.callback(handle.remove)
 
 
 def first_tensor(output: Any) -> Any:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.decoder.adapter import adapter_of
-from core.decoder.hooks import Tap, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
+from core.decoder.hooks import Tap, attach, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
 from core.decoder.sites import OPS, SITES, Edit, Site, apply, check_edit, sites
 
 __all__ = ["OPS", "SITES", "Edit", "HookedRun", "editing", "hooked_run", "prefix"]
@@ -290,12 +290,7 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
         if run.touches(site, layer) or (
             site == "resid_pre" and ((layer == 0 and grads) or run.fans_out(layer))
         ):
-            handle = (
-                part.register_forward_pre_hook(made, with_kwargs=True)
-                if pre
-                else part.register_forward_hook(made)
-            )
-            stack.callback(handle.remove)
+            attach(stack, part, made, pre)
 
     for layer, block in enumerate(adapter.blocks):
         hook("resid_pre", layer, block, before("resid_pre", layer, first=layer == 0), pre=True)

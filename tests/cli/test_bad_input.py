@@ -295,8 +295,21 @@ CASES.update(
         ("attribute", "--set"): [["--set=1"], ["--set", "--target", "cat"]],
     }
 )
+CASES.update(
+    {
+        **{("circuit", f): CASES["patch", f] for f in ("--clean", "--corrupt", "--target", "--foil")},
+        ("circuit", "--method"): [["--method", "acdc"], ["--method"]],
+        ("circuit", "--steps"): [["--steps", "0"], ["--steps", "65"], ["--steps", "x"], ["--steps"]],
+        ("circuit", "--direction"): [["--direction", "sideways"], ["--direction"]],
+        ("circuit", "--edges"): [["--edges", "-1"], ["--edges", "9999"], ["--edges", "x"], ["--edges"]],
+        ("circuit", "--exact"): [["--exact", "-1"], ["--exact", "25"], ["--exact", "2.5"], ["--exact"]],
+        ("circuit", "--model"): CASES["patch", "--model"],
+        ("circuit", "--json"): [["--json=1"]],
+    }
+)
 AROUND = {  # a good value of every other flag, given around the one bad value
     "patch": PATCH_PAIR,
+    "circuit": {**PATCH_PAIR, "--steps": "2"},
     "stream": {"--text": PAIR, "--model": "{llama}"},
     "atlas": {"--length": "8", "--model": "{llama}"},
     "attribute": {"--text": PAIR, "--steps": "2", "--model": "{llama}"},

@@ -25,10 +25,12 @@ class Family:
     out_proj: str  # a block's attention output projection, from the block
     final_norm: str  # the norm before the unembedding, from the whole model
     pre_norm: str = "input_layernorm"  # the norm attention reads through, from the block
+    mlp_norm: str = "post_attention_layernorm"  # the norm the MLP reads through, from the block
     qkv: str | None = None  # one fused query-key-value projection, from the attention (None: q_proj…)
     qkv_by_head: bool = False  # the fused rows go [q k v of head 0 | head 1 …], not [all q | all k | all v]
     after_norms: tuple[str, str] | None = None  # norms on attention's and the MLP's outputs, from the block
     after_norms_in: tuple[str, ...] = ()  # the model types that have ``after_norms``
+    sandwich_mlp_norm: str = ""  # the norm the MLP reads through in those model types
     positions: str = "rotary"  # "rotary" or "learned" (a table added to the token embeddings)
     conv1d: bool = False  # GPT-2's Conv1D layers keep their weights as (in, out)
 

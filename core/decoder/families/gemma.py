@@ -13,4 +13,5 @@ FAMILY = Family(
     final_norm="model.norm",
     after_norms=("post_attention_layernorm", "post_feedforward_layernorm"),
     after_norms_in=("gemma2", "gemma3_text"),
+    sandwich_mlp_norm="pre_feedforward_layernorm",
 )

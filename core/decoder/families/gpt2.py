@@ -13,5 +13,6 @@ FAMILY = Family(
     positions="learned",
     conv1d=True,
     pre_norm="ln_1",
+    mlp_norm="ln_2",
     qkv="c_attn",
 )

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from core.decoder.edges import norm_gain
 from core.interp.head.record import Recorded
 
 TOLERANCE = 1e-4  # relative: parts that do not rebuild the real vector mean a family not handled
@@ -144,9 +145,7 @@ def frozen_norm(norm: Any, x: Any) -> FrozenNorm:
         scale = float((centred.pow(2).mean() + norm.eps) ** -0.5)
         frozen = FrozenNorm(norm.weight.detach().double(), scale, True, bias, norm.eps)
     else:
-        eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", 1e-6)
-        with torch.inference_mode():  # a vector of ones has rms 1: the output is gain / √(1 + eps)
-            gain = norm(torch.ones(1, len(x)))[0].double() * (1 + eps) ** 0.5
+        gain, eps = norm_gain(norm)
         frozen = FrozenNorm(gain, float((x.pow(2).mean() + eps) ** -0.5), False, None, eps)
     with torch.inference_mode():
         real = norm(x.to(norm.weight.dtype)[None])[0]

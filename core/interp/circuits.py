@@ -1,0 +1,265 @@
+"""Edge attribution patching: which connections between heads and MLPs carry a decoder's answer.
+
+An edge joins a sender (the embeddings, a head, an MLP) to a receiver that reads it later (a
+head's query, key or value input, an MLP's input, the logits; ``core.decoder.edges``). Patching
+one edge from the clean run into the corrupted one changes the metric (logit(target) −
+logit(foil) at the last position) by about (u_clean − u_corrupt) · ∂metric/∂v, the gradient taken
+at the receiver's input in the corrupted run: one run with gradients scores every edge (EAP,
+Syed, Rager and Conmy 2023). EAP-IG (Hanna et al. 2024) averages that gradient over ``steps``
+points between the two runs' embeddings, α_j = (j + ½)/steps. Scores are normalised like
+patching's: 1 is the whole distance from the corrupted run's metric to the clean run's.
+
+    pair = patching.prepare(model, clean, corrupt, " Mary", " John")
+    found = edge_scores(model, pair, "eap")           # Scores of every edge
+    found.top(20)                                     # [Edge], largest |score| first
+    found.circuit(20)                                 # (S, R) bool: those edges, pruned
+    faithfulness(model, found, [0, 20, found.count])  # fraction of the clean metric each recovers
+    exact_effects(model, found, found.top(5))         # each edge patched alone
+
+Noising scores the other way: the gradient in the clean run, the change of patching one edge from
+the corrupted run into it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from core.decoder.adapter import adapter_of
+from core.decoder.edges import EdgeRun, Graph, edge_run
+from core.decoder.run import hooked_run
+from core.interp.patching import PatchPair, check_direction, check_ends, metric_of
+
+METHODS = ("eap", "eap-ig")
+STEPS = 5  # EAP-IG's default
+MAX_STEPS = 64
+POINTS = 12  # a faithfulness curve's default number of circuit sizes
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One edge and its score (indices into ``Graph``'s senders and receivers)."""
+
+    sender: int
+    receiver: int
+    score: float
+
+    def describe(self, graph: Graph) -> dict:
+        """{"from", "to", "input", "score"} with names as the graph gives them."""
+        to, part = graph.receiver_names[self.receiver]
+        return {"from": graph.sender_names[self.sender], "to": to, "input": part, "score": self.score}
+
+
+@dataclass(frozen=True, eq=False)
+class Ends:
+    """Both unpatched runs, split into senders."""
+
+    clean: EdgeRun
+    corrupt: EdgeRun
+
+    @property
+    def distance(self) -> float:
+        """metric(clean) − metric(corrupt): what the normalised metric divides by."""
+        return self.clean.metric - self.corrupt.metric
+
+
+@dataclass(frozen=True, eq=False)
+class Scores:
+    """Every edge's score for one pair, method and direction."""
+
+    pair: PatchPair
+    method: str
+    direction: str
+    steps: int  # EAP-IG's points (1 for EAP)
+    graph: Graph
+    ends: Ends
+    values: (
+        np.ndarray
+    )  # (S, R) float64: each edge's estimated change of the normalised metric; 0 where no edge
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """Flat indices of every edge, largest |score| first (ties in graph order)."""
+        flat = np.flatnonzero(self.graph.exists)
+        return flat[np.argsort(-np.abs(self.values.ravel()[flat]), kind="stable")]
+
+    @property
+    def count(self) -> int:
+        return len(self.order)
+
+    def top(self, n: int) -> list[Edge]:
+        """The ``n`` edges of largest |score|."""
+        receivers = self.graph.receivers
+        return [
+            Edge(int(i // receivers), int(i % receivers), float(self.values.flat[i])) for i in self.order[:n]
+        ]
+
+    def circuit(self, n: int) -> np.ndarray:
+        """(S, R) bool: the top ``n`` edges less those off every path from the embeddings to the logits."""
+        check_count(n, self.count, "edges")
+        kept = np.zeros(self.values.shape, bool)
+        kept.flat[self.order[:n]] = True
+        return prune(self.graph, kept)
+
+
+def circuit_nodes(graph: Graph, mask: np.ndarray) -> list[str]:
+    """The names of the nodes the edges of ``mask`` (S, R) join, in graph order ("embeddings",
+    "L1 H1", …, "L1 MLP", …, "logits"); a shared key or value names every head it feeds."""
+    used = np.zeros(graph.senders + 1, bool)
+    used[: graph.senders] = mask.any(1)
+    for r in np.flatnonzero(mask.any(0)):
+        used[list(graph.receiver_nodes[r])] = True
+    return [(*graph.sender_names, "logits")[i] for i in np.flatnonzero(used)]
+
+
+def check_count(n: int, count: int, what: str) -> None:
+    if not 0 <= n <= count:
+        raise ValueError(f"Choose 0 to {count} {what} (this model's graph has {count} edges); got {n}.")
+
+
+def prune(graph: Graph, kept: np.ndarray) -> np.ndarray:
+    """(S, R) bool: the ``kept`` edges whose sender the embeddings reach and whose receiver reaches
+    the logits, both through kept edges."""
+    senders = graph.senders
+    reached = np.zeros(senders + 1, bool)  # nodes: the senders, then the logits
+    reached[0] = True
+    for r, nodes in enumerate(graph.receiver_nodes):  # receivers come in the order they run
+        if (kept[:, r] & reached[:senders]).any():
+            reached[list(nodes)] = True
+    alive = np.zeros(senders + 1, bool)
+    alive[senders] = True
+    feeds = np.zeros(graph.receivers, bool)
+    for r in range(graph.receivers - 1, -1, -1):
+        feeds[r] = alive[list(graph.receiver_nodes[r])].any()
+        if feeds[r]:
+            alive[:senders] |= kept[:, r]
+    return kept & reached[:senders, None] & feeds[None, :]
+
+
+def answer_metric(model: Any, pair: PatchPair) -> Callable[[Any], Any]:
+    """(1, T, hidden) final norm's output -> logit(target) − logit(foil) at the last position."""
+    of = metric_of(adapter_of(model.module), pair)
+    return lambda normed: of(normed[:, -1].float())[0]
+
+
+def _ticker(progress: Progress | None, total: int) -> Callable[[int], Callable[[], None]]:
+    tick = progress or (lambda done, total: None)
+    tick(0, total)
+    return lambda done: lambda: tick(done, total)
+
+
+def ends(model: Any, pair: PatchPair) -> Ends:
+    """Both runs split; ValueError when they give the same metric, or when the split run does not
+    give the model's own (a family this does not read)."""
+    metric = answer_metric(model, pair)
+    clean, corrupt = edge_run(model, pair.clean, metric), edge_run(model, pair.corrupt, metric)
+    check_ends(clean.metric, corrupt.metric)
+    whole = hooked_run(model, pair.clean, unembed=False)
+    if float((whole.normed[0] - clean.normed).abs().max()) > 1e-3 * max(1.0, float(whole.normed.abs().max())):
+        raise ValueError(
+            "This model's stream does not split into its heads and MLPs here, so its edges cannot be patched."
+        )
+    return Ends(clean, corrupt)
+
+
+def edge_scores(
+    model: Any,
+    pair: PatchPair,
+    method: str = "eap",
+    direction: str = "denoise",
+    steps: int = STEPS,
+    progress: Progress | None = None,
+) -> Scores:
+    """Every edge's score on ``pair`` (from ``core.interp.patching.prepare``). ``progress(done,
+    total)`` (runs) is called at every block; raising from it cancels."""
+    import torch
+
+    check_direction(direction)
+    if method not in METHODS:
+        raise ValueError(f"Unknown method '{method}'; choose {' or '.join(METHODS)}.")
+    steps = 1 if method == "eap" else steps
+    if not 1 <= steps <= MAX_STEPS:
+        raise ValueError(f"EAP-IG takes 1 to {MAX_STEPS} steps; got {steps}.")
+    ticks = _ticker(progress, steps + 2)
+    found = ends(model, pair)
+    source, base = (found.clean, found.corrupt) if direction == "denoise" else (found.corrupt, found.clean)
+    ids = pair.corrupt if direction == "denoise" else pair.clean
+    metric = answer_metric(model, pair)
+    grads = 0
+    for j in range(steps):
+        path = None
+        if method == "eap-ig":
+            alpha = (j + 0.5) / steps
+            path = base.outputs[0] + alpha * (source.outputs[0] - base.outputs[0])
+        run = edge_run(model, ids, metric, embeddings=path, grads=True, tick=ticks(j + 2))
+        grads = grads + run.grads.double() / steps
+    change = (source.outputs - base.outputs).double()
+    graph = Graph.of(adapter_of(model.module))
+    values = torch.einsum("sth,rth->sr", change, grads).numpy() / found.distance
+    values[~graph.exists] = 0.0
+    ticks(steps + 2)()
+    return Scores(pair, method, direction, steps, graph, found, values)
+
+
+def faithfulness(
+    model: Any, scores: Scores, counts: Sequence[int], progress: Progress | None = None
+) -> list[tuple[int, float]]:
+    """(n, recovered) for each circuit size n: the clean prompt run with every edge outside the
+    pruned top-n circuit fed from the corrupted run, as a fraction of the way from the corrupted
+    metric (0) to the clean one (1)."""
+    for n in counts:
+        check_count(n, scores.count, "edges")
+    ticks = _ticker(progress, len(counts))
+    metric, graph, found = answer_metric(model, scores.pair), scores.graph, scores.ends
+    out = []
+    for i, n in enumerate(counts):
+        outside = graph.exists & ~scores.circuit(n)
+        run = edge_run(
+            model, scores.pair.clean, metric, other=found.corrupt.outputs, swapped=outside, tick=ticks(i)
+        )
+        out.append((int(n), (run.metric - found.corrupt.metric) / found.distance))
+    ticks(len(counts))()
+    return out
+
+
+def curve_counts(count: int, points: int = POINTS) -> list[int]:
+    """About ``points`` circuit sizes from 0 to ``count``, spaced evenly on a log scale."""
+    inner = np.unique(np.round(np.geomspace(1, count, max(points - 1, 2))).astype(int))
+    return [0, *(int(n) for n in inner)]
+
+
+def exact_effects(
+    model: Any, scores: Scores, edges: Sequence[Edge], progress: Progress | None = None
+) -> list[float]:
+    """Each edge patched alone (denoising: the clean run's sender output into the corrupted run at
+    that receiver; noising the other way): the change of the normalised metric."""
+    found, graph = scores.ends, scores.graph
+    source, base = (
+        (found.clean, found.corrupt) if scores.direction == "denoise" else (found.corrupt, found.clean)
+    )
+    ids = scores.pair.corrupt if scores.direction == "denoise" else scores.pair.clean
+    metric = answer_metric(model, scores.pair)
+    ticks = _ticker(progress, len(edges))
+    out = []
+    for i, edge in enumerate(edges):
+        swapped = np.zeros((graph.senders, graph.receivers), bool)
+        swapped[edge.sender, edge.receiver] = True
+        run = edge_run(model, ids, metric, other=source.outputs, swapped=swapped, tick=ticks(i))
+        out.append((run.metric - base.metric) / found.distance)
+    ticks(len(edges))()
+    return out
+
+
+def memory_needed(model: Any, length: int) -> int:
+    """Bytes about that a run with gradients over ``length`` tokens holds beyond the weights."""
+    shape = adapter_of(model.module).shape
+    graph = Graph(shape.layers, shape.heads, shape.kv_heads)
+    rows = graph.per_layer - 1
+    per_layer = rows * (shape.hidden + (shape.heads + 2 * shape.kv_heads) * shape.head_dim) + 8 * shape.hidden
+    held = shape.layers * per_layer * length * 4 * 3  # activations kept for the backward pass
+    return held + (graph.senders + 2 * graph.receivers) * length * shape.hidden * 8
