@@ -33,14 +33,17 @@ class Task(QObject):
     """Handle on one background call; its signals arrive on the UI thread."""
 
     progressed = Signal(int, int)
+    arrived = Signal(object)  # a partial result
     succeeded = Signal(object)
     failed = Signal(str)
     finished = Signal()
 
-    def __init__(self, fn: Callable, args: tuple, kwargs: dict, with_progress: bool):
+    def __init__(
+        self, fn: Callable, args: tuple, kwargs: dict, with_progress: bool, with_partial: bool = False
+    ):
         super().__init__()
         self.fn, self.args, self.kwargs = fn, args, kwargs
-        self.with_progress = with_progress
+        self.with_progress, self.with_partial = with_progress, with_partial
         self.cancelled = False
         self.done = False
 
@@ -52,6 +55,11 @@ class Task(QObject):
             raise Cancelled
         self.progressed.emit(int(done), int(total))
 
+    def _partial(self, value) -> None:
+        if self.cancelled:
+            raise Cancelled
+        self.arrived.emit(value)
+
     def _execute(self) -> None:
         try:
             if self.cancelled:  # cancelled while it waited for a free thread: it never starts
@@ -59,6 +67,8 @@ class Task(QObject):
             kwargs = dict(self.kwargs)
             if self.with_progress:
                 kwargs["progress"] = self._progress
+            if self.with_partial:
+                kwargs["partial"] = self._partial
             result = self.fn(*self.args, **kwargs)
             if not self.cancelled:
                 self.succeeded.emit(result)
@@ -80,21 +90,28 @@ def run_task(
     on_result: Callable | None = None,
     on_error: Callable[[str], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    on_partial: Callable | None = None,
     on_finished: Callable[[], None] | None = None,
     **kwargs,
 ) -> Task:
     """Start ``fn(*args, **kwargs)`` in the global thread pool and return its Task.
 
+    With ``on_progress``, ``fn`` gets a ``progress(done, total)`` keyword; with ``on_partial``, a
+    ``partial(value)`` keyword that hands ``on_partial`` a result so far. Both raise once the task
+    is cancelled.
+
     ``on_finished`` runs once the task ends in any way (result, error or cancel). Pass it here
     rather than connecting ``task.finished`` afterwards: a short task may end before that line.
     """
-    task = Task(fn, args, kwargs, with_progress=on_progress is not None)
+    task = Task(fn, args, kwargs, with_progress=on_progress is not None, with_partial=on_partial is not None)
     if on_result:
         task.succeeded.connect(on_result)
     if on_error:
         task.failed.connect(on_error)
     if on_progress:
         task.progressed.connect(on_progress)
+    if on_partial:
+        task.arrived.connect(on_partial)
     if on_finished:
         task.finished.connect(on_finished)
     _active.add(task)

@@ -78,6 +78,12 @@ PANELS = [
         (("Open decoder folder for &Patching…", "choose_folder"),),
     ),
     PanelEntry(
+        "circuits",
+        "Circuits",
+        "app.panels.circuits:CircuitsPanel",
+        (("Open decoder folder for &Circuits…", "choose_folder"),),
+    ),
+    PanelEntry(
         "inside_head",
         "Inside a head",
         "app.panels.inside_head:InsideHeadPanel",

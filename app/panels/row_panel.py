@@ -4,13 +4,34 @@ subclass): the model used last loads when the panel is first shown, File → Ope
 
 from __future__ import annotations
 
+from PySide6.QtWidgets import QPushButton, QWidget
+
 from app.panels.base import Panel
 from app.panels.model_row import ModelRow
+from app.widgets.progress import RunProgress, show_runs
 from core.models import smollm2
 
 
 class RowPanel(Panel):
     row: ModelRow
+
+    def follow_row(self, live) -> None:
+        """A model the row loads runs in ``live`` (an app.panels.step.Live with a ``source`` field);
+        the row's messages and ``live``'s refusals reach the message bar, a missing SmolLM2 offers Add."""
+        self.row.loaded.connect(
+            lambda model: model.source != live.wanted.source and live.apply(source=model.source)
+        )
+        self.row.said.connect(self.show_message)
+        live.failed.connect(self.offer_missing)  # after the message bar's slot
+
+    @staticmethod
+    def runs_of(live) -> tuple[QWidget, QPushButton]:
+        """A progress bar and a Cancel button that follow ``live``'s background computes."""
+        progress = RunProgress("not run yet", "%v of %m runs", "done", "stopped at %v of %m",
+                               "not run: see the message above")  # fmt: skip
+        cancel = QPushButton("Cancel")
+        show_runs(live, progress, cancel)
+        return progress, cancel
 
     def showEvent(self, event) -> None:
         super().showEvent(event)

@@ -8,11 +8,14 @@ A ``Step`` is one lecture step's page: it draws ``live.result`` (``draw`` return
 the message bar) and binds its controls to fields of ``live.state``. Steps that show the same
 numbers share one Live; an independent step owns its own. With ``background=True`` the compute
 runs in the worker (``app/worker.py``) with a ``progress(done, total)`` keyword, and only the
-newest request is kept: a superseded one is cancelled at its next progress call.
+newest request is kept: a superseded one is cancelled at its next progress call. A background
+compute that takes a ``partial`` keyword hands back results so far (each a whole result that says
+what it is missing): each lands as a result does, so the steps draw it, and the last is the full one.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -105,12 +108,14 @@ class Live(QObject):
 
     def _start(self, candidate) -> None:
         self.busy.emit(True)
+        partial = "partial" in inspect.signature(self.compute).parameters
         self.tasks.start(
             self.compute,
             candidate,
             on_result=lambda result: self._accept(candidate, result),
             on_error=self.failed.emit,
             on_progress=self.progressed.emit,
+            on_partial=(lambda result: self._accept(candidate, result)) if partial else None,
             on_finished=lambda: self.busy.emit(False),
         )
 

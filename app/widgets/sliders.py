@@ -97,6 +97,15 @@ class LabelledSlider(QWidget):
             self.slider.setValue(self._to_position(self._value))
         self.valueChanged.emit(self._value)
 
+    def set_maximum(self, maximum: float) -> None:
+        """A new top of the range (above the minimum), the value kept where it fits, quietly."""
+        if maximum == self.maximum or maximum <= self.minimum:
+            return
+        self.maximum = maximum
+        self._fit_readout()
+        with quiet(self.slider):
+            self.slider.setValue(self._to_position(self._value))
+
     def _snap(self, value: float) -> float:
         """The nearest choice to ``value`` (nearest in ratio on a log scale); ``value`` without choices."""
         if self.choices is None:

@@ -85,6 +85,11 @@ class Analysis:
             keep=1,
         )
 
+    def has(self, kind: str, key: tuple) -> bool:
+        """Whether the ``kind`` result for ``key`` is kept (``once`` would return it at once)."""
+        with self._lock:
+            return key in self._kept[kind]
+
     def once(self, kind: str, key: tuple, compute: Callable[[], Any], keep: int = KEPT_RUNS) -> Any:
         """The kept ``kind`` result for ``key``, else ``compute()`` once, however many ask; the
         last ``keep`` keys of each kind are kept."""

@@ -42,6 +42,21 @@ DIRECTIONS = ("denoise", "noise")
 HEAD_PARTS = ("output", "query", "key", "value", "pattern")  # the rows of the "head" grid
 HEAD_PART_SITES = ("z", "q", "k", "v", "pattern")
 Progress = Callable[[int, int], None]
+PAIRS = {  # name: (clean, corrupted, target, foil), pairs that teach
+    "Names (IOI)": (
+        "When Mary and John went to the store, John gave a drink to",
+        "When Mary and John went to the store, Mary gave a drink to",
+        "Mary",
+        "John",
+    ),
+    "A fact": ("The Eiffel Tower is in the city of", "The Colosseum is in the city of", "Paris", "Rome"),
+    "A repeated sequence": (
+        "red fish blue bird green tree red fish blue bird green",
+        "red fish blue bird green cake red fish blue bird green",
+        "tree",
+        "cake",
+    ),
+}
 
 
 @dataclass(frozen=True)

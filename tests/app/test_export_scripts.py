@@ -201,6 +201,13 @@ def attribute(panel) -> None:
     settle(panel.live.apply, steps=4, baseline=" cat", removed=3, x="ig", y="rollout")
 
 
+def circuit(panel) -> None:
+    """Circuits: a pair the tiny model has, EAP-IG in two steps, noising, six edges, one clicked."""
+    corrupt = PROMPT.replace(" on ", " in ")
+    settle(panel.live.apply, clean=PROMPT, corrupt=corrupt, target="the", foil="because", direction="noise")
+    settle(panel.live.apply, method="eap-ig", steps=2, edges=6, edge=1)
+
+
 def sample(panel) -> None:
     """Next token: the seed's draws at another temperature with a clicked token among them, and
     another layer in step 5 (drawn once first: its box then knows the layers)."""
@@ -232,6 +239,7 @@ PREPARE = {
     "stream": steer,
     "atlas": atlas,
     "words": attribute,
+    "circuits": circuit,
     "next_token": sample,
     "model": words,
 }

@@ -22,6 +22,7 @@ ARTICLE_ORDER = [
     "inside_decoder",
     "stream",
     "patching",
+    "circuits",
     "inside_head",
     "atlas",
     "words",

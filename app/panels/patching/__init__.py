@@ -10,11 +10,12 @@ from app.panels.model_row import ModelRow
 from app.panels.patching.approx import ApproxPage
 from app.panels.patching.heads import HeadsPage
 from app.panels.patching.parts import PartsPage
-from app.panels.patching.state import PRESETS, PairState, compute_pair
+from app.panels.patching.state import PairState, compute_pair
 from app.panels.patching.stream import StreamPage
 from app.panels.patching.two_runs import TwoRunsPage
 from app.panels.row_panel import RowPanel
 from app.panels.step import Live
+from core.interp.patching import PAIRS
 from core.models import DECODER, smollm2
 
 
@@ -57,7 +58,7 @@ class PatchingPanel(RowPanel):
         worker.settle()
         r.foil.setText(r.target.text())
         worker.settle()
-        for name in list(PRESETS)[::-1]:
+        for name in list(PAIRS)[::-1]:
             r.preset.setCurrentText(name)
             r.use_preset(r.preset.currentIndex())
             worker.settle()

@@ -19,35 +19,20 @@ import numpy as np
 from core import models
 from core.interp.ablation import run
 from core.interp.attribution import Attribution, attribute
-from core.interp.patching import Grid, PatchPair, cell_logits, check_ends, labels, patch, prepare
+from core.interp.patching import PAIRS, Grid, PatchPair, cell_logits, check_ends, labels, patch, prepare
 from core.interp.ranking import AblationRanking, rank_by_ablation
 from core.models.loaded import shared as loaded_models
 
 SMOLLM2 = "smollm2"
 Progress = Callable[[int, int], None]
-PRESETS = {  # name: (clean, corrupted, target, foil)
-    "Names (IOI)": (
-        "When Mary and John went to the store, John gave a drink to",
-        "When Mary and John went to the store, Mary gave a drink to",
-        "Mary",
-        "John",
-    ),
-    "A fact": ("The Eiffel Tower is in the city of", "The Colosseum is in the city of", "Paris", "Rome"),
-    "A repeated sequence": (
-        "red fish blue bird green tree red fish blue bird green",
-        "red fish blue bird green cake red fish blue bird green",
-        "tree",
-        "cake",
-    ),
-}
 TOP = 6  # next-token candidates listed
 
 
 @dataclass(frozen=True)
 class PairState:
     source: str = SMOLLM2
-    clean: str = PRESETS["Names (IOI)"][0]
-    corrupt: str = PRESETS["Names (IOI)"][1]
+    clean: str = PAIRS["Names (IOI)"][0]
+    corrupt: str = PAIRS["Names (IOI)"][1]
     target: str = "Mary"
     foil: str = "John"
     direction: str = "denoise"

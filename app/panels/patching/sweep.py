@@ -7,9 +7,10 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPushButton, QWidget
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton, QWidget
 
 from app import worker
+from app.panels.pair_step import direction_box
 from app.panels.patching.state import PairResult, sweep
 from app.panels.step import Notice, Step
 from app.widgets import Heatmap
@@ -19,16 +20,6 @@ from core.interp.patching import Grid, PatchPair
 from core.interp.prediction import visible
 
 KEPT = 24  # whole grids kept for the steps to share
-DIRECTIONS = {"denoise": "denoise", "noise": "noise"}  # clean into corrupted; corrupted into clean
-
-
-def direction_box(step: Step) -> QComboBox:
-    box = QComboBox()
-    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-    for key, text in DIRECTIONS.items():
-        box.addItem(text, key)
-    box.setToolTip("denoise: clean activations copied into the corrupted run; noise: the other way")
-    return step.bind(box, "direction")
 
 
 def grid_map(title: str, layers: bool = True) -> Heatmap:
@@ -100,7 +91,7 @@ class SweepStep(Step):
     def __init__(self, live, shared: dict | None = None):
         super().__init__(live)
         self.shared = {} if shared is None else shared  # (what, request) -> result, across steps
-        self.direction = direction_box(self)
+        self.direction = self.bind(direction_box(), "direction")
         self.progress = RunProgress(
             "not swept", "%p%", "swept", "stopped", what="the exact sweep of this step's grids"
         )

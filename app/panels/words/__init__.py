@@ -4,7 +4,7 @@ One state for every step, computed in the worker; the prompt and the answer sit 
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from app.panels.binding import bind
 from app.panels.model_row import ModelRow
@@ -15,7 +15,6 @@ from app.panels.words.attention import AttentionPage
 from app.panels.words.gradients import GradientsPage
 from app.panels.words.occlusion import OcclusionPage
 from app.panels.words.state import WordsState, compute_words
-from app.widgets.progress import RunProgress, show_runs
 from app.widgets.sizing import WholeText
 from app.widgets.text import TextBox
 from core.models import DECODER, smollm2
@@ -35,10 +34,7 @@ class WordsPanel(RowPanel):
         self.foil.setPlaceholderText("none: log p")
         for field in (self.target, self.foil):
             WholeText(field)
-        self.progress = RunProgress("not run yet", "%v of %m runs", "done", "stopped at %v of %m",
-                                    "not run: see the message above")  # fmt: skip
-        self.cancel = QPushButton("Cancel")
-        show_runs(self.live, self.progress, self.cancel)
+        self.progress, self.cancel = self.runs_of(self.live)
         self.row = ModelRow(DECODER, "words", default=smollm2.KEY, fallback=smollm2.KEY)
         prompt_row = QHBoxLayout()  # the prompt across the page: it wraps, it is read whole
         prompt_row.addWidget(QLabel("Prompt"))
@@ -54,14 +50,8 @@ class WordsPanel(RowPanel):
         self.occlusion = OcclusionPage(self.live)
         self.agreement = AgreementPage(self.live)
         self.add_steps(self.attention, self.gradients, self.occlusion, self.agreement)
-        self.row.loaded.connect(self._run_on)
-        self.row.said.connect(self.show_message)
-        self.live.failed.connect(self.offer_missing)  # after the message bar's slot
+        self.follow_row(self.live)
         self.set_step(0)
-
-    def _run_on(self, model) -> None:
-        if model.source != self.live.wanted.source:
-            self.live.apply(source=model.source)
 
     def exercise(self) -> None:
         from app import worker
