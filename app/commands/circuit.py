@@ -53,13 +53,7 @@ def run(args) -> int:
     from core.models import available_memory
 
     pair = prepare(model, args.clean, args.corrupt, args.target, args.foil)
-    needed, free = circuits.memory_needed(model, pair.length), available_memory()
-    if free is not None and needed > free:
-        raise ValueError(
-            f"Scoring every edge of {model.name} on {pair.length} tokens needs about {needed / 2**30:.1f} GB "
-            f"for its gradients and {free / 2**30:.1f} GB is free; shorten the prompts or close other "
-            "programs."
-        )
+    circuits.check_memory(model, pair.length, available_memory())
     stage(f"scoring every edge ({args.method})")
     scores = circuits.edge_scores(model, pair, args.method, args.direction, args.steps, counter("runs"))
     shown = scores.count if args.edges == 0 else args.edges

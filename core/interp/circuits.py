@@ -263,3 +263,15 @@ def memory_needed(model: Any, length: int) -> int:
     per_layer = rows * (shape.hidden + (shape.heads + 2 * shape.kv_heads) * shape.head_dim) + 8 * shape.hidden
     held = shape.layers * per_layer * length * 4 * 3  # activations kept for the backward pass
     return held + (graph.senders + 2 * graph.receivers) * length * shape.hidden * 8
+
+
+def check_memory(model: Any, length: int, free: int | None) -> None:
+    """ValueError, before any run, when the gradients over ``length`` tokens need more than the
+    ``free`` bytes (None: not known, no check)."""
+    needed = memory_needed(model, length)
+    if free is not None and needed > free:
+        raise ValueError(
+            f"Scoring every edge of {model.name} on {length} tokens needs about {needed / 2**30:.1f} GB "
+            f"for its gradients and {free / 2**30:.1f} GB is free; shorten the prompts or close other "
+            "programs."
+        )

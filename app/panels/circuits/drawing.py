@@ -6,6 +6,8 @@ value (grouped-query attention) ends between the heads that read it."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
@@ -18,6 +20,13 @@ UP, DOWN = "#d62728", "#1f77b4"  # an edge that helps the answer; one that works
 DRAWN = 300  # the most edges drawn (the largest |score|)
 WIDTHS = (1.0, 2.0, 3.5, 5.5)  # pens by |score| relative to the largest
 NEAR_PX = 8  # how close the pointer must be to a node or an edge
+
+
+@cache
+def layout(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """Where every node sits and where an edge into each receiver ends."""
+    at = positions(graph)
+    return at, receiver_points(graph, at)
 
 
 def positions(graph: Graph) -> np.ndarray:
@@ -54,8 +63,7 @@ class CircuitView(QWidget):
             self.view.addItem(item)
         self.nodes = pg.ScatterPlotItem(size=13, pen=pg.mkPen("#333333"), brush=pg.mkBrush("#ffffff"))
         self.view.addItem(self.nodes)
-        self.letters: list[pg.TextItem] = []
-        self.labels: list[pg.TextItem] = []
+        self.captions: list[pg.TextItem] = []  # reused: the q, k, v letters and the heads' names
         self.ends = np.zeros((0, 2, 2))  # (edges, from/to, x/y)
         self.node_at = np.zeros((0, 2))
         self.node_names: list[str] = []
@@ -66,7 +74,7 @@ class CircuitView(QWidget):
     def show_circuit(self, graph: Graph, edges: list, nodes: list[str], texts: list[str]) -> None:
         """Draw ``edges`` (core.interp.circuits.Edge, largest |score| first) between ``nodes``
         (names); ``texts`` says each edge when hovered."""
-        at, ends = positions(graph), receiver_points(graph, positions(graph))
+        at, ends = layout(graph)
         names = [*graph.sender_names, "logits"]
         self.ends = np.array([[at[e.sender], ends[e.receiver]] for e in edges]).reshape(-1, 2, 2)
         self.texts = texts
@@ -78,21 +86,20 @@ class CircuitView(QWidget):
         for key, item in self.pens.items():
             points = np.array(grouped[key]).reshape(-1, 2)
             item.setData(points[:, 0], points[:, 1]) if len(points) else item.setData([], [])
-        for item in self.letters + self.labels:
-            self.view.removeItem(item)
-        self.letters = []
+        captions = []  # (text, where, colour, anchor)
         for e, (a, b) in zip(edges, self.ends, strict=True):
             part = graph.receiver_names[e.receiver][1]
             if part is not None:
-                self.letters.append(self._text(part, a + 0.8 * (b - a), UP if e.score >= 0 else DOWN))
+                captions.append((part, a + 0.8 * (b - a), UP if e.score >= 0 else DOWN, (0.5, 0.5)))
         index = [names.index(n) for n in nodes if n in names]
         self.node_at, self.node_names = at[index].reshape(-1, 2), [names[i] for i in index]
         self.nodes.setData(self.node_at[:, 0], self.node_at[:, 1])
-        self.labels = [
-            self._text(n.split()[-1], p, "#333333", anchor=(0.5, 1.3))
+        captions += [
+            (n.split()[-1], p, "#333333", (0.5, 1.3))
             for n, p in zip(self.node_names, self.node_at, strict=True)
-            if n.startswith("L")  # the axis names the embeddings and the logits
-        ]
+            if n.startswith("L")
+        ]  # fmt: skip  (the axis names the embeddings and the logits)
+        self._caption(captions)
         every = max(1, graph.layers // 10)
         rows = [(layer + 1, f"L{layer + 1}") for layer in range(0, graph.layers, every)]
         self.view.getPlotItem().getAxis("left").setTicks(
@@ -103,11 +110,18 @@ class CircuitView(QWidget):
         self.view.setXRange(-1, graph.heads + 1.2, padding=0)
         self.view.setYRange(-0.6, graph.layers + 2.6, padding=0)
 
-    def _text(self, text: str, where, colour: str, anchor=(0.5, 0.5)) -> pg.TextItem:
-        item = pg.TextItem(text, color=colour, anchor=anchor)
-        item.setPos(float(where[0]), float(where[1]))
-        self.view.addItem(item)
-        return item
+    def _caption(self, captions: list[tuple]) -> None:
+        """Show ``captions`` (text, where, colour, anchor), reusing the text items drawn before."""
+        while len(self.captions) < len(captions):
+            self.captions.append(pg.TextItem())
+            self.view.addItem(self.captions[-1])
+        for item, (text, where, colour, anchor) in zip(self.captions, captions, strict=False):
+            item.setText(text, color=colour)
+            item.setAnchor(anchor)
+            item.setPos(float(where[0]), float(where[1]))
+            item.show()
+        for item in self.captions[len(captions) :]:
+            item.hide()
 
     def _pixels(self, scene_pos) -> tuple[np.ndarray, np.ndarray]:
         """The pointer in view units, and the size of one pixel in them."""

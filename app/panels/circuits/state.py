@@ -72,6 +72,7 @@ def compute_circuit(
     """Every step for the pair and method of ``s``; ValueError saying what to change."""
     model = loaded_models.get(s.source, progress, expect=models.DECODER)
     pair = prepare(model, s.clean, s.corrupt, s.target, s.foil)
+    circuits.check_memory(model, pair.length, models.available_memory())
     analysis = analysis_of(model)
     kept = analysis.once
     key = (pair.clean, pair.corrupt, pair.target.id, pair.foil.id, s.direction)
