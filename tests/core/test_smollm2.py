@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from core import models
-from core.models import smollm2
+from core.models import gguf_convert, smollm2
 from core.user_data import OVERRIDE, data_folder
 from tests.tiny_models import save_tiny_llama
 
@@ -77,7 +77,7 @@ def test_cancel_or_a_full_disk_leave_nothing_half_made(data, tmp_path, monkeypat
         transformers.AutoModelForCausalLM.from_pretrained(folder),
         transformers.AutoTokenizer.from_pretrained(folder),
     )
-    monkeypatch.setattr(smollm2, "_convert", lambda path, alive: tiny)
+    monkeypatch.setattr(smollm2, "convert", lambda path, alive: tiny)
 
     def cancel_while_saving(done, total):
         if done == 3:
@@ -91,13 +91,13 @@ def test_cancel_or_a_full_disk_leave_nothing_half_made(data, tmp_path, monkeypat
         (out / "model.safetensors").write_bytes(b"half")
         raise OSError(28, "No space left on device")
 
-    real_save = smollm2._save
-    monkeypatch.setattr(smollm2, "_save", disk_full)
+    real_save = smollm2.save
+    monkeypatch.setattr(smollm2, "save", disk_full)
     with pytest.raises(OSError, match="No space"):
         smollm2.install()
     assert left_in(data) == []
 
-    monkeypatch.setattr(smollm2, "_save", real_save)
+    monkeypatch.setattr(smollm2, "save", real_save)
     steps = []
     assert smollm2.install(lambda done, total: steps.append(done)) == smollm2.folder()
     assert left_in(data) == [smollm2.NAME] and smollm2.verified()
@@ -218,10 +218,10 @@ def test_dequantised_weights_are_transformers_own(tiny_gguf):
     from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
     path, tied, original = tiny_gguf
-    model = smollm2._empty_model(path, lambda *_: None)
+    model = gguf_convert.empty_model(path, lambda *_: None)
     assert model.config.tie_word_embeddings == tied
     said = []
-    weights = smollm2._dequantised(path, model, said.append)
+    weights = gguf_convert.dequantised(path, model, said.append)
     reference = load_gguf_checkpoint(str(path), return_tensors=True, model_to_load=model)["tensors"]
     assert sorted(weights) == sorted(reference) == sorted(original)
     for name, tensor in weights.items():
@@ -252,7 +252,7 @@ def test_converted_model_is_transformers_own(tiny_gguf, monkeypatch):
     transformers = pytest.importorskip("transformers")
     path, tied, _ = tiny_gguf
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *args, **kwargs: None)
-    model, _ = smollm2._convert(path, lambda text=None: None)
+    model, _ = gguf_convert.convert(path, lambda text=None: None)
     reference = transformers.AutoModelForCausalLM.from_pretrained(
         path.parent, gguf_file=path.name, dtype=torch.float32
     )
@@ -266,7 +266,7 @@ def test_converted_model_is_transformers_own(tiny_gguf, monkeypatch):
 def test_a_cancel_from_progress_is_not_turned_into_a_failure(tiny_gguf):
     pytest.importorskip("transformers")
     path, _, _ = tiny_gguf
-    model = smollm2._empty_model(path, lambda *_: None)
+    model = gguf_convert.empty_model(path, lambda *_: None)
 
     class Cancelled(Exception):
         pass
@@ -279,5 +279,5 @@ def test_a_cancel_from_progress_is_not_turned_into_a_failure(tiny_gguf):
             raise Cancelled
 
     with pytest.raises(Cancelled):
-        smollm2._dequantised(path, model, alive)
+        gguf_convert.dequantised(path, model, alive)
     assert len(said) == 1 + 3  # stopped at once
