@@ -18,6 +18,7 @@ from app.commands.heads import MAX_LAYERS
 from app.commands.progress import load_model, stage
 
 TOP = 3  # heads named per score in the text
+ANSWER = "When Mary and John went to the store, John gave a drink to"
 
 
 def add_arguments(parser) -> None:
@@ -30,6 +31,14 @@ def add_arguments(parser) -> None:
     )  # fmt: skip
     parser.add_argument("--seed", type=seed("--seed"), default=0, metavar="S", help="the random tokens' seed")
     parser.add_argument(
+        "--answer", default=ANSWER, metavar="TEXT",
+        help="with --target and --foil: each head's direct share of logit(target) − logit(foil) after it",
+    )  # fmt: skip
+    parser.add_argument("--target", default=None, metavar="T", help="the answer token (with --foil)")
+    parser.add_argument(
+        "--foil", default=None, metavar="F", help="the token it is weighed against (with --target)"
+    )
+    parser.add_argument(
         "--qk", nargs=2, type=count("--qk", MAX_LAYERS), metavar=("L", "H"),
         help="also the 2-D cloud of head H of layer L: its queries and keys over both probes",
     )  # fmt: skip
@@ -37,17 +46,25 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from core.interp.atlas import NATURAL, head_atlas, qk_cloud
+    from core.interp.atlas import NATURAL, direct_map, head_atlas, qk_cloud
 
     text = NATURAL if args.text is None else args.text
     if not text.strip():
         raise ValueError("--text is empty; give a text of at least two tokens, or leave it out")
+    if (args.target is None) != (args.foil is None):
+        raise ValueError("--target and --foil go together: give both, or neither")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
     if args.qk is not None and (args.qk[0] > model.n_layers or args.qk[1] > model.n_heads):
         raise ValueError(
             f"--qk {args.qk[0]} {args.qk[1]} does not exist: {model.name} has layers 1 to "
             f"{model.n_layers} and heads 1 to {model.n_heads}"
         )
+    direct = None
+    if args.target is not None:  # first: a target and foil that make no answer are said at once
+        stage("each head's direct share of the answer")
+        shares, notes = direct_map(model, args.answer, args.target, args.foil)
+        direct = {"answer": args.answer, "target": args.target, "foil": args.foil,
+                  "shares": rounded(shares), "notes": list(notes)}  # fmt: skip
     stage(f"scoring the heads of {model.name}")
     atlas = head_atlas(model, text, args.length, args.seed)
     doc = {
@@ -60,6 +77,8 @@ def run(args) -> int:
             name: [[round(float(v), 6) for v in row] for row in s] for name, s in atlas.scores.items()
         },
     }
+    if direct is not None:
+        doc["direct"] = direct
     if args.qk is not None:
         cloud = qk_cloud(atlas, args.qk[0] - 1, [args.qk[1] - 1])
         rows = zip(cloud.points, cloud.is_query, cloud.probe, cloud.position, strict=True)
@@ -95,6 +114,14 @@ def lines(doc: dict, n: int) -> list[str]:
             f"L{k // grid.shape[1] + 1} H{k % grid.shape[1] + 1} {grid.flat[k]:.3f}" for k in best
         )
         out.append(f"{name:<16} {named}   mean {grid.mean():.3f}")
+    if "direct" in doc:
+        d, grid = doc["direct"], np.asarray(doc["direct"]["shares"])
+        best = np.argsort(-np.abs(grid), axis=None)[:TOP]
+        named = " · ".join(
+            f"L{k // grid.shape[1] + 1} H{k % grid.shape[1] + 1} {grid.flat[k]:+.3f}" for k in best
+        )
+        out.append(f"direct share of logit {d['target']} − logit {d['foil']} (largest in size): {named}")
+        out += [f"note: {n}" for n in d["notes"]]
     if "qk" in doc:
         qk = doc["qk"]
         out.append(

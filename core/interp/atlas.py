@@ -30,7 +30,10 @@ import numpy as np
 
 from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run
+from core.interp.analysis import analysis_of
+from core.interp.head import direct_shares, record
 from core.interp.prediction import encode
+from core.interp.ranking import answer_token, check_pair
 
 __all__ = [
     "LENGTH", "LOW", "NATURAL", "SCORES", "HeadAtlas", "OVReading", "QKCloud", "head_atlas", "ov_reading",
@@ -262,3 +265,17 @@ def qk_cloud(atlas: HeadAtlas, layer: int, heads: Sequence[int]) -> QKCloud:
     )
     head = np.concatenate([np.repeat(list(heads), t) for t in lengths] + [np.full(sum(lengths), kv)])
     return QKCloud(points, np.arange(len(joint)) < len(queries), head, probe, position, shift, scale)
+
+
+def direct_map(model: Any, answer: str, target: str, foil: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(layers, heads): each head's direct share of logit(target) − logit(foil) at the end of
+    ``answer`` (the final norm's scale frozen, ``core.interp.head.direct_shares``), and notices (a
+    word of several pieces); ValueError when the target and the foil do not make an answer."""
+    tokens = [answer_token(model.tokenizer, word, answer) for word in (target, foil)]
+    check_pair(*tokens)
+    ids = tuple(encode(model, answer)[0])
+    key = (ids, tokens[0].id, tokens[1].id)
+    shares = analysis_of(model).once(
+        "atlas direct", key, lambda: direct_shares(record(model, ids), tokens[0].id, tokens[1].id)
+    )
+    return shares.heads, tuple(n for n in (tokens[0].notice, tokens[1].notice, shares.note) if n)

@@ -68,3 +68,18 @@ def test_bad_input_is_one_clear_line(tiny, capsys, flags, message):
     assert main(["atlas", "--model", str(folder), *flags]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_the_direct_shares_are_core_s_for_the_answer(tiny, low_ids, capsys):
+    from core.interp import head as inside
+
+    folder, model = tiny
+    answer = "the cat sat on the mat because the cat"
+    flags = ["--answer", answer, "--target", " because", "--foil", " the", "--length", "6", "--json"]
+    assert main(["atlas", "--model", str(folder), *flags]) == 0, capsys.readouterr().err
+    doc = json.loads(capsys.readouterr().out)["direct"]
+    ids = model.tokenizer(answer)["input_ids"]
+    ends = [model.tokenizer(t, add_special_tokens=False)["input_ids"][0] for t in (" because", " the")]
+    expected = inside.direct_shares(inside.record(model, tuple(ids)), *ends).heads
+    np.testing.assert_allclose(doc["shares"], expected, atol=2e-6)
+    assert (doc["target"], doc["foil"]) == (" because", " the")

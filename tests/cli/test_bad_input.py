@@ -278,6 +278,9 @@ CASES.update(
         ("atlas", "--qk"): [["--qk", "0", "1"], ["--qk", "9", "1"], ["--qk", "1", "99"], ["--qk", "1"]],
         ("atlas", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
         ("atlas", "--json"): [["--json=1"]],
+        ("atlas", "--answer"): [["--answer", "", "--target", "cat", "--foil", "mat"], ["--answer"]],
+        ("atlas", "--target"): [["--target", "cat"], ["--target", "cat", "--foil", "cat"], ["--target"]],
+        ("atlas", "--foil"): [["--foil", "the"], ["--foil", " ", "--target", "cat"], ["--foil"]],
     }
 )
 CASES.update(
@@ -311,7 +314,7 @@ AROUND = {  # a good value of every other flag, given around the one bad value
     "patch": PATCH_PAIR,
     "circuit": {**PATCH_PAIR, "--steps": "2"},
     "stream": {"--text": PAIR, "--model": "{llama}"},
-    "atlas": {"--length": "8", "--model": "{llama}"},
+    "atlas": {"--length": "8", "--answer": PAIR, "--model": "{llama}"},
     "attribute": {"--text": PAIR, "--steps": "2", "--model": "{llama}"},
     "steer": {"--text": "the cat", "--plus": " cat", "--minus": " mat", "--layer": "1", "--strength": "1",
               "--model": "{llama}"},

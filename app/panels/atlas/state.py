@@ -18,10 +18,9 @@ import numpy as np
 
 from core import models
 from core.interp import atlas as atlases
-from core.interp import head as inside
 from core.interp.analysis import analysis_of
-from core.interp.prediction import encode, visible
-from core.interp.ranking import answer_token, check_pair
+from core.interp.prediction import visible
+from core.interp.ranking import answer_token
 from core.models.loaded import shared as loaded_models
 
 LISTED = 12  # heads in the sorted list
@@ -113,14 +112,6 @@ def _direct(model: models.LoadedModel, s: AtlasState) -> tuple[np.ndarray | None
     if not (s.target.strip() and s.foil.strip()):
         return None, ()
     try:  # the atlas stands without it: a bad answer only empties its map
-        target, foil = (answer_token(model.tokenizer, t, s.answer) for t in (s.target, s.foil))
-        check_pair(target, foil)
-        ids = tuple(encode(model, s.answer)[0])
+        return atlases.direct_map(model, s.answer, s.target, s.foil)
     except ValueError as exc:
         return None, (f"Direct shares: {exc}",)
-    shares = analysis_of(model).once(
-        "atlas direct",
-        (ids, target.id, foil.id),
-        lambda: inside.direct_shares(inside.record(model, ids), target.id, foil.id),
-    )
-    return shares.heads, tuple(n for n in (target.notice, foil.notice, shares.note) if n)
