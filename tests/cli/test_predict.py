@@ -70,8 +70,20 @@ def test_models_list_names_kind_and_shape(llama, capsys):
         6,
         12,
     )
+    gemma = entries["gemma3"]
+    assert (gemma["installed"], gemma["family"], gemma["layers"], gemma["heads"], gemma["kv_heads"]) == (
+        False, "Gemma", 18, 4, 1,
+    )  # fmt: skip
     assert main(["models", "list"]) == 0
-    assert "not added (attention-lab models add smollm2)" in capsys.readouterr().out
+    listing = capsys.readouterr().out
+    assert "not added (attention-lab models add smollm2)" in listing
+    assert "not added (attention-lab models add gemma3 --accept-terms; Gemma's terms apply)" in listing
+
+
+def test_gemma3_is_not_fetched_without_a_yes_to_its_terms(capsys):
+    assert main(["models", "add", "gemma3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "https://ai.google.dev/gemma/terms" in err[0] and "--accept-terms" in err[0]
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ def random_q4_k(shape, rng):
     return blocks.reshape(rows, -1)
 
 
-def write_tiny_gemma3(path):
+def write_tiny_gemma3(path, vocab=VOCAB):
     """Write a tiny Gemma 3 GGUF at ``path``; return {transformers name: the values written} (a Q4_K
     tensor's are random blocks instead)."""
     import numpy as np
@@ -40,7 +40,7 @@ def write_tiny_gemma3(path):
     from transformers import AutoModelForCausalLM, Gemma3TextConfig
 
     config = Gemma3TextConfig(
-        vocab_size=VOCAB, hidden_size=WIDTH, intermediate_size=FFN, num_hidden_layers=LAYERS,
+        vocab_size=vocab, hidden_size=WIDTH, intermediate_size=FFN, num_hidden_layers=LAYERS,
         num_attention_heads=HEADS, num_key_value_heads=1, head_dim=HEAD_DIM, sliding_window=8,
     )  # fmt: skip
     shapes = {
@@ -58,7 +58,7 @@ def write_tiny_gemma3(path):
     writer.add_rope_freq_base(1_000_000.0)
     writer.add_layer_norm_rms_eps(1e-6)
     writer.add_sliding_window(8)
-    writer.add_vocab_size(VOCAB)
+    writer.add_vocab_size(vocab)
     rng, written = np.random.default_rng(0), {}
     for gguf_name, hf_name in _names(AutoModelForCausalLM.from_config(config)).items():
         if hf_name == "lm_head.weight":

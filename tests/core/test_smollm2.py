@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from core import models
-from core.models import gguf_convert, smollm2
+from core.models import added, fetch, gguf_convert, smollm2
 from core.user_data import OVERRIDE, data_folder
 from tests.tiny_models import save_tiny_llama
 
@@ -60,7 +60,7 @@ def test_a_damaged_download_is_refused(data, tmp_path, monkeypatch):
     monkeypatch.setattr(smollm2, "_fetch_gguf", lambda into, alive: junk)
     with pytest.raises(ValueError, match=r"damaged.*checksum"):
         smollm2.install()
-    monkeypatch.setattr(smollm2, "GGUF_SHA256", smollm2.sha256(junk))  # right checksum, bad content
+    monkeypatch.setattr(smollm2, "GGUF_SHA256", fetch.sha256(junk))  # right checksum, bad content
     with pytest.raises(ValueError, match="could not be converted"):
         smollm2.install()
     assert left_in(data) == []
@@ -71,13 +71,13 @@ def test_cancel_or_a_full_disk_leave_nothing_half_made(data, tmp_path, monkeypat
     gguf = tmp_path / smollm2.GGUF_NAME
     gguf.write_bytes(b"stand-in")
     monkeypatch.setattr(smollm2, "_fetch_gguf", lambda into, alive: gguf)
-    monkeypatch.setattr(smollm2, "GGUF_SHA256", smollm2.sha256(gguf))
+    monkeypatch.setattr(smollm2, "GGUF_SHA256", fetch.sha256(gguf))
     transformers = pytest.importorskip("transformers")
     tiny = (
         transformers.AutoModelForCausalLM.from_pretrained(folder),
         transformers.AutoTokenizer.from_pretrained(folder),
     )
-    monkeypatch.setattr(smollm2, "convert", lambda path, alive: tiny)
+    monkeypatch.setattr(added, "convert", lambda path, alive: tiny)
 
     def cancel_while_saving(done, total):
         if done == 3:
@@ -91,13 +91,13 @@ def test_cancel_or_a_full_disk_leave_nothing_half_made(data, tmp_path, monkeypat
         (out / "model.safetensors").write_bytes(b"half")
         raise OSError(28, "No space left on device")
 
-    real_save = smollm2.save
-    monkeypatch.setattr(smollm2, "save", disk_full)
+    real_save = added.save
+    monkeypatch.setattr(added, "save", disk_full)
     with pytest.raises(OSError, match="No space"):
         smollm2.install()
     assert left_in(data) == []
 
-    monkeypatch.setattr(smollm2, "save", real_save)
+    monkeypatch.setattr(added, "save", real_save)
     steps = []
     assert smollm2.install(lambda done, total: steps.append(done)) == smollm2.folder()
     assert left_in(data) == [smollm2.NAME] and smollm2.verified()

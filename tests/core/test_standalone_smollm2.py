@@ -10,8 +10,8 @@ import pytest
 
 from app.main import main
 from core import models
+from core.models import fetch, smollm2
 from core.models import registry as catalog
-from core.models import smollm2
 from core.user_data import OVERRIDE
 from tests.tiny_models import save_tiny_llama
 
@@ -47,7 +47,7 @@ def bundle(tiny, inside):
     target = inside / smollm2.BUNDLED_IN / smollm2.NAME
     shutil.copytree(tiny, target)
     receipt = {"package": f"{smollm2.PACKAGE}=={smollm2.VERSION}", "gguf_sha256": smollm2.GGUF_SHA256}
-    receipt["weights_sha256"] = smollm2.sha256(target / smollm2.WEIGHTS)
+    receipt["weights_sha256"] = fetch.sha256(target / smollm2.WEIGHTS)
     (target / smollm2.RECEIPT).write_text(json.dumps(receipt))
     return target
 
