@@ -173,5 +173,11 @@ def _replacement(shape: DecoderShape, mode: str, means: np.ndarray | None) -> An
 
 
 def next_token_probs(model: Any, ids: Sequence[int] | Any) -> np.ndarray:
-    """(vocab,) float64: the probability of each token coming next after ``ids``."""
-    return softmax(run(model, ids)[0][-1].astype(np.float64))
+    """(vocab,) float64: the probability of each token coming next after ``ids`` (the unembedding
+    applied at the last position only)."""
+    import torch
+
+    normed = hooked_run(model, ids, unembed=False).normed[:, -1]
+    with torch.inference_mode():
+        logits = adapter_of(model.module).logits_of(normed)[0]
+    return softmax(logits.double().numpy())

@@ -112,7 +112,9 @@ def prefill(model: LoadedModel, ids, dropped: int = 0, keep_cache: bool = True) 
     torch, _ = libraries()
     ids = [int(i) for i in ids]
     with torch.inference_mode():
-        out = model.module(input_ids=torch.tensor([ids]), use_cache=keep_cache, output_attentions=True)
+        out = model.module(  # the last position's logits only: a 262,144-token vocabulary costs
+            input_ids=torch.tensor([ids]), use_cache=keep_cache, output_attentions=True, logits_to_keep=1
+        )
     attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()  # (L, H, T, T)
     logits = out.logits[0, -1].double().numpy()
     cache = out.past_key_values if keep_cache else None
