@@ -18,9 +18,12 @@ class RowPanel(Panel):
     def follow_row(self, live) -> None:
         """A model the row loads runs in ``live`` (an app.panels.step.Live with a ``source`` field);
         the row's messages and ``live``'s refusals reach the message bar, a missing SmolLM2 offers Add."""
-        self.row.loaded.connect(
-            lambda model: model.source != live.wanted.source and live.apply(source=model.source)
-        )
+
+        def run_on(model) -> None:
+            if model.source != live.wanted.source:
+                live.apply(source=model.source)
+
+        self.row.loaded.connect(run_on)
         self.row.said.connect(self.show_message)
         live.failed.connect(self.offer_missing)  # after the message bar's slot
 

@@ -8,9 +8,8 @@ A ``Step`` is one lecture step's page: it draws ``live.result`` (``draw`` return
 the message bar) and binds its controls to fields of ``live.state``. Steps that show the same
 numbers share one Live; an independent step owns its own. With ``background=True`` the compute
 runs in the worker (``app/worker.py``) with a ``progress(done, total)`` keyword, and only the
-newest request is kept: a superseded one is cancelled at its next progress call. A background
-compute that takes a ``partial`` keyword hands back results so far (each a whole result that says
-what it is missing): each lands as a result does, so the steps draw it, and the last is the full one.
+newest request is kept: a superseded one is cancelled at its next progress call. One that takes a
+``partial`` keyword hands back whole results so far (saying what they lack), each landing as a result.
 """
 
 from __future__ import annotations
@@ -86,9 +85,8 @@ class Live(QObject):
     def _accept(self, state, result) -> None:
         # A compute may settle the state it was given (e.g. keep the table it drew): a result
         # that carries a ``state`` field is the state from now on.
-        state = getattr(result, "state", state)
-        self.state, self.result = state, result
-        self.wanted = state
+        self.state = self.wanted = getattr(result, "state", state)
+        self.result = result
         self.changed.emit()
 
     def cancel(self) -> bool:
@@ -108,16 +106,11 @@ class Live(QObject):
 
     def _start(self, candidate) -> None:
         self.busy.emit(True)
-        partial = "partial" in inspect.signature(self.compute).parameters
-        self.tasks.start(
-            self.compute,
-            candidate,
-            on_result=lambda result: self._accept(candidate, result),
-            on_error=self.failed.emit,
-            on_progress=self.progressed.emit,
-            on_partial=(lambda result: self._accept(candidate, result)) if partial else None,
-            on_finished=lambda: self.busy.emit(False),
-        )
+        land = lambda result: self._accept(candidate, result)  # noqa: E731
+        partial = "partial" in inspect.signature(self.compute).parameters  # results so far land too
+        self.tasks.start(self.compute, candidate, on_result=land, on_error=self.failed.emit,
+                         on_progress=self.progressed.emit, on_partial=land if partial else None,
+                         on_finished=lambda: self.busy.emit(False))  # fmt: skip
 
 
 class Step(QWidget):

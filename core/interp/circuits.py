@@ -62,6 +62,13 @@ class Ends:
     clean: EdgeRun
     corrupt: EdgeRun
 
+    def way(self, pair: PatchPair, direction: str) -> tuple[EdgeRun, EdgeRun, tuple[int, ...]]:
+        """(the run patched from, the run patched into, the ids of the latter): denoising patches
+        the clean run into the corrupted one, noising the other way."""
+        if direction == "denoise":
+            return self.clean, self.corrupt, pair.corrupt
+        return self.corrupt, self.clean, pair.clean
+
     @property
     def distance(self) -> float:
         """metric(clean) − metric(corrupt): what the normalised metric divides by."""
@@ -187,8 +194,7 @@ def edge_scores(
         raise ValueError(f"EAP-IG takes 1 to {MAX_STEPS} steps; got {steps}.")
     ticks = _ticker(progress, steps + 2)
     found = ends(model, pair)
-    source, base = (found.clean, found.corrupt) if direction == "denoise" else (found.corrupt, found.clean)
-    ids = pair.corrupt if direction == "denoise" else pair.clean
+    source, base, ids = found.way(pair, direction)
     metric = answer_metric(model, pair)
     grads = 0
     for j in range(steps):
@@ -239,10 +245,7 @@ def exact_effects(
     """Each edge patched alone (denoising: the clean run's sender output into the corrupted run at
     that receiver; noising the other way): the change of the normalised metric."""
     found, graph = scores.ends, scores.graph
-    source, base = (
-        (found.clean, found.corrupt) if scores.direction == "denoise" else (found.corrupt, found.clean)
-    )
-    ids = scores.pair.corrupt if scores.direction == "denoise" else scores.pair.clean
+    source, base, ids = found.way(scores.pair, scores.direction)
     metric = answer_metric(model, scores.pair)
     ticks = _ticker(progress, len(edges))
     out = []
@@ -257,8 +260,8 @@ def exact_effects(
 
 def memory_needed(model: Any, length: int) -> int:
     """Bytes about that a run with gradients over ``length`` tokens holds beyond the weights."""
-    shape = adapter_of(model.module).shape
-    graph = Graph(shape.layers, shape.heads, shape.kv_heads)
+    adapter = adapter_of(model.module)
+    shape, graph = adapter.shape, Graph.of(adapter)
     rows = graph.per_layer - 1
     per_layer = rows * (shape.hidden + (shape.heads + 2 * shape.kv_heads) * shape.head_dim) + 8 * shape.hidden
     held = shape.layers * per_layer * length * 4 * 3  # activations kept for the backward pass

@@ -18,7 +18,6 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 from core.models.fetch import replace_folder, sha256
 from core.models.gguf_convert import check_converter, convert, save
@@ -46,14 +45,12 @@ def verified(target: Path | None) -> bool:
         return False
 
 
-def ready(model: ModuleType, tick: Progress) -> Path | None:
-    """``model``'s folder when it is added and whole (``tick`` then says every step done), else
-    None; ValueError when this installation cannot add it. ``model``: core.models.smollm2 or
-    core.models.gemma3."""
-    if model.verified():
-        tick(len(model.STEPS), len(model.STEPS))
-        return model.installed_folder()
-    reason = model.cannot_add()
+def ready(whole: bool, folder: Path | None, reason: str | None, tick: Progress, steps: int) -> Path | None:
+    """``folder`` when the model is added and ``whole`` (``tick`` then says all ``steps`` done),
+    else None; ValueError with ``reason`` when this installation cannot add it."""
+    if whole:
+        tick(steps, steps)
+        return folder
     if reason is not None:
         raise ValueError(reason)
     return None

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -93,7 +92,7 @@ def install(
     too little free space. ``progress`` and ``detail`` as ``core.models.added.install``.
     """
     tick = progress or (lambda done, total: None)
-    done = added.ready(sys.modules[__name__], tick)
+    done = added.ready(verified(), installed_folder(), cannot_add(), tick, len(STEPS))
     if done is not None:
         return done
     if not accept_terms:

@@ -106,7 +106,7 @@ def install(progress: Progress | None = None, detail: Detail | None = None) -> P
     """
     tick = progress or (lambda done, total: None)
     tick(0, len(STEPS))
-    done = added.ready(sys.modules[__name__], tick)
+    done = added.ready(verified(), installed_folder(), cannot_add(), tick, len(STEPS))
     if done is not None:
         return done
     receipt = {"package": f"{PACKAGE}=={VERSION}"}
