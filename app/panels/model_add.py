@@ -1,26 +1,36 @@
-"""The offer to add SmolLM2 from inside the app, shared by every panel that needs a decoder.
+"""The offer to add a model from inside the app (SmolLM2, Gemma 3), shared by every panel that
+needs a decoder.
 
-    adder = SmolLM2Adder()             # adder.button goes where the panel wants it
-    text, level = adder.offer()        # shows the button where this installation can add the model
-    adder.added.connect(load)          # downloaded and converted: load it
+    adder = ModelAdder()               # adder.button goes where the panel wants it
+    adder.use(gemma3)                  # which model the button adds (SmolLM2 until told)
+    text, level = adder.offer()        # shows the button where this installation can add it
+    adder.added.connect(load)          # downloaded and converted: load adder.model.KEY
     adder.failed.connect(show)         # offline, a bad file …: the message, and the button again
 
+A model under terms of its own (Gemma's) is fetched only after a person accepts them in a dialog.
 The download and conversion run in the worker; ``cancel()`` stops them and leaves nothing behind.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QMessageBox
 
 from app import worker
 from app.widgets.text import WrappingButton
-from core.models import smollm2
+from core.models import gemma3, smollm2
 
-ADD_TEXT = "Add SmolLM2-135M (a 93 MB download, then converted here)"
+SIZES = {smollm2.KEY: "93 MB", gemma3.KEY: "238 MB"}  # what each add downloads
 
 
-class SmolLM2Adder(QObject):
-    """An Add button and the task behind it: ``smollm2.install`` in the worker."""
+def add_text(model) -> str:
+    """The button's words for ``model`` (a module of core.models.registry.ADDED)."""
+    terms = ", under Gemma's terms" if getattr(model, "TERMS", None) else ""
+    return f"Add {model.NAME} (a {SIZES[model.KEY]} download{terms}, then converted here)"
+
+
+class ModelAdder(QObject):
+    """An Add button and the task behind it: ``model.install`` in the worker."""
 
     added = Signal()  # the model is on this computer now
     failed = Signal(str)  # why it could not be added (the button is offered again)
@@ -29,12 +39,13 @@ class SmolLM2Adder(QObject):
     _detailed = Signal(str)  # from the worker: how far the step has got ("12 of 93 MB", "tensor 3 of 272")
     running = Signal(bool)  # an add started (True) or ended in any way (False)
 
-    def __init__(self, text: str = ADD_TEXT, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self.button = WrappingButton(text)
+        self.model = smollm2
+        self.button = WrappingButton(add_text(smollm2))
         self.button.hide()
         self.slot = worker.Newest()  # the add; cancelling it drops whatever it still reports
-        self.step = ""  # the stage now running, as STEPS names it
+        self.step = ""  # the stage now running, as the model's STEPS name it
         self.button.clicked.connect(self.start)
         self.progressed.connect(self._on_progress)
         self._detailed.connect(self._on_detail)  # queued: emitted in the worker's thread
@@ -43,25 +54,49 @@ class SmolLM2Adder(QObject):
     def busy(self) -> bool:
         return self.slot.running
 
+    def use(self, model) -> None:
+        """Offer ``model`` from now on (not while an add is running)."""
+        if not self.busy:
+            self.model = model
+            self.button.setText(add_text(model))
+
     def offer(self, reason: str | None = None) -> tuple[str, str]:
-        """Show the button where this installation can add SmolLM2; the message to show:
+        """Show the button where this installation can add the model; the message to show:
         ``reason`` (an error), what to get instead (no torch, a lite build), or how to add it."""
-        blocked = smollm2.cannot_add()
+        blocked = self.model.cannot_add()
         self.button.setVisible(blocked is None)
         if reason:
             return reason, "error"
         if blocked:
             return blocked, "info"
+        terms = " and accept Gemma's terms" if getattr(self.model, "TERMS", None) else ""
         return (
-            f"{smollm2.NAME} is not on this computer yet. Press Add to download and convert it once "
-            "(93 MB), or open a decoder folder you already have.",
+            f"{self.model.NAME} is not on this computer yet. Press Add{terms} to download and convert "
+            f"it once ({SIZES[self.model.KEY]}), or open a decoder folder you already have.",
             "info",
         )
 
-    @staticmethod
-    def stage(done: int, total: int) -> str:
+    def stage(self, done: int, total: int) -> str:
         """What the add is doing at progress ``done`` of ``total`` ("" once done)."""
-        return smollm2.STEPS[done] + "…" if 0 <= done < min(total, len(smollm2.STEPS)) else ""
+        steps = self.model.STEPS
+        return steps[done] + "…" if 0 <= done < min(total, len(steps)) else ""
+
+    def agree(self) -> bool:
+        """Ask a person to accept the model's terms of use (True: accepted)."""
+        box = QMessageBox(self.button)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle(f"{self.model.NAME}: terms of use")
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setText(
+            f"<p>{self.model.TERMS}</p><p>Read them in full: "
+            f"<a href='{self.model.TERMS_URL}'>{self.model.TERMS_URL}</a></p>"
+            f"<p>Do you accept them and want to add {self.model.NAME} now?</p>"
+        )
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        accept = box.addButton("Accept and add", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is accept
 
     def _on_progress(self, done: int, total: int) -> None:
         step = self.stage(done, total)
@@ -74,8 +109,13 @@ class SmolLM2Adder(QObject):
             self.said.emit(f"{self.step} {text}")
 
     def start(self) -> None:
-        """Download and convert SmolLM2 in the worker (nothing when an add is already running)."""
+        """Download and convert the model in the worker, once its terms (if any) are accepted
+        (nothing when an add is already running)."""
         if self.slot.running:
+            return
+        terms = getattr(self.model, "TERMS", None)
+        if terms and not self.agree():
+            self.said.emit(f"{self.model.NAME} was not added: its terms were not accepted.")
             return
         self.button.hide()
 
@@ -85,8 +125,9 @@ class SmolLM2Adder(QObject):
 
         self.step = ""
         self.slot.start(
-            smollm2.install,
+            self.model.install,
             detail=self._detailed.emit,
+            **({"accept_terms": True} if terms else {}),
             on_result=lambda _: self.added.emit(),
             on_error=refused,
             on_progress=self.progressed.emit,

@@ -1,6 +1,6 @@
 """The one model row of every real-model panel (Real model, Next token, Inside a decoder):
 the known models of the panel's kind (core's registry: the bundled MiniLM, SmolLM2, folders
-opened before, the local Hugging Face cache), Open folder…, Add SmolLM2 where it is missing,
+opened before, the local Hugging Face cache), Open folder…, Add SmolLM2 or Gemma 3 where missing,
 a progress bar with Cancel, and what the loaded model is.
 
     row = ModelRow(models.DECODER, "next_token", default=smollm2.KEY)
@@ -20,17 +20,17 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QProgressBar, QPushButton, QWidget
 
 from app import worker
-from app.panels.model_add import SmolLM2Adder
+from app.panels.model_add import ModelAdder
 from app.panels.model_choices import fill_model_box
 from app.settings import settings
 from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.text import note
 from core.models import BUNDLED, DECODER, smollm2
 from core.models.loaded import shared
-from core.models.registry import BUNDLED_NAME
+from core.models.registry import ADDED, BUNDLED_NAME
 
 MAX_RECENT = 8
-KNOWN = {BUNDLED: BUNDLED_NAME, smollm2.KEY: smollm2.NAME}
+KNOWN = {BUNDLED: BUNDLED_NAME, **{model.KEY: model.NAME for model in ADDED}}
 
 
 class ModelRow(QWidget):
@@ -48,7 +48,7 @@ class ModelRow(QWidget):
         self.combo = QComboBox()
         self.combo.setMinimumContentsLength(22)
         self.open_button = QPushButton("Open decoder folder…" if kind == DECODER else "Open model folder…")
-        self.adder = SmolLM2Adder(parent=self)
+        self.adder = ModelAdder(parent=self)
         self.add_button = self.adder.button
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
@@ -78,7 +78,7 @@ class ModelRow(QWidget):
         self.adder.running.connect(self._adding)
         self.adder.progressed.connect(self._on_progress)
         self.adder.said.connect(self.info.setText)
-        self.adder.added.connect(lambda: self.load(smollm2.KEY))
+        self.adder.added.connect(lambda: self.load(self.adder.model.KEY))
         self.adder.failed.connect(self._add_failed)
 
     @property
@@ -131,23 +131,34 @@ class ModelRow(QWidget):
             self.show_model()
             self.said.emit(f"{what} was cancelled; the previous model stays.", "info")
 
-    def offer_add(self, reason: str | None = None) -> None:
-        """No model: offer the Add button (or say what this installation needs instead)."""
-        self.info.setText("No decoder loaded: see the message above." if reason else "No decoder loaded.")
+    def offer_add(self, reason: str | None = None, model=smollm2) -> None:
+        """Offer the Add button for ``model`` (or say what this installation needs instead); the
+        loaded model, if any, stays."""
+        self.adder.use(model)
+        if self.model is None:
+            self.info.setText("No decoder loaded: see the message above." if reason else "No decoder loaded.")
         self.said.emit(*self.adder.offer(reason))
+
+    def offer_missing(self, message: str) -> bool:
+        """Offer to add the model ``message`` says is missing (True), if it names one."""
+        model = next((m for m in ADDED if m.ADD_HINT in message), None)
+        if model is not None:
+            self.offer_add(model=model)
+        return model is not None
 
     def show_model(self) -> None:
         self.info.setText(self.model.describe() if self.model is not None else "No model loaded.")
 
     def fill(self) -> None:
-        """The combo box: every known model of this row's kind; SmolLM2 too while it is missing
-        (choosing it offers the Add button)."""
+        """The combo box: every known model of this row's kind; the added decoders too while they
+        are missing (choosing one offers the Add button)."""
         current = self.model.source if self.model is not None else self.default
         fill_model_box(self.combo, self.kind, self._recent(), current)
-        for source in (BUNDLED, smollm2.KEY):
-            wanted = source == self.default or (source == smollm2.KEY and self.kind != "encoder")
+        for place, source in enumerate((BUNDLED, *KNOWN)):
+            wanted = source == self.default or (source != BUNDLED and self.kind != "encoder")
             if wanted and self.combo.findData(source) < 0:
-                self.combo.insertItem(0 if source == self.default else 1, KNOWN[source], source)
+                label = KNOWN[source] if source == BUNDLED else f"{KNOWN[source]} (not added)"
+                self.combo.insertItem(0 if source == self.default else place, label, source)
 
     def _busy(self, on: bool) -> None:
         if on:
@@ -162,22 +173,22 @@ class ModelRow(QWidget):
     def _adding(self, running: bool) -> None:
         if running:
             self.loads.cancel()
-            self.info.setText("Adding SmolLM2…")
+            self.info.setText(f"Adding {self.adder.model.NAME}…")
         self._busy(running)
 
     def _add_failed(self, message: str) -> None:
         self.offer_add(message)
 
     def _on_error(self, message: str, source: str) -> None:
+        if self.offer_missing(message):  # an added model not there yet: its Add button, no fallback
+            self.fill()
+            return
         if self.model is None and self.fallback is not None and source != self.fallback:
             name = (
                 "the bundled model" if self.fallback == BUNDLED else KNOWN.get(self.fallback, self.fallback)
             )
             self.fallback_note = f"{message} Showing {name} instead."
             self.load(self.fallback)
-            return
-        if self.model is None and smollm2.ADD_HINT in message:
-            self.offer_add()
             return
         self.said.emit(message, "error")
         self.show_model()

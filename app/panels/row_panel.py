@@ -1,6 +1,7 @@
 """A panel that opens its model through the shared model row (``self.row``, made by the
 subclass): the model used last loads when the panel is first shown, File → Open folder… and
-``use_model`` go through the row, and a step that fails for want of SmolLM2 offers the Add button."""
+``use_model`` go through the row, and a step that fails for want of an added model offers its
+Add button."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from PySide6.QtWidgets import QPushButton, QWidget
 from app.panels.base import Panel
 from app.panels.model_row import ModelRow
 from app.widgets.progress import RunProgress, show_runs
-from core.models import smollm2
 
 
 class RowPanel(Panel):
@@ -49,6 +49,6 @@ class RowPanel(Panel):
         self.row.load(source)
 
     def offer_missing(self, why: str) -> None:
-        """A step could not run: with no model yet, offer to add SmolLM2 where it is missing."""
-        if self.row.model is None and smollm2.ADD_HINT in why:
-            self.row.offer_add()
+        """A step could not run: with no model yet, offer to add the model ``why`` names as missing."""
+        if self.row.model is None:
+            self.row.offer_missing(why)

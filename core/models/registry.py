@@ -130,11 +130,9 @@ def known_models(recent: Iterable[str] = (), cache: Path | None = None) -> list[
         if folder is not None:
             entries.append(describe(added_model.KEY, added_model.NAME, folder, "added"))
         else:
-            heads = (added_model.LAYERS, added_model.HEADS, added_model.KV_HEADS)
-            family = "Llama" if added_model is smollm2 else "Gemma"
-            entries.append(
-                Entry(added_model.KEY, added_model.NAME, DECODER, *heads, None, False, "added", family)
-            )
+            m = added_model
+            shape = (m.LAYERS, m.HEADS, m.KV_HEADS)
+            entries.append(Entry(m.KEY, m.NAME, DECODER, *shape, None, False, "added", m.FAMILY))
     for folder in dict.fromkeys(recent):
         if Path(folder).is_dir():
             entries.append(describe(folder, Path(folder).name, Path(folder)))

@@ -13,7 +13,7 @@ from core.interp.ablation import ablated, next_token_probs, run
 from core.interp.induction import induction_test
 from core.interp.lens import logit_lens
 from core.interp.ranking import answer_token, rank_by_ablation
-from core.models import smollm2
+from core.models import gemma3, smollm2
 from tests.app.conftest import idle, settle
 from tests.tiny_models import head_zeroed_by_hand
 from tests.waits import patience, patience_ms
@@ -103,6 +103,37 @@ def test_a_successful_add_runs_every_step_on_smollm2(qtbot, tmp_path, monkeypatc
     assert used == [smollm2.KEY] and stages[0] == smollm2.STEPS[0] + "…"
     assert said[:3] == [smollm2.STEPS[0] + "…", smollm2.STEPS[0] + "… 1 of 9 MB", smollm2.STEPS[1] + "…"]
     assert not p.row.add_button.isVisibleTo(p) and not p.row.cancel_button.isVisibleTo(p)
+
+
+def test_gemma3_is_offered_in_the_model_box_and_added_only_once_its_terms_are_accepted(
+    qtbot, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    p = InsideDecoderPanel()
+    qtbot.addWidget(p)
+    p.show()
+    idle()
+    where = p.row.combo.findData(gemma3.KEY)
+    assert where >= 0 and p.row.combo.itemText(where) == f"{gemma3.NAME} (not added)"
+    settle(p.row.combo.activated.emit, where)  # not there yet: its Add button, with its terms
+    assert p.row.add_button.isVisibleTo(p) and "Gemma's terms" in p.row.add_button.text()
+    assert "accept Gemma's terms" in p.message.text() and "238 MB" in p.message.text()
+    calls, used = [], []
+
+    def install(progress=None, detail=None, accept_terms=False):
+        calls.append(accept_terms)
+        progress(len(gemma3.STEPS), len(gemma3.STEPS))
+        return tmp_path
+
+    monkeypatch.setattr(gemma3, "install", install)
+    monkeypatch.setattr(p.row, "load", used.append)
+    monkeypatch.setattr(p.row.adder, "agree", lambda: False)
+    settle(p.row.add_button.click)  # declined: nothing is fetched, the button stays
+    assert calls == [] and p.row.add_button.isVisibleTo(p) and "not accepted" in p.row.info.text()
+    monkeypatch.setattr(p.row.adder, "agree", lambda: True)
+    settle(p.row.add_button.click)
+    assert calls == [True] and used == [gemma3.KEY]
+    assert not p.row.add_button.isVisibleTo(p)
 
 
 def test_an_encoder_is_refused_and_the_last_result_stays(panel):
