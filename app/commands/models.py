@@ -66,8 +66,12 @@ def list_models(as_json: bool) -> int:
         size = f"{e.size / 2**20:,.0f} MB" if e.size else ""
         print(row(e.key, e.kind, e.family or "", shape, size, status(e)))
     from core.models import smollm2
+    from core.models.windows import window_sentence
 
     print(f"note: {smollm2.NAME} is {smollm2.ORIGIN}, so its probabilities are not exactly the original's.")
+    for e in entries:
+        if e.window is not None:
+            print("sliding window:", window_sentence(e.name, e.window, e.sliding, e.layers))
     return 0
 
 

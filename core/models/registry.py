@@ -21,6 +21,7 @@ from core.models import gemma3, hf_cache, smollm2
 from core.models.advice import models_advice
 from core.models.kinds import DECODER, ENCODER
 from core.models.libraries import ModelsExtraMissing
+from core.models.windows import sliding_layers
 
 ADDED = (smollm2, gemma3)  # the models an add fetches and converts, each a module of the same names
 BUNDLED = "minilm"
@@ -86,6 +87,8 @@ class Entry:
     family: str | None = None  # the decoder family that reads it ("Llama", "GPT-2"…), None if none
     size: int = 0  # bytes of safetensors weights
     missing: tuple[str, ...] = ()  # what an incomplete cache entry lacks
+    window: int | None = None  # the sliding window's width, where some layers use one
+    sliding: tuple[int, ...] = ()  # the 0-based layers that attend through it
 
     @property
     def supported(self) -> bool:
@@ -93,7 +96,12 @@ class Entry:
         return self.installed and not self.missing and (self.kind == ENCODER or self.family is not None)
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "missing": list(self.missing), "supported": self.supported}
+        return {
+            **asdict(self),
+            "missing": list(self.missing),
+            "sliding": list(self.sliding),
+            "supported": self.supported,
+        }
 
 
 def describe(key: str, name: str, folder: Path | None, origin: str = "folder", missing=()) -> Entry:
@@ -111,9 +119,10 @@ def describe(key: str, name: str, folder: Path | None, origin: str = "folder", m
     kind = kind_of(config.get("architectures"))
     family = BY_TYPE.get(config.get("model_type", "")) if kind == DECODER else None
     size = sum(p.stat().st_size for p in folder.glob("*.safetensors") if p.exists())
+    window, sliding = sliding_layers(config) if kind == DECODER else (None, ())
     return Entry(
         key, name, kind, layers, heads, kv, where, True, origin,
-        family.name if family else None, size, tuple(missing),
+        family.name if family else None, size, tuple(missing), window, sliding,
     )  # fmt: skip
 
 

@@ -45,8 +45,8 @@ def panel(request, qtbot):
 
 @pytest.fixture(autouse=True)
 def offline_add(monkeypatch):
-    """App tests never download: adding SmolLM2 fails as it does without a network."""
-    from core.models import smollm2
+    """App tests never download: adding SmolLM2 or Gemma 3 fails as it does without a network."""
+    from core.models import gemma3, smollm2
 
     def unreachable(into, alive):
         alive()
@@ -56,6 +56,7 @@ def offline_add(monkeypatch):
         )
 
     monkeypatch.setattr(smollm2, "_download_wheel", unreachable)
+    monkeypatch.setattr(gemma3, "_fetch_gguf", unreachable)
 
 
 @pytest.fixture(scope="session")

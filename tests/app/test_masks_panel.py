@@ -262,3 +262,24 @@ def test_exported_script_rebuilds_a_hand_drawn_mask(panel, tmp_path):
     assert not unprinted(drawn_numbers(panel), printed_numbers(run.stdout))
     cost = masks.cost(panel.result.mask)
     assert f"Computed cells: {cost.computed} of 64" in run.stdout
+
+
+def test_the_sliding_window_names_the_decoders_here_that_use_one(qtbot, tmp_path, monkeypatch):
+    from transformers import Gemma3TextConfig
+
+    import app.panels.masks as masks_panel
+    from app.panels.masks import MasksPanel
+    from core.models.registry import describe, known_models
+
+    config = Gemma3TextConfig(num_hidden_layers=6, sliding_window=4, architectures=["Gemma3ForCausalLM"])
+    config.save_pretrained(tmp_path)
+    tiny = describe("t", "Tiny", tmp_path)
+    monkeypatch.setattr(masks_panel, "known_models", lambda: [*known_models(), tiny])
+    p = MasksPanel()
+    qtbot.addWidget(p)
+    p.show()
+    p.kind_combo.setCurrentIndex(masks.KINDS.index("sliding_window"))
+    said = "On this computer: Tiny: a window of 4 tokens on 5 of its 6 layers (layer 6 sees the whole text)."
+    assert said in p.family_note.text()
+    p.kind_combo.setCurrentIndex(masks.KINDS.index("causal"))
+    assert "On this computer" not in p.family_note.text()

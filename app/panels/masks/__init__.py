@@ -25,6 +25,8 @@ from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 from core.maths import masks
 from core.maths.qkv import MAX_TOKENS
+from core.models.registry import known_models
+from core.models.windows import window_sentence
 
 KIND_NAMES = {
     "none": "None (bidirectional)",
@@ -82,8 +84,8 @@ class MasksPanel(Panel):
         self.reset_button = QPushButton("Reset")
         self.reset_button.clicked.connect(self.reset)
         self.family_note = note()
-        # switching kinds must not move the views below (their relayout costs a frame)
-        self.family_note.keep_room_for(f"{text} {PADDING_NOTE}" for text in FAMILIES.values())
+        self.windows = ""  # the sliding windows of the decoders on this computer, read on show
+        self._keep_room()
         self.window_slider.setMinimumWidth(220)
         labels = [QLabel(text) for text in ("Tokens", "Seed", "Mask", "Padding", "Global")]
         tokens, seed, mask, padding, global_ = labels
@@ -146,6 +148,25 @@ class MasksPanel(Panel):
         """Back to the opening example: causal mask with two padding tokens, seed 0."""
         self.live.apply(**asdict(MasksState()))
 
+    def _keep_room(self) -> None:
+        """Switching kinds must not move the views below (their relayout costs a frame)."""
+        texts = (self._family(kind) for kind in FAMILIES)
+        self.family_note.keep_room_for(f"{text} {PADDING_NOTE}" for text in texts)
+
+    def _family(self, kind: str) -> str:
+        return f"{FAMILIES[kind]} {self.windows}".strip() if kind == "sliding_window" else FAMILIES[kind]
+
+    def showEvent(self, event) -> None:
+        """Read again which decoders here slide (one may have been added since)."""
+        super().showEvent(event)
+        found = [e for e in known_models() if e.window]
+        sentences = [window_sentence(e.name, e.window, e.sliding, e.layers) for e in found]
+        windows = " ".join(["On this computer:", *sentences] if sentences else ["No decoder here uses one."])
+        if windows != self.windows:
+            self.windows = windows
+            self._keep_room()
+            self._show_settings()
+
     def _show_settings(self) -> None:
         """What the bindings do not cover: the kind, which controls apply, and the family note."""
         s = self.live.state
@@ -154,7 +175,7 @@ class MasksPanel(Panel):
         self.window_slider.setEnabled(windowed)
         self.symmetric_box.setEnabled(windowed)
         self.global_edit.setEnabled(s.kind == "global_local")
-        self.family_note.setText(" ".join([FAMILIES[s.kind]] + ([PADDING_NOTE] if s.n_pad else [])))
+        self.family_note.setText(" ".join([self._family(s.kind)] + ([PADDING_NOTE] if s.n_pad else [])))
 
     def exercise(self) -> None:
         self.tokens_edit.setText("")
