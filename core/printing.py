@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["table"]
+__all__ = ["counted", "table"]
 
 
 def table(
@@ -43,3 +43,8 @@ def table(
         label = f"{labels[k]:<{left}}" if labels else ""
         lines.append(label + "".join(f"  {c:>{w}}" for c, w in zip(row, widths, strict=True)))
     return "\n".join(lines)
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless n is 1: "1 key/value head", "3 key/value heads"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

@@ -149,6 +149,8 @@ def _family_config(model_type: str, vocab: int, n_positions: int):
         "phi3": transformers.Phi3Config,  # fused query, key and value projection
     }
     extra = {"head_dim": 8} if model_type in ("qwen3", "gemma2", "gemma3_text") else {}
+    if model_type in ("gemma2", "gemma3_text"):  # a window shorter than the tests' prompts, then a full layer
+        extra |= {"sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]}
     return kinds[model_type](num_key_value_heads=2, **extra, **sized)
 
 

@@ -65,8 +65,8 @@ def list_models(as_json: bool) -> int:
             shape += f" ({e.kv_heads} kv)"
         size = f"{e.size / 2**20:,.0f} MB" if e.size else ""
         print(row(e.key, e.kind, e.family or "", shape, size, status(e)))
+    from core.decoder.windows import window_sentence
     from core.models import smollm2
-    from core.models.windows import window_sentence
 
     print(f"note: {smollm2.NAME} is {smollm2.ORIGIN}, so its probabilities are not exactly the original's.")
     for e in entries:

@@ -192,7 +192,9 @@ def run(args) -> int:
         print()
         return 0
 
-    kv = f", {model.n_kv_heads} key/value heads" if model.n_kv_heads != model.n_heads else ""
+    from core.printing import counted
+
+    kv = f", {counted(model.n_kv_heads, 'key/value head')}" if model.n_kv_heads != model.n_heads else ""
     print(f"model: {model.name} (decoder, {model.n_layers} layers × {model.n_heads} heads{kv})")
     print(context_line(model, prediction.context_limit(model)))
     print(f"tokens ({len(prompt.ids)}): {echoed([prediction.visible(p) for p in prompt.pieces], '|')}")

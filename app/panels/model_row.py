@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QProgressBar, QPushButton, QWidget
 
 from app import worker
@@ -30,6 +30,7 @@ from core.models.loaded import shared
 from core.models.registry import ADDED, BUNDLED_NAME
 
 MAX_RECENT = 8
+ToolTip = Qt.ItemDataRole.ToolTipRole
 KNOWN = {BUNDLED: BUNDLED_NAME, **{model.KEY: model.NAME for model in ADDED}}
 
 
@@ -157,8 +158,9 @@ class ModelRow(QWidget):
         for place, source in enumerate((BUNDLED, *KNOWN)):
             wanted = source == self.default or (source != BUNDLED and self.kind != "encoder")
             if wanted and self.combo.findData(source) < 0:
-                label = KNOWN[source] if source == BUNDLED else f"{KNOWN[source]} (not added)"
-                self.combo.insertItem(0 if source == self.default else place, label, source)
+                where = 0 if source == self.default else min(place, self.combo.count())
+                self.combo.insertItem(where, KNOWN[source], source)
+                self.combo.setItemData(where, "Not on this computer yet: choose it to add it.", ToolTip)
 
     def _busy(self, on: bool) -> None:
         if on:

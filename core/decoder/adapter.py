@@ -27,6 +27,7 @@ from typing import Any
 
 from core.decoder import hooks
 from core.decoder.families import Family, family_of
+from core.decoder.windows import sliding_layers
 
 __all__ = [
     "LIMIT", "Adapter", "DecoderShape", "adapter_of", "readout_error", "tap_attention", "transformers_own",
@@ -92,6 +93,8 @@ class Adapter:
         self.softcap = getattr(config, "final_logit_softcapping", None)
         self.sandwiched = config.model_type in self.family.after_norms_in
         self.parallel = bool(getattr(config, "use_parallel_residual", False))  # MLP reads the block's input
+        window, sliding = sliding_layers(config.to_dict())
+        self.windows = [window if n in sliding else None for n in range(self.shape.layers)]  # per layer
 
     def attention(self, layer: int) -> Any:
         return _part(self.blocks[layer], self.family.attention)

@@ -46,7 +46,17 @@ from core.decoder.adapter import adapter_of
 from core.decoder.hooks import Tap, attach, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
 from core.decoder.sites import OPS, SITES, Edit, Site, apply, check_edit, sites
 
-__all__ = ["OPS", "SITES", "Edit", "HookedRun", "editing", "hooked_run", "prefix"]
+__all__ = [
+    "OPS",
+    "SITES",
+    "Edit",
+    "HookedRun",
+    "cache_keywords",
+    "editing",
+    "full_cache",
+    "hooked_run",
+    "prefix",
+]
 
 
 @dataclass
@@ -151,7 +161,26 @@ def prefix(model: Any, ids: Any) -> Any:
 
     with torch.inference_mode():
         tokens = torch.as_tensor(ids, dtype=torch.long).reshape(1, -1)
-        return adapter_of(model.module).body(input_ids=tokens, use_cache=True).past_key_values
+        body = adapter_of(model.module).body
+        return body(input_ids=tokens, **cache_keywords(body, full_cache())).past_key_values
+
+
+def full_cache() -> Any:
+    """An empty KV cache that keeps every token in every layer (transformers' DynamicCache without
+    the model's config). A sliding-window layer's mask, not its cache, then hides the keys outside
+    its window, so every layer's keys count from the text's first token, as the taps expect."""
+    from transformers import DynamicCache
+
+    return DynamicCache()
+
+
+def cache_keywords(module: Any, cache: Any) -> dict:
+    """The keywords that run ``module`` (a model or its body) on with ``cache``: the cache under
+    the name this transformers gives it (``cache``, formerly ``past_key_values``), and use_cache."""
+    import inspect
+
+    name = "cache" if "cache" in inspect.signature(module.forward).parameters else "past_key_values"
+    return {name: cache, "use_cache": True}
 
 
 @contextmanager
@@ -193,17 +222,15 @@ def _after(adapter: Any, past: Any, fan_out: tuple[int, int] | None, keep: bool)
     """The keywords that run the model after ``past`` (a copy of it, its layers from the fan-out's
     widened to its rows), or without a cache (a new one with ``keep``)."""
     import copy
-    import inspect
 
     if past is None:
-        return {"use_cache": keep}
+        return cache_keywords(adapter.body, full_cache()) if keep else {"use_cache": False}
     cache = copy.deepcopy(past)
     if fan_out is not None:
         for part in cache.layers[fan_out[0] :]:
             part.keys = part.keys.expand(fan_out[1], -1, -1, -1)
             part.values = part.values.expand(fan_out[1], -1, -1, -1)
-    name = "cache" if "cache" in inspect.signature(adapter.body.forward).parameters else "past_key_values"
-    return {name: cache, "use_cache": True}
+    return cache_keywords(adapter.body, cache)
 
 
 class _Run(Tap):

@@ -14,7 +14,6 @@ torch is imported inside the functions that run the model (through core.models.l
 
 from __future__ import annotations
 
-import inspect
 import statistics
 import threading
 import time
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.decoder.run import cache_keywords, full_cache
 from core.maths.sampling import Draws, reshape
 from core.models.kinds import DECODER, check_kind
 from core.models.libraries import libraries
@@ -112,20 +112,14 @@ def prefill(model: LoadedModel, ids, dropped: int = 0, keep_cache: bool = True) 
     torch, _ = libraries()
     ids = [int(i) for i in ids]
     with torch.inference_mode():
+        kept = cache_keywords(model.module, full_cache()) if keep_cache else {"use_cache": False}
         out = model.module(  # the last position's logits only: a 262,144-token vocabulary costs
-            input_ids=torch.tensor([ids]), use_cache=keep_cache, output_attentions=True, logits_to_keep=1
+            input_ids=torch.tensor([ids]), **kept, output_attentions=True, logits_to_keep=1
         )
     attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()  # (L, H, T, T)
     logits = out.logits[0, -1].double().numpy()
     cache = out.past_key_values if keep_cache else None
     return Prediction(tuple(ids), pieces(model, ids), logits, attentions, dropped, cache)
-
-
-def cache_argument(model: LoadedModel, cache) -> dict:
-    """The keyword that passes a KV cache to ``model``: ``cache`` in newer transformers, else
-    ``past_key_values``."""
-    accepts = inspect.signature(model.module.forward).parameters
-    return {"cache": cache} if "cache" in accepts else {"past_key_values": cache}
 
 
 class _Cache:
@@ -186,8 +180,7 @@ class Generation:
                 cache.crop(-extra)
             out = self.model.module(
                 input_ids=torch.tensor([[int(token_id)]]),
-                use_cache=True,
-                **cache_argument(self.model, cache),
+                **cache_keywords(self.model.module, cache),
                 output_attentions=True,
             )
             self.shared.cache = out.past_key_values
@@ -227,33 +220,70 @@ def generate(
     return prompt, list(generation.chosen)
 
 
+FROM_PROMPT, FROM_DECODING, LET_GO = 1.0, 0.55, 0.0  # a cached token in kept_cells
+
+
 @dataclass(frozen=True)
 class CacheSize:
     """Bytes the KV cache takes per token and in total, with grouped-query attention and without."""
 
     tokens: int
-    per_token: int  # 2 · layers · kv_heads · head_dim · bytes
-    per_token_full: int  # the same with as many key/value heads as query heads
+    kept: tuple[int, ...]  # tokens each layer keeps: all, or a sliding-window layer's last window − 1
+    per_layer: int  # bytes per token in one layer: 2 (keys, values) · kv_heads · head_dim · bytes
+    groups: int  # query heads per key/value head
     bytes_per_value: int
 
     @property
+    def per_token(self) -> int:
+        """Bytes per token with every layer keeping it."""
+        return self.per_layer * len(self.kept)
+
+    @property
+    def per_token_full(self) -> int:
+        """The same with as many key/value heads as query heads."""
+        return self.per_token * self.groups
+
+    @property
     def total(self) -> int:
-        return self.per_token * self.tokens
+        return self.per_layer * sum(self.kept)
 
     @property
     def total_full(self) -> int:
-        return self.per_token_full * self.tokens
+        return self.total * self.groups
 
     @property
     def saving(self) -> float:
         """How many times smaller grouped-query attention makes the cache (query / kv heads)."""
-        return self.per_token_full / self.per_token
+        return float(self.groups)
 
 
 def cache_size(model: LoadedModel, tokens: int, bytes_per_value: int = 4) -> CacheSize:
-    """The KV cache of ``tokens`` tokens from the model's config; 4 bytes = float32 as run here."""
-    per_head = 2 * model.n_layers * model.head_dim * bytes_per_value  # keys and values, every layer
-    return CacheSize(tokens, per_head * model.n_kv_heads, per_head * model.n_heads, bytes_per_value)
+    """The KV cache transformers keeps for ``tokens`` tokens, from the model's config: every
+    layer keeps every token, a sliding-window layer only the last window − 1 (the new token's
+    query sees those and itself). 4 bytes = float32, as run here."""
+    kept = tuple(
+        min(tokens, model.window - 1) if layer in model.sliding else tokens for layer in range(model.n_layers)
+    )
+    per_layer = 2 * model.n_kv_heads * model.head_dim * bytes_per_value
+    return CacheSize(tokens, kept, per_layer, model.n_heads // model.n_kv_heads, bytes_per_value)
+
+
+def kept_cells(size: CacheSize, prompt: int) -> np.ndarray:
+    """(layers, tokens) what each layer's cache holds after a prompt of ``prompt`` tokens: FROM_PROMPT,
+    FROM_DECODING, or LET_GO where a sliding-window layer has dropped the token (the panel's shades)."""
+    cells = np.full((len(size.kept), size.tokens), FROM_PROMPT)
+    cells[:, prompt:] = FROM_DECODING
+    for layer, kept in enumerate(size.kept):
+        cells[layer, : size.tokens - kept] = LET_GO
+    return cells
+
+
+def size_curve(model, points: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """(lengths, MiB) the cache's size from 0 to the model's context, (points, 2): shared key/value
+    heads, then one per query head."""
+    lengths = np.linspace(0, max(model.max_tokens, 1), points).round()
+    sizes = [cache_size(model, int(n)) for n in lengths]
+    return lengths, np.array([[s.total, s.total_full] for s in sizes]) / 2**20
 
 
 def kv_head_of(n_heads: int, n_kv_heads: int) -> np.ndarray:
@@ -301,7 +331,7 @@ def time_decode(model: LoadedModel, ids, tokens: int, repeats: int = 5) -> Decod
         last, everything = torch.tensor([ids[-1:]]), torch.tensor([ids])
         for _ in range(repeats):
             start = time.perf_counter()
-            model.module(input_ids=last, use_cache=True, **cache_argument(model, cache))
+            model.module(input_ids=last, **cache_keywords(model.module, cache))
             cached.append(time.perf_counter() - start)
             cache.crop(-1)
             start = time.perf_counter()
@@ -311,7 +341,7 @@ def time_decode(model: LoadedModel, ids, tokens: int, repeats: int = 5) -> Decod
 
 
 __all__ = [  # re-exported by core.decoder
-    "MAX_CONTEXT", "CacheSize", "Chosen", "DecodeTiming", "Generation", "Prediction", "cache_size",
-    "context_limit", "encode",
-    "generate", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "time_decode", "visible",
+    "FROM_DECODING", "FROM_PROMPT", "LET_GO", "MAX_CONTEXT", "CacheSize", "Chosen", "DecodeTiming",
+    "Generation", "Prediction", "cache_size", "context_limit", "encode", "generate", "kept_cells",
+    "kv_head_of", "pieces", "predict", "prefill", "query_groups", "size_curve", "time_decode", "visible",
 ]  # fmt: skip

@@ -25,12 +25,14 @@ from typing import Any
 import numpy as np
 
 from core.decoder.families import family_of
+from core.decoder.windows import sliding_layers
 from core.models import gguf_convert, smollm2
 from core.models.attention_run import run
 from core.models.heavy_load import run_frozen
 from core.models.kinds import DECODER, ENCODER, check_kind
 from core.models.libraries import libraries
 from core.models.registry import ADDED, BUNDLED, kind_of, resolve
+from core.printing import counted
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 MEMORY_FACTOR = 1.5  # weights + the attention maps and activations of one run
@@ -55,11 +57,14 @@ class LoadedModel:
     head_dim: int = 0
     family: str = ""  # a decoder's family ("Llama", "GPT-2"…)
     matches: float | None = None  # a decoder: largest logit difference from transformers' own run
+    window: int | None = None  # a sliding window's width, where some layers use one
+    sliding: tuple[int, ...] = ()  # the 0-based layers that attend through it
 
     def describe(self) -> str:
         """One line: name, size, grouped keys, family and kind, context, origin, and how closely
         the adapter matches transformers (the model rows and the CLI show it)."""
-        kv = f" sharing {self.n_kv_heads} key/value heads" if self.n_kv_heads not in (0, self.n_heads) else ""
+        shared = self.n_kv_heads not in (0, self.n_heads)
+        kv = f" sharing {counted(self.n_kv_heads, 'key/value head')}" if shared else ""
         kind = "decoder: looks back only" if self.is_causal else "encoder: looks both ways"
         parts = [
             f"{self.name}: {self.n_layers} layers × {self.n_heads} heads{kv}",
@@ -184,9 +189,11 @@ def load_model(
     n_heads = config.num_attention_heads
     n_kv = getattr(config, "num_key_value_heads", None) or n_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // n_heads
+    window, sliding = sliding_layers(config.to_dict()) if kind == DECODER else (None, ())
     model = LoadedModel(
         module, tokenizer, name, str(source), config.num_hidden_layers,
         n_heads, max_tokens, is_causal=False, kind=kind, n_kv_heads=n_kv, head_dim=head_dim, family=family,
+        window=window, sliding=sliding,
     )  # fmt: skip
     probe = run(model, "one two three four")
     matches = _matches(model) if kind == DECODER else None

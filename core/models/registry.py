@@ -17,11 +17,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.decoder.families import BY_TYPE
+from core.decoder.windows import sliding_layers
 from core.models import gemma3, hf_cache, smollm2
 from core.models.advice import models_advice
 from core.models.kinds import DECODER, ENCODER
 from core.models.libraries import ModelsExtraMissing
-from core.models.windows import sliding_layers
 
 ADDED = (smollm2, gemma3)  # the models an add fetches and converts, each a module of the same names
 BUNDLED = "minilm"

@@ -6,6 +6,7 @@ import threading
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 
 from app.panels.inside_decoder import InsideDecoderPanel, which_heads
 from app.panels.inside_decoder.state import decoder
@@ -114,7 +115,8 @@ def test_gemma3_is_offered_in_the_model_box_and_added_only_once_its_terms_are_ac
     p.show()
     idle()
     where = p.row.combo.findData(gemma3.KEY)
-    assert where >= 0 and p.row.combo.itemText(where) == f"{gemma3.NAME} (not added)"
+    assert where >= 0 and p.row.combo.itemText(where) == gemma3.NAME
+    assert "choose it to add it" in p.row.combo.itemData(where, Qt.ItemDataRole.ToolTipRole)
     settle(p.row.combo.activated.emit, where)  # not there yet: its Add button, with its terms
     assert p.row.add_button.isVisibleTo(p) and "Gemma's terms" in p.row.add_button.text()
     assert "accept Gemma's terms" in p.message.text() and "238 MB" in p.message.text()

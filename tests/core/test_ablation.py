@@ -5,9 +5,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from core.decoder.run import hooked_run
+from core.decoder.run import cache_keywords, hooked_run
 from core.interp.ablation import ablated, check_heads, head_means, head_outputs, knockout, run, shape_of
-from core.interp.prediction import cache_argument
 from core.interp.ranking import (
     AnswerToken,
     answer_token,
@@ -282,8 +281,7 @@ def test_the_first_position_is_found_with_a_kv_cache(loaded, ids):
             out = module(input_ids=torch.tensor([ids[:5]]), use_cache=True)
             rows = [out.logits[0, -1]]
             for token in ids[5:]:
-                cache = cache_argument(model, out.past_key_values)
-                out = module(input_ids=torch.tensor([[token]]), use_cache=True, **cache)
+                out = module(input_ids=torch.tensor([[token]]), **cache_keywords(module, out.past_key_values))
                 rows.append(out.logits[0, -1])
     np.testing.assert_allclose(torch.stack(rows).numpy(), whole[4:], atol=1e-4)
     assert no_hooks_left(module)

@@ -76,13 +76,23 @@ def test_the_lens_last_layer_is_the_models_logits(tiny):
     assert lens.target_prob[-1] == pytest.approx(probs[target], abs=1e-5)
 
 
-def test_the_kv_cache_size_is_the_real_caches_bytes(tiny):
-    model, _, _ = tiny
-    p = prediction.predict(model, TEXT, keep_cache=True)
-    real = sum(layer.keys.nbytes + layer.values.nbytes for layer in p.cache.layers)
-    size = prediction.cache_size(model, len(p.ids))
-    assert size.total == real
+def test_the_kv_cache_size_is_the_bytes_transformers_keeps(tiny):
+    """Per layer: every token, or a sliding-window layer's last window − 1 (Gemma's tiny window is
+    shorter than the text)."""
+    model, reference, model_type = tiny
+    ids = list(prediction.predict(model, TEXT).ids)
+    with torch.inference_mode():
+        cache = reference(input_ids=torch.tensor([ids]), use_cache=True).past_key_values
+    kept = tuple(layer.keys.shape[2] for layer in cache.layers)
+    size = prediction.cache_size(model, len(ids))
+    assert size.kept == kept and size.total == sum(
+        layer.keys.nbytes + layer.values.nbytes for layer in cache.layers
+    )
     assert size.saving == model.n_heads / model.n_kv_heads
+    if model_type in ("gemma2", "gemma3_text"):
+        assert (model.window, model.sliding) == (4, (0,)) and kept == (3, len(ids))
+        cells = prediction.kept_cells(size, len(ids) - 2)
+        assert (cells[0] == prediction.LET_GO).sum() == len(ids) - 3 and (cells[1] != prediction.LET_GO).all()
 
 
 def test_generation_with_the_cache_equals_running_the_whole_text(tiny):

@@ -164,3 +164,18 @@ def test_step_one_row_is_the_softmax_of_what_it_receives(family):
         step = head_step(rec, layer, head, query, key)
         np.testing.assert_allclose(softmax(step.scores), step.row, atol=2e-6)
         assert step.scores[key] == pytest.approx(step.received, rel=1e-6)
+
+
+def test_a_key_outside_a_sliding_layers_window_is_masked_as_transformers_masks_it(family):
+    """Gemma's tiny first layer slides over 4 tokens: query 9 sees keys 6 to 9 only."""
+    from core.interp.head import head_step
+
+    kind, _, _, rec, _ = family
+    window = 4 if kind in ("gemma2", "gemma3_text") else None
+    assert rec.windows == [window, None]
+    for key in range(10):
+        step = head_step(rec, 0, 1, 9, key)
+        outside = window is not None and key <= 9 - window
+        assert step.masked == outside and (step.row[key] == 0) == outside
+        if outside:
+            assert step.hidden == f"the key is {9 - key} tokens back, outside this layer's window of 4"

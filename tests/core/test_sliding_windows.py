@@ -3,8 +3,8 @@
 import pytest
 from transformers import Gemma2Config, Gemma3TextConfig, MistralConfig, Qwen2Config
 
+from core.decoder.windows import sliding_layers, window_sentence
 from core.models.registry import describe
-from core.models.windows import sliding_layers, window_sentence
 
 CONFIGS = {
     "qwen2": lambda: Qwen2Config(

@@ -14,6 +14,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
+from core.interp.head.step import hidden_by
 from core.maths.explain import dot_terms, num
 
 SHOWN = 6  # vector entries written out
@@ -49,8 +50,9 @@ class RealHeadPage(Step):
 
     def _sum_of(self, i: int, j: int) -> str:
         r = self.result
-        if r.step.scores.size and r.model.is_causal and j > i:
-            return "after the query: the mask adds −∞, weight 0"
+        hidden = hidden_by(r.model.is_causal, r.step.window, i, j)
+        if r.step.scores.size and hidden:
+            return f"{hidden}: the mask adds −∞, weight 0"
         return f"q·k = {dot_terms(r.queries[i], r.keys[j])} × {num(r.step.scale, 4)}"
 
     def script(self) -> Script:
@@ -58,11 +60,9 @@ class RealHeadPage(Step):
 
     def draw(self, r: HeadResult) -> Notice:
         s = r.step
-        shown = (
-            np.where(np.tril(np.ones_like(r.weights)) > 0, r.weights, np.nan)
-            if r.model.is_causal
-            else r.weights
-        )
+        n = len(r.weights)
+        seen = [[hidden_by(r.model.is_causal, s.window, i, j) is None for j in range(n)] for i in range(n)]
+        shown = np.where(seen, r.weights, np.nan)
         self.weight_map.set_data(shown, r.labels, r.labels, (0.0, 1.0))
         self.weight_map.set_title(f"Weights of layer {s.layer + 1}, head {s.head + 1}")
         self.weight_map.mark(s.i, s.j)
@@ -73,7 +73,7 @@ class RealHeadPage(Step):
         softmax = (
             f"exp({num(s.received, 3)} − {num(finite.max(), 3)}) / Σ exp(row − max) = {num(s.weight, 4)}"
             if not s.masked
-            else "the key comes after the query: the mask adds −∞ to its score, exp(−∞) = 0"
+            else f"{s.hidden}: the mask adds −∞ to its score, exp(−∞) = 0"
         )
         cap = "" if s.cap is None else f"capped: {s.cap:g}·tanh(score/{s.cap:g}) = {num(s.received, 3)}<br>"
         self.working.setText(
@@ -85,5 +85,7 @@ class RealHeadPage(Step):
             f"output = Σ weight × v = {vector(s.output)}"
         )
         return (
-            ("The key comes after the query, so its weight is 0 by the mask.", "info") if s.masked else None
+            (f"{s.hidden[0].upper()}{s.hidden[1:]}, so its weight is 0 by the mask.", "info")
+            if s.masked
+            else None
         )

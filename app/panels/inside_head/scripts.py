@@ -59,7 +59,7 @@ def real_head(s: HeadState, kind: str) -> Script:
     print(f"q.k = {step.dot:.6g}, times the scale {step.scale:.6g} = score {step.score:.6g}")
     print(f"softmax over the row: weight {step.weight:.6g}")
     if step.masked:
-        print("The key comes after the query: the mask adds -inf to its score, so its weight is 0")
+        print(f"{step.hidden}: the mask adds -inf to its score, so its weight is 0")
     print("q, k and the output (the row's weighted sum of the values), by dimension")
     dims = [str(d) for d in range(step.q.size)]
     print(table(np.column_stack([step.q, step.k, step.output]), dims, ["q", "k", "output"]))

@@ -23,10 +23,10 @@ from app.widgets import LabelledSlider
 from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
+from core.decoder.windows import window_sentence
 from core.maths import masks
 from core.maths.qkv import MAX_TOKENS
 from core.models.registry import known_models
-from core.models.windows import window_sentence
 
 KIND_NAMES = {
     "none": "None (bidirectional)",

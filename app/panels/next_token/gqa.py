@@ -14,6 +14,7 @@ from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 from core.interp.prediction import query_groups
 from core.maths.head_tiles import head_tiles
+from core.printing import counted
 
 
 class GroupsPage(Step):
@@ -57,7 +58,8 @@ class GroupsPage(Step):
         ]
         size = len(groups[0])
         how = (
-            f"{m.n_heads} query heads share {m.n_kv_heads} key/value heads, {size} each. Heads in a row "
+            f"{m.n_heads} query heads share {counted(m.n_kv_heads, 'key/value head')}, {size} each. "
+            "Heads in a row "
             "compare their own queries with the same keys, yet they can still look at different tokens."
             if size > 1
             else "Every query head has its own keys and values here: plain multi-head attention."

@@ -3,7 +3,6 @@ multi-head attention, and a decode step timed with and without it."""
 
 from __future__ import annotations
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QPushButton, QVBoxLayout
@@ -15,9 +14,17 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import legend_lines, plot
 from app.widgets.text import note
-from core.interp.prediction import CacheSize, DecodeTiming, cache_size, visible
-
-PROMPT_CELL, GENERATED_CELL = 1.0, 0.55  # colours of cached tokens from the prompt and from decoding
+from core.decoder.windows import window_sentence
+from core.interp.prediction import (
+    LET_GO,
+    CacheSize,
+    DecodeTiming,
+    cache_size,
+    kept_cells,
+    size_curve,
+    visible,
+)
+from core.printing import counted
 
 
 def human_bytes(n: float) -> str:
@@ -76,19 +83,20 @@ class CachePage(Step):
     def draw(self, g) -> Notice:
         m = g.model
         n, t = g.length, len(g.prompt.ids)
-        cells = np.full((m.n_layers, n), PROMPT_CELL)
-        cells[:, t:] = GENERATED_CELL
-        pieces = [*g.prompt.pieces, *(c.piece for c in g.chosen)]
-        self.cache_map.set_data(
-            cells,
-            [str(i + 1) for i in range(m.n_layers)],
-            [visible(p) for p in pieces],
-            levels=(0.0, 1.0),
-        )
-        self.cache_map.set_describer(
-            lambda _, j: "from the prompt (prefill)" if j < t else f"from decode step {j - t + 1}"
-        )
         size = cache_size(m, n)
+        cells = kept_cells(size, t)
+        pieces = [*g.prompt.pieces, *(c.piece for c in g.chosen)]
+        rows = [f"{i + 1} sliding" if i in m.sliding else str(i + 1) for i in range(m.n_layers)]
+        self.cache_map.set_data(cells, rows, [visible(p) for p in pieces], levels=(0.0, 1.0))
+        self.cache_map.set_describer(
+            lambda i, j: (
+                f"let go: outside this layer's window of {m.window}"
+                if cells[i, j] == LET_GO
+                else "from the prompt (prefill)"
+                if j < t
+                else f"from decode step {j - t + 1}"
+            )
+        )
         self._plot_sizes(m, size)
         step = (
             "the last decode step computed 1 × " + f"{n} weights per head"
@@ -100,8 +108,15 @@ class CachePage(Step):
             f"step adds one token, whose single query row meets every cached key: {step}. Every layer "
             "keeps its own keys and values: light cells came from the prompt, darker ones from decode steps."
         )
+        windows = (
+            f" {window_sentence(m.name, m.window, m.sliding, m.n_layers)} A sliding layer keeps only "
+            f"the last {m.window - 1:,} tokens, so beyond that its share of the cache stops growing."
+            if m.window
+            else ""
+        )
         self.sizes.setText(
-            f"Per token: 2 (keys and values) × {m.n_layers} layers × {m.n_kv_heads} key/value heads × "
+            f"Per token: 2 (keys and values) × {m.n_layers} layers × "
+            f"{counted(m.n_kv_heads, 'key/value head')} × "
             f"{m.head_dim} values × 4 bytes = {human_bytes(size.per_token)}. At {n} tokens the cache holds "
             f"{human_bytes(size.total)}; "
             + (
@@ -110,13 +125,14 @@ class CachePage(Step):
                 if size.saving > 1
                 else "every query head has its own key/value head here, so nothing is shared: a saving of 1×."
             )
+            + windows
         )
         return context_notice(g)
 
     def _plot_sizes(self, model, size: CacheSize) -> None:
-        lengths = np.linspace(0, max(model.max_tokens, 1), 50)
-        self.gqa_line.setData(lengths, lengths * size.per_token / 2**20)
-        self.full_line.setData(lengths, lengths * size.per_token_full / 2**20)
+        lengths, mib = size_curve(model)
+        self.gqa_line.setData(lengths, mib[:, 0])
+        self.full_line.setData(lengths, mib[:, 1])
         self.now_marker.setData([size.tokens], [size.total / 2**20])
 
     def show_timing(self, timing: DecodeTiming) -> None:

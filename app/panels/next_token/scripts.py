@@ -131,20 +131,20 @@ def kv_cache(r: RunState, g: prediction.Generation, s: SamplingState) -> Script:
         generation_code(r, g, s, "import numpy as np\n")
         + """
     # What every layer keeps: one row per layer, one column per cached token; the map shades the
-    # tokens from the prompt (prefill) 1 and those from decode steps 0.55.
-    cached = np.full((model.n_layers, generation.length), 1.0)
-    cached[:, len(generation.prompt.ids) :] = 0.55
-    print(table(cached, [str(k + 1) for k in range(model.n_layers)], [visible(p) for p in pieces]))
+    # tokens from the prompt (prefill) 1, those from decode steps 0.55, and those a sliding-window
+    # layer has let go 0 (it keeps only the last window - 1).
+    size = prediction.cache_size(model, generation.length)
+    cached = prediction.kept_cells(size, len(generation.prompt.ids))
+    rows = [f"{k + 1} sliding" if k in model.sliding else str(k + 1) for k in range(model.n_layers)]
+    print(table(cached, rows, [visible(p) for p in pieces]))
 
     # The cache's size in float32, with shared key/value heads and with one per query head.
-    size = prediction.cache_size(model, generation.length)
     print(f"Per token: 2 (keys, values) × {model.n_layers} layers × {model.n_kv_heads} key/value heads")
     print(f"  × {model.head_dim} values × 4 bytes = {size.per_token} bytes")
     print(f"  ({size.per_token_full} bytes with a key/value head per query head)")
     mib_now = np.array([size.total, size.total_full]) / 2**20
     print(f"At {size.tokens} tokens: {mib_now[0]:.6g} MiB; {mib_now[1]:.6g} MiB without sharing")
-    lengths = np.linspace(0, max(model.max_tokens, 1), 50)
-    mib = np.column_stack([lengths * size.per_token, lengths * size.per_token_full]) / 2**20
+    lengths, mib = prediction.size_curve(model)
     print(table(mib, [f"{n:.6g} tokens" for n in lengths], ["MiB, this model", "MiB, full multi-head"]))
 
     # One decode step timed with the cache and without it (the whole text run again): medians of 5.

@@ -32,6 +32,7 @@ class Recorded:
     weights: list  # [layer] (heads, T, T)
     scaling: list  # [layer] float: what q·k is multiplied by before the softmax
     caps: list  # [layer] float or None: c in c·tanh(score/c), Gemma 2's soft cap on the scores
+    windows: list  # [layer] int or None: the sliding window a query sees (itself and w − 1 back)
     rotary: list  # [layer] (cos, sin) each (T, rotary dims), or None without rotary
     streams: Any = None  # (layers + 1, T, hidden) decoders only
     mlp: Any = None  # (layers, T, hidden) each MLP's output, decoders only
@@ -97,7 +98,7 @@ def record(model: Any, ids: Any) -> Recorded:
         rows = {site: [keep.seen[site, n][0].float() for n in range(layers)] for site in HEAD_SITES}
         scaling = _per_layer(module, layers, "scaling", rows["q"][0].shape[-1] ** -0.5)
         caps = _per_layer(module, layers, "attn_logit_softcapping", None)
-        return _recorded(model, ids, rows, [None] * layers, scaling, caps)
+        return _recorded(model, ids, rows, [None] * layers, scaling, caps, [None] * layers)
     from core.decoder.adapter import adapter_of
     from core.decoder.run import hooked_run
 
@@ -112,11 +113,12 @@ def record(model: Any, ids: Any) -> Recorded:
     return _recorded(
         model, ids, rows, rotations,
         [adapter.scaling(n) for n in range(layers)], [adapter.score_cap(n) for n in range(layers)],
-        torch.stack(streams).float(), torch.stack([cache["mlp_out", n][0] for n in range(layers)]).float(),
+        adapter.windows, torch.stack(streams).float(),
+        torch.stack([cache["mlp_out", n][0] for n in range(layers)]).float(),
     )  # fmt: skip
 
 
-def _recorded(model, ids, rows: dict, rotary, scaling, caps, streams=None, mlp=None) -> Recorded:
+def _recorded(model, ids, rows: dict, rotary, scaling, caps, windows, streams=None, mlp=None) -> Recorded:
     return Recorded(
         module=model.module,
         ids=tuple(int(i) for i in ids),
@@ -128,6 +130,7 @@ def _recorded(model, ids, rows: dict, rotary, scaling, caps, streams=None, mlp=N
         weights=rows["pattern"],
         scaling=scaling,
         caps=caps,
+        windows=windows,
         rotary=rotary,
         streams=streams,
         mlp=mlp,

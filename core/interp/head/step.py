@@ -28,12 +28,13 @@ class HeadStep:
     dot: float
     scale: float  # the model's own multiplier (1/√d for GPT-2 and Llama)
     score: float  # dot · scale, what the softmax receives unless masked or capped
-    masked: bool  # the key is after the query in a causal model: the mask adds −∞, weight 0
+    hidden: str | None  # why the mask adds −∞ (weight 0): after the query, outside the window; or None
     scores: np.ndarray  # (T,) the query's row as the softmax receives it: capped, −inf where masked
     row: np.ndarray  # (T,) the model's weights for this query
     values: np.ndarray  # (T, d) the real values the head reads
     output: np.ndarray  # (d,) the head's output at the query: the row's weighted sum of values
     cap: float | None = None  # c of Gemma 2's soft cap c·tanh(score/c) before the softmax
+    window: int | None = None  # this layer's sliding window: the query sees itself and window − 1 back
 
     @property
     def received(self) -> float:
@@ -43,6 +44,19 @@ class HeadStep:
     @property
     def weight(self) -> float:
         return float(self.row[self.j])
+
+    @property
+    def masked(self) -> bool:
+        return self.hidden is not None
+
+
+def hidden_by(causal: bool, window: int | None, i: int, j: int) -> str | None:
+    """Why the mask hides key ``j`` from query ``i`` (0-based), or None when it does not."""
+    if causal and j > i:
+        return "the key comes after the query"
+    if window is not None and i - j >= window:
+        return f"the key is {i - j} tokens back, outside this layer's window of {window}"
+    return None
 
 
 def check_cell(rec: Recorded, layer: int, head: int, i: int, j: int) -> None:
@@ -67,8 +81,11 @@ def head_step(rec: Recorded, layer: int, head: int, i: int, j: int) -> HeadStep:
     scores, cap = keys @ q * scale, rec.caps[layer]
     if cap is not None:
         scores = cap * np.tanh(scores / cap)
+    window = rec.windows[layer]
     if rec.causal:
         scores[i + 1 :] = -np.inf
+    if window is not None:
+        scores[: max(i - window + 1, 0)] = -np.inf
     return HeadStep(
         layer=layer,
         head=head,
@@ -80,12 +97,13 @@ def head_step(rec: Recorded, layer: int, head: int, i: int, j: int) -> HeadStep:
         dot=float(keys[j] @ q),
         scale=scale,
         score=float(keys[j] @ q * scale),
-        masked=bool(rec.causal and j > i),
+        hidden=hidden_by(rec.causal, window, i, j),
         scores=scores,
         row=rec.weights[layer][head, i].numpy().astype(np.float64),
         values=rec.v[layer][g].numpy().astype(np.float64),
         output=rec.z[layer][i, head].numpy().astype(np.float64),
         cap=cap,
+        window=window,
     )
 
 
