@@ -154,7 +154,7 @@ class ModelRow(QWidget):
         """The combo box: every known model of this row's kind; the added decoders too while they
         are missing (choosing one offers the Add button)."""
         current = self.model.source if self.model is not None else self.default
-        fill_model_box(self.combo, self.kind, self._recent(), current)
+        fill_model_box(self.combo, self.kind, self.recent(), current)
         for place, source in enumerate((BUNDLED, *KNOWN)):
             wanted = source == self.default or (source != BUNDLED and self.kind != "encoder")
             if wanted and self.combo.findData(source) < 0:
@@ -202,12 +202,13 @@ class ModelRow(QWidget):
         s = settings()
         s.setValue(f"{self.key}/last", model.source)
         if model.source not in KNOWN:
-            recent = [model.source, *[r for r in self._recent() if r != model.source]]
+            recent = [model.source, *[r for r in self.recent() if r != model.source]]
             s.setValue(f"{self.key}/recent", recent[:MAX_RECENT])
         self.fill()
         self.show_model()
         self.loaded.emit(model)
 
-    def _recent(self) -> list[str]:
+    def recent(self) -> list[str]:
+        """The folders opened in this row before, the newest first."""
         value = settings().value(f"{self.key}/recent", [])
         return [value] if isinstance(value, str) else list(value or [])

@@ -53,14 +53,15 @@ class Live(QObject):
     busy = Signal(bool)  # a background compute started (True) or ended (False)
     progressed = Signal(int, int)  # (done, total) of the background compute
 
-    def __init__(self, state, compute: Callable, background: bool = False):
+    def __init__(self, state, compute: Callable, background: bool = False, start: bool = True):
         super().__init__()
         self.state, self.compute, self.background = state, compute, background
         self.wanted = state  # the state as the bound controls show it, refused changes included
         self.result = None
         self.tasks = worker.Newest()  # background computes: only the newest request lands
         if background:
-            self._start(state)
+            if start:  # else no result until the first apply (a costly compute asked for later)
+                self._start(state)
         else:
             self.result = compute(state)
             self.state = self.wanted = getattr(self.result, "state", state)  # as _accept settles it

@@ -146,7 +146,13 @@ PROMPT = "the cat sat on the mat because the cat"  # the tiny model's words: " b
 
 
 def knock(panel) -> None:
-    """Inside a decoder: a pair the tiny model has, mean-ablation of one head, a longer induction test."""
+    """Inside a decoder: a pair the tiny model has, mean-ablation of one head, a longer induction
+    test, and a tiny Gemma 3 opened once, for step 6 to compare with."""
+    from tests.tiny_models import save_tiny_decoder
+
+    llama = panel.row.model.source
+    settle(panel.use_model, str(save_tiny_decoder(Path(llama).parent / "tiny-gemma", "gemma3_text")))
+    settle(panel.use_model, llama)
     settle(panel.knock.prompt.setText, PROMPT)
     settle(panel.rank.target.setText, " because")
     settle(panel.rank.foil.setText, " the")

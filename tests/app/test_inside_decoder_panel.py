@@ -387,3 +387,33 @@ def test_whitespace_tokens_are_named():
         "a space", "3 spaces", "a line break", "a no-break space", "whitespace only", None, None,
     ]  # fmt: skip
     assert layer_runs([1, 7, 8, 9, 23]) == "1, 7–9, 23"
+
+
+def test_step_six_compares_the_model_with_another_decoder_on_the_same_prompts(panel, tmp_path, llama_folder):
+    from app.panels.inside_decoder.compare import compare_script
+    from core.interp.compare import profile, side_by_side
+    from core.models import load_model
+    from tests.tiny_models import save_tiny_decoder
+
+    gemma = str(save_tiny_decoder(tmp_path / "gemma", "gemma3_text"))
+    settle(panel.use_model, gemma)  # opened once: the row remembers it
+    llama = llama_folder
+    settle(panel.use_model, llama)
+    settle(panel.set_step, 5)
+    s = panel.compare.state
+    assert (s.source, s.other, s.prompt, s.target, s.foil) == (llama, gemma, PROMPT, " because", " the")
+    assert panel.compare.other.currentData() == gemma
+    r = panel.compare.result
+    expected = [
+        profile(load_model(m), PROMPT, " because", " the", s.sink_prompt, s.n, s.seed) for m in (llama, gemma)
+    ]
+    for got, want in zip((r.first, r.second), expected, strict=True):
+        np.testing.assert_allclose(got.answer, want.answer, atol=1e-6)
+        np.testing.assert_allclose(got.induction, want.induction, atol=1e-6)
+    x, y = panel.compare.points["sink"][1].getData()
+    np.testing.assert_allclose(x, expected[1].depth.ravel())
+    np.testing.assert_allclose(y, expected[1].sink.ravel(), atol=1e-6)
+    assert panel.compare.summary.text() == "\n\n".join(side_by_side(*expected))
+    assert "profile(m, prompt, target, foil, sink_prompt, n, seed)" in compare_script(s).body
+    settle(panel.compare.other.activated.emit, 0)  # the same choice again: nothing recomputed
+    assert panel.compare.result is r

@@ -1,10 +1,12 @@
 """Panel "Inside a decoder": knock heads out of SmolLM2 and watch the prediction change; rank
-heads by effect and by attention; the logit lens; attention sinks; induction heads."""
+heads by effect and by attention; the logit lens; attention sinks; induction heads; and the same
+measures on a second decoder, side by side."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
+from app.panels.inside_decoder.compare import ComparePage
 from app.panels.inside_decoder.induction import InductionPage
 from app.panels.inside_decoder.knock_out import KnockPage
 from app.panels.inside_decoder.lens import LensPage
@@ -18,7 +20,10 @@ from core.models import DECODER, smollm2
 
 
 class InsideDecoderPanel(RowPanel):
-    steps = ("Knock out heads", "Which heads matter", "Logit lens", "Attention sinks", "Induction heads")
+    steps = (
+        "Knock out heads", "Which heads matter", "Logit lens", "Attention sinks", "Induction heads",
+        "Compare two models",
+    )  # fmt: skip
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -28,9 +33,11 @@ class InsideDecoderPanel(RowPanel):
         self.lens = LensPage()
         self.sinks = SinkPage()
         self.induction = InductionPage()
+        self.compare = ComparePage()
         self.row = ModelRow(DECODER, "inside_decoder", default=smollm2.KEY, fallback=smollm2.KEY)
         self.body.addWidget(self.row)
-        self.add_steps(self.knock, self.rank, self.lens, self.sinks, self.induction)
+        self.add_steps(self.knock, self.rank, self.lens, self.sinks, self.induction, self.compare)
+        self.stepChanged.connect(lambda _: self._compare())
         self.row.loaded.connect(self._run_on)
         self.row.said.connect(self.show_message)
         self.rank.inside_button.clicked.connect(
@@ -41,7 +48,7 @@ class InsideDecoderPanel(RowPanel):
         self.set_step(0)
 
     def lives(self) -> list[Live]:
-        return [self.knock.live, self.lens.live, self.sinks.live, self.induction.live]
+        return [self.knock.live, self.lens.live, self.sinks.live, self.induction.live, self.compare.live]
 
     def open_top_head(self) -> None:
         """The head step 2 ranks first, in Inside a head."""
@@ -50,8 +57,16 @@ class InsideDecoderPanel(RowPanel):
             self.openHead.emit(cell)
 
     def _run_on(self, model) -> None:
-        for live in self.lives():
+        for live in self.lives()[:-1]:
             live.apply(source=model.source)
+        self._compare()
+
+    def _compare(self) -> None:
+        """Step 6, while on screen, compares the panel's model on the other steps' prompts (a
+        second model loads only once it is asked for)."""
+        if self.compare.is_current() and self.row.model is not None:
+            states = self.knock.state, self.sinks.state, self.induction.state
+            self.compare.sync(self.row.model.source, self.row.recent(), *states)
 
     def exercise(self) -> None:
         from app import worker
@@ -87,4 +102,5 @@ class InsideDecoderPanel(RowPanel):
             "induction": self.induction.induction_map,
             "previous": self.induction.previous_map,
             "losses": self.induction.loss_plot,
+            **{f"compare {measure}": view for measure, view in self.compare.plots.items()},
         }
