@@ -220,3 +220,12 @@ def test_a_position_drawn_again_takes_the_same_number():
     assert [draws.draw(dist, at=k)[0] for k in range(20)] == first
     assert draws.count == 20
     assert draws.number(3) == np.random.default_rng(5).random(4)[3]
+
+
+def test_a_reading_that_differs_from_transformers_is_refused_on_open(llama_folder, monkeypatch):
+    from core.decoder.adapter import Adapter
+
+    real = Adapter.readout
+    monkeypatch.setattr(Adapter, "readout", lambda self, hidden: real(self, hidden) + 0.01)
+    with pytest.raises(ValueError, match=r"differs from transformers' logits by 0\.01 .*not opened"):
+        models.load_model(llama_folder)
