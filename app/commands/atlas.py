@@ -1,4 +1,4 @@
-"""``attention-lab atlas``: every head of a decoder scored at once on two probes, and what it copies.
+"""``attention-lab atlas``: every head of a model scored at once on two probes, and what it copies.
 
     attention-lab atlas
     model: SmolLM2-135M-Instruct (30 layers × 9 heads), text 89 tokens, 40 random tokens twice
@@ -8,7 +8,8 @@
 The scores (core.interp.atlas): previous token, first token (the sink), self on a natural text;
 duplicate token and induction on random tokens repeated; the copying score of each head's OV
 circuit. ``--qk L H`` adds the 2-D cloud of that head's queries and keys over both probes.
-Layers and heads count from 1.
+An encoder (``--model minilm``) gets the scores that apply to it; "not_applicable" says why the
+others do not. Layers and heads count from 1.
 """
 
 from __future__ import annotations
@@ -53,13 +54,15 @@ def run(args) -> int:
         raise ValueError("--text is empty; give a text of at least two tokens, or leave it out")
     if (args.target is None) != (args.foil is None):
         raise ValueError("--target and --foil go together: give both, or neither")
-    model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
+    model = load_model(args.model)  # a decoder, or an encoder with the scores that apply to it
     if args.qk is not None and (args.qk[0] > model.n_layers or args.qk[1] > model.n_heads):
         raise ValueError(
             f"--qk {args.qk[0]} {args.qk[1]} does not exist: {model.name} has layers 1 to "
             f"{model.n_layers} and heads 1 to {model.n_heads}"
         )
     direct = None
+    if args.target is not None and model.kind != "decoder":
+        raise ValueError(f"--target and --foil need a decoder: {model.name} is an encoder, with no logits")
     if args.target is not None:  # first: a target and foil that make no answer are said at once
         stage("each head's direct share of the answer")
         shares, notes = direct_map(model, args.answer, args.target, args.foil)
@@ -77,6 +80,8 @@ def run(args) -> int:
             name: [[round(float(v), 6) for v in row] for row in s] for name, s in atlas.scores.items()
         },
     }
+    if atlas.missing:
+        doc["not_applicable"] = atlas.missing
     if direct is not None:
         doc["direct"] = direct
     if args.qk is not None:
@@ -114,6 +119,7 @@ def lines(doc: dict, n: int) -> list[str]:
             f"L{k // grid.shape[1] + 1} H{k % grid.shape[1] + 1} {grid.flat[k]:.3f}" for k in best
         )
         out.append(f"{name:<16} {named}   mean {grid.mean():.3f}")
+    out += [f"{name:<16} does not apply: {why}" for name, why in doc.get("not_applicable", {}).items()]
     if "direct" in doc:
         d, grid = doc["direct"], np.asarray(doc["direct"]["shares"])
         best = np.argsort(-np.abs(grid), axis=None)[:TOP]

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run
 from core.interp.ablation import MEAN_REFERENCE, head_means
 from core.maths.attention import softmax
@@ -41,11 +40,11 @@ class CleanRun:
 
 
 class Analysis:
-    """The shared results of one loaded decoder (``model``: a core.models.LoadedModel)."""
+    """The shared results of one loaded model (``model``: a core.models.LoadedModel): a decoder's
+    runs, and any model's results kept by ``once``."""
 
     def __init__(self, model: Any):
         self.model = model
-        self.adapter = adapter_of(model.module)
         self._lock = threading.Lock()
         self._kept: defaultdict[str, OrderedDict] = defaultdict(OrderedDict)  # kind → key → value
         self._pending: dict[tuple, threading.Lock] = {}
@@ -62,7 +61,7 @@ class Analysis:
             import torch
 
             out = hooked_run(self.model, ids, cache=["resid_post", "pattern"])
-            layers = range(self.adapter.shape.layers)
+            layers = range(self.model.n_layers)
             attentions = torch.stack([out.cache["pattern", n][0] for n in layers]).float().numpy()
             streams = torch.stack([out.cache["resid_post", n][0] for n in layers])
             return CleanRun(softmax(out.logits[0, -1].double().numpy()), attentions, streams)

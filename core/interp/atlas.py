@@ -1,6 +1,6 @@
-"""Every head of a decoder characterised at once: where it looks on two probes, and what it copies.
+"""Every head of a model characterised at once: where it looks on two probes, and what it copies.
 
-    atlas = head_atlas(model)                    # model: a LoadedModel decoder
+    atlas = head_atlas(model)                    # model: a LoadedModel, decoder or encoder
     atlas.scores["induction"]                    # (layers, heads), one map per name in SCORES
     atlas.text_ids, atlas.repeat_ids             # the two probes as run
     cloud = qk_cloud(atlas, layer=4, heads=[1])  # the head's queries and keys projected to 2-D
@@ -17,6 +17,8 @@ again. With A a head's weights (rows: queries), the scores are the means of
   W_U W_O,h W_V,h W_E, from the small matrix W_V,h W_E W_U W_O,h (the same non-zero eigenvalues),
   with the embedding and the unembedding as stored: no norm, no embedding scale.
 
+An encoder (MiniLM) gets the first three: it reads both ways and has no unembedding, so the
+duplicate-token, induction and copying scores do not apply (``HeadAtlas.missing`` says why).
 Layers and heads are 0-based.
 """
 
@@ -34,15 +36,21 @@ from core.interp.analysis import analysis_of
 from core.interp.head import direct_shares, record
 from core.interp.prediction import encode
 from core.interp.ranking import answer_token, check_pair
+from core.models.kinds import DECODER
 
 __all__ = [
-    "LENGTH", "LOW", "NATURAL", "SCORES", "HeadAtlas", "OVReading", "QKCloud", "head_atlas", "ov_reading",
-    "qk_cloud",
+    "LENGTH", "LOW", "NATURAL", "NOT_FOR_ENCODERS", "SCORES", "HeadAtlas", "OVReading", "QKCloud",
+    "head_atlas", "ov_reading", "qk_cloud",
 ]  # fmt: skip
 
 SCORES = ("previous_token", "first_token", "self", "duplicate_token", "induction", "copying")
 LENGTH = 40  # random tokens in each copy of probe (b)
 LOW = 1000  # the smallest id probe (b) draws: above the special and the byte tokens
+NOT_FOR_ENCODERS = {  # score → why it does not apply to a model that reads both ways
+    "duplicate_token": "an encoder reads both ways: the earlier copy is no more its past than the later",
+    "induction": "an encoder predicts no next token, and it sees the later copy as well as the earlier one",
+    "copying": "an encoder has no unembedding: it outputs vectors, not tokens",
+}
 TOP = 8  # tokens named per reading
 DIRECTIONS = 4  # singular directions of W_O W_V read out
 NATURAL = (
@@ -60,7 +68,8 @@ class HeadAtlas:
     text_ids: tuple[int, ...]  # (T,) probe (a)
     repeat_ids: tuple[int, ...]  # (1 + 2n,) probe (b), the first token included
     n: int
-    scores: dict[str, np.ndarray]  # name in SCORES → (layers, heads) float64
+    scores: dict[str, np.ndarray]  # name in SCORES → (layers, heads) float64, those that apply
+    missing: dict[str, str]  # name in SCORES → why it does not apply to this model (an encoder)
     text_weights: np.ndarray  # (layers, heads, T, T) float32
     repeat_weights: np.ndarray  # (layers, heads, 1 + 2n, 1 + 2n) float32
     queries: tuple[Any, Any]  # per probe, (layers, heads, T, head_dim) torch: after rotary
@@ -71,7 +80,7 @@ def repeat_probe(model: Any, n: int, seed: int, low: int | None = None) -> tuple
     """Probe (b): the model's first token, ``n`` distinct seeded random ids from ``low`` (None:
     LOW) up, then the same again."""
     low = LOW if low is None else low
-    vocab = adapter_of(model.module).shape.vocab
+    vocab = model.module.get_input_embeddings().num_embeddings
     if n < 2:
         raise ValueError(f"The repeated probe needs at least 2 random tokens; got {n}.")
     if 1 + 2 * n > model.max_tokens:
@@ -83,9 +92,10 @@ def repeat_probe(model: Any, n: int, seed: int, low: int | None = None) -> tuple
             "draw from a smaller first id, or fewer tokens."
         )
     tokenizer = model.tokenizer
-    first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    starts = (tokenizer.bos_token_id, tokenizer.cls_token_id, tokenizer.eos_token_id)  # [CLS] for BERT
+    first = next((i for i in starts if i is not None), 0)
     drawn = np.random.default_rng(seed).choice(np.arange(low, vocab), size=n, replace=False)
-    return (int(first or 0), *map(int, drawn), *map(int, drawn))
+    return (int(first), *map(int, drawn), *map(int, drawn))
 
 
 def attention_scores(text: np.ndarray, repeat: np.ndarray, n: int) -> dict[str, np.ndarray]:
@@ -189,29 +199,44 @@ def head_atlas(
     """Every head's scores on ``text`` and on ``n`` random tokens seeded by ``seed``, repeated."""
     import torch
 
-    text_ids = tuple(encode(model, text)[0])
+    encoder = model.kind != DECODER
+    if encoder:
+        text_ids = tuple(model.tokenizer(text, truncation=True, max_length=model.max_tokens)["input_ids"])
+    else:
+        text_ids = tuple(encode(model, text)[0])
     if len(text_ids) < 2:
         raise ValueError("The text is one token: the scores need at least two; type a longer text.")
     repeat_ids = repeat_probe(model, n, seed, low)
-    runs = [
-        hooked_run(model, ids, cache=["pattern", "q", "k"], unembed=False) for ids in (text_ids, repeat_ids)
-    ]
-    layers = range(adapter_of(model.module).shape.layers)
+    if encoder:  # its attention tapped (core.interp.head.record): weights, q and k per layer
+        recorded = [record(model, ids) for ids in (text_ids, repeat_ids)]
+        weights = [torch.stack(r.weights).numpy() for r in recorded]
+        queries = tuple(torch.stack(r.q) for r in recorded)
+        keys = tuple(torch.stack(r.k) for r in recorded)
+    else:
+        runs = [
+            hooked_run(model, ids, cache=["pattern", "q", "k"], unembed=False)
+            for ids in (text_ids, repeat_ids)
+        ]
+        layers = range(adapter_of(model.module).shape.layers)
 
-    def stacked(run, site: str) -> Any:
-        return torch.stack([run.cache[site, layer][0] for layer in layers])
+        def stacked(run, site: str) -> Any:
+            return torch.stack([run.cache[site, layer][0] for layer in layers])
 
-    weights = [stacked(run, "pattern").float().numpy() for run in runs]
-    scores = attention_scores(*weights, n) | {"copying": copying_scores(model)}
+        weights = [stacked(run, "pattern").float().numpy() for run in runs]
+        queries = tuple(stacked(run, "q").float() for run in runs)
+        keys = tuple(stacked(run, "k").float() for run in runs)
+    missing = NOT_FOR_ENCODERS if encoder else {}
+    scores = attention_scores(*weights, n) | ({} if encoder else {"copying": copying_scores(model)})
     return HeadAtlas(
         text_ids=text_ids,
         repeat_ids=repeat_ids,
         n=n,
-        scores={name: scores[name] for name in SCORES},
+        scores={name: scores[name] for name in SCORES if name not in missing},
+        missing=dict(missing),
         text_weights=weights[0],
         repeat_weights=weights[1],
-        queries=tuple(stacked(run, "q").float() for run in runs),
-        keys=tuple(stacked(run, "k").float() for run in runs),
+        queries=queries,
+        keys=keys,
     )
 
 

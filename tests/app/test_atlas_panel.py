@@ -107,3 +107,22 @@ def test_the_last_map_is_each_heads_direct_share_of_the_answer(panel, llama_fold
     assert "name a target" in panel.maps.maps["direct"].plot.titleLabel.text
     settle(panel.live.apply, foil=" because")  # the atlas stays; the map says why it is empty
     assert "same token" in panel.message.text() and np.isnan(panel.maps.maps["direct"].values).all()
+
+
+def test_an_encoder_shows_the_scores_that_apply_and_says_why_not_the_others(panel):
+    from core.interp.atlas import NOT_FOR_ENCODERS
+
+    settle(panel.use_model, "minilm")
+    r = panel.live.result
+    assert r.model.kind == "encoder" and r.ov is None and r.direct is None, panel.message.text()
+    expected = head_atlas(load_model("minilm"), TEXT, 6, 1, 20)
+    np.testing.assert_allclose(panel.maps.maps["self"].values, expected.scores["self"], atol=1e-6)
+    assert np.isnan(panel.maps.maps["induction"].values).all()
+    assert "not for an encoder" in panel.maps.maps["copying"].plot.titleLabel.text
+    assert panel.maps.list.rowCount() == 0 and "does not apply here" in panel.message.text()
+    settle(panel.maps.score.setCurrentIndex, panel.maps.score.findData("first_token"))
+    assert panel.maps.list.rowCount() == 12 and NOT_FOR_ENCODERS["induction"] in panel.maps.summary.text()
+    settle(panel.set_step, 1)
+    assert not np.isnan(panel.probes.text_map.values).any()  # an encoder reads both ways
+    settle(panel.set_step, 3)
+    assert panel.copies.summary.text() == f"Nothing to read out: {NOT_FOR_ENCODERS['copying']}."

@@ -83,3 +83,22 @@ def test_the_direct_shares_are_core_s_for_the_answer(tiny, low_ids, capsys):
     expected = inside.direct_shares(inside.record(model, tuple(ids)), *ends).heads
     np.testing.assert_allclose(doc["shares"], expected, atol=2e-6)
     assert (doc["target"], doc["foil"]) == (" because", " the")
+
+
+def test_an_encoder_gets_the_scores_that_apply_and_says_why_not_the_others(capsys):
+    from core.models import load_model
+
+    assert main(["atlas", "--model", "minilm", "--length", "6", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc["scores"]) == {"previous_token", "first_token", "self"}
+    assert doc["not_applicable"] == atlas.NOT_FOR_ENCODERS
+    expected = atlas.head_atlas(load_model("minilm"), atlas.NATURAL, 6).scores["first_token"]
+    np.testing.assert_allclose(doc["scores"]["first_token"], expected, atol=1e-6)
+    assert main(["atlas", "--model", "minilm", "--length", "6"]) == 0
+    assert "induction        does not apply: an encoder predicts no next token" in capsys.readouterr().out
+    assert main(["atlas", "--model", "minilm", "--target", "a", "--foil", "b"]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("--target and --foil need a decoder: all-MiniLM-L6-v2 is an encoder, with no logits")
+    )

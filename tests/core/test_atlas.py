@@ -154,3 +154,32 @@ def test_what_a_head_writes_for_a_token_is_its_ov_circuit_by_hand(tiny):
     assert len(reading.reads) == len(reading.writes) == 4 and all(len(r) == 8 for r in reading.reads)
     with pytest.raises(ValueError, match="does not exist"):
         ov_reading(model, s.layers, 0, 40)
+
+
+def test_an_encoder_gets_the_scores_that_apply_and_its_own_cloud():
+    """MiniLM (bundled) on the same formulas over BertModel's returned weights; the scores that
+    need a causal model or an unembedding are said not to apply."""
+    from core.interp.atlas import NOT_FOR_ENCODERS
+
+    model = models.load_model("minilm")
+    atlas = head_atlas(model, TEXT, N, seed=3)
+    assert atlas.missing == NOT_FOR_ENCODERS and list(atlas.scores) == [
+        "previous_token",
+        "first_token",
+        "self",
+    ]
+    tokenizer = model.tokenizer
+    assert (
+        atlas.text_ids == tuple(tokenizer(TEXT)["input_ids"])
+        and atlas.repeat_ids[0] == tokenizer.cls_token_id
+    )
+    with torch.no_grad():
+        out = model.module(input_ids=torch.tensor([atlas.text_ids]), output_attentions=True)
+    text = torch.stack([a[0] for a in out.attentions]).double().numpy()
+    t = np.arange(1, text.shape[-1])
+    np.testing.assert_allclose(atlas.scores["previous_token"], text[..., t, t - 1].mean(-1), atol=1e-6)
+    np.testing.assert_allclose(atlas.scores["first_token"], text[..., t, 0].mean(-1), atol=1e-6)
+    every = np.arange(text.shape[-1])
+    np.testing.assert_allclose(atlas.scores["self"], text[..., every, every].mean(-1), atol=1e-6)
+    cloud = qk_cloud(atlas, 2, [5])
+    assert cloud.points.shape == (2 * (len(atlas.text_ids) + 1 + 2 * N), 2)  # queries and keys, both probes

@@ -1,4 +1,4 @@
-"""Panel "Head atlas": every head of a decoder scored at once (previous token, first token, self,
+"""Panel "Head atlas": every head of a model scored at once (previous token, first token, self,
 duplicate token, induction, copying), the chosen head on the two probes, its queries and keys as
 one cloud, and what its OV circuit copies. One state for every step, computed in the worker."""
 
@@ -14,7 +14,7 @@ from app.panels.atlas.state import AtlasState, compute_atlas
 from app.panels.model_row import ModelRow
 from app.panels.row_panel import RowPanel
 from app.panels.step import Live
-from core.models import DECODER, smollm2
+from core.models import smollm2
 
 
 class AtlasPanel(RowPanel):
@@ -27,7 +27,7 @@ class AtlasPanel(RowPanel):
         self.probes = ProbesPage(self.live)
         self.cloud = CloudPage(self.live)
         self.copies = CopiesPage(self.live)
-        self.row = ModelRow(DECODER, "atlas", default=smollm2.KEY, fallback=smollm2.KEY)
+        self.row = ModelRow(None, "atlas", default=smollm2.KEY, fallback=smollm2.KEY)  # encoders too
         self.body.addWidget(self.row)
         self.add_steps(self.maps, self.probes, self.cloud, self.copies)
         self.row.loaded.connect(self._run_on)

@@ -39,6 +39,11 @@ class CopiesPage(Step):
 
     def draw(self, r: AtlasResult) -> Notice:
         ov = r.ov
+        if ov is None:
+            fill_table(self.out, [])
+            fill_table(self.directions, [])
+            self.summary.setText(f"Nothing to read out: {r.atlas.missing['copying']}.")
+            return (r.notice, "warning") if r.notice else None
         fill_table(
             self.out, [[r.piece(t), f"{v:.3f}"] for t, v in zip(ov.out_tokens, ov.out_logits, strict=True)]
         )

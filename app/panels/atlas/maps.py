@@ -53,6 +53,10 @@ class MapsPage(Step):
             [(view, k // 2, k % 2, 1) for k, view in enumerate(maps)],  # two across when room is short
             stretch=(0, 0),
         )
+        for view in maps:  # an equal share each, whatever the shape of the model's grid
+            policy = view.sizePolicy()
+            policy.setHorizontalStretch(1)
+            view.setSizePolicy(policy)
         views = QWidget()
         views.setLayout(grid)
         self.summary = note()
@@ -87,25 +91,36 @@ class MapsPage(Step):
     def draw(self, r: AtlasResult) -> Notice:
         layers = [str(k + 1) for k in range(r.model.n_layers)]
         heads = [str(k + 1) for k in range(r.model.n_heads)]
+        blank = np.full((len(layers), len(heads)), np.nan)
         for key in SCORES:
             levels = (-1.0, 1.0) if key == "copying" else None
-            self.maps[key].set_data(r.atlas.scores[key], layers, heads, levels)
-        direct = r.direct if r.direct is not None else np.full((len(layers), len(heads)), np.nan)
-        self.maps["direct"].set_data(direct, layers, heads)
+            self.maps[key].set_data(r.atlas.scores.get(key, blank), layers, heads, levels)
+            self.maps[key].set_title(
+                NAMES[key] if key in r.atlas.scores else f"{NAMES[key]}: not for an encoder"
+            )
+        self.maps["direct"].set_data(r.direct if r.direct is not None else blank, layers, heads)
         self.maps["direct"].set_title(
-            "Direct share of the answer" if r.direct is not None else "Direct share: name a target and a foil"
+            "Direct share of the answer"
+            if r.direct is not None
+            else "Direct share: name a target and a foil"
+            if r.ov is not None
+            else "Direct share: not for an encoder"
         )
         for view in self.maps.values():
             view.mark(r.layer, r.head)
         fill_table(
             self.list, [[f"L{layer + 1} H{head + 1}", f"{value:.3f}"] for layer, head, value in r.ranking]
         )
-        chosen = {key: r.atlas.scores[key][r.layer, r.head] for key in SCORES}
+        chosen = {key: scores[r.layer, r.head] for key, scores in r.atlas.scores.items()}
         share = "" if r.direct is None else f", direct share of the answer {r.direct[r.layer, r.head]:+.3f}"
         self.summary.setText(
             f"Layer {r.layer + 1}, head {r.head + 1}: "
             + ", ".join(f"{NAMES[key].split(' (')[0].lower()} {value:.3f}" for key, value in chosen.items())
             + f"{share}. The probes: {len(r.atlas.text_ids)} tokens of text, and {r.atlas.n} random "
             "tokens twice."
+            + "".join(
+                f" No {NAMES[key].split(' (')[0].lower()} score: {why}."
+                for key, why in r.atlas.missing.items()
+            )
         )
         return (r.notice, "warning") if r.notice else None

@@ -70,21 +70,32 @@ class ProbesPage(Step):
         a, layer, head, n = r.atlas, r.layer, r.head, r.atlas.n
         text = a.text_weights[layer, head].astype(np.float64)
         repeat = a.repeat_weights[layer, head].astype(np.float64)
-        causal = lambda w: np.where(np.tril(np.ones_like(w)) > 0, w, np.nan)  # noqa: E731
-        self.text_map.set_data(causal(text), r.text_labels, r.text_labels, (0.0, 1.0))
-        self.repeat_map.set_data(causal(repeat), r.repeat_labels, r.repeat_labels, (0.0, 1.0))
+        seen = (
+            (lambda w: np.where(np.tril(np.ones_like(w)) > 0, w, np.nan))
+            if r.model.is_causal
+            else (lambda w: w)
+        )
+        self.text_map.set_data(seen(text), r.text_labels, r.text_labels, (0.0, 1.0))
+        self.repeat_map.set_data(seen(repeat), r.repeat_labels, r.repeat_labels, (0.0, 1.0))
         self.text_map.set_title(f"Layer {layer + 1}, head {head + 1} on the text")
         self.repeat_map.set_title(f"Layer {layer + 1}, head {head + 1} on random tokens, repeated")
         through(self.previous, np.arange(1, len(r.text_labels)), -1)
         second = np.arange(n + 1, 2 * n + 1)
         through(self.copy, second, -n)
         through(self.after, second, -n + 1)
+        for line in (self.copy, self.after):  # an encoder has no such scores to check by eye
+            line.setVisible("induction" in a.scores)
         scores = a.scores
+        on_repeat = (
+            f"<b>duplicate token</b> {scores['duplicate_token'][layer, head]:.3f} and <b>induction</b> "
+            f"{scores['induction'][layer, head]:.3f} on the second copy of the {n} random tokens (after "
+            f"the first token, {html.escape(r.repeat_labels[0])})"
+            if "induction" in scores
+            else f"no duplicate-token or induction score on the random tokens: {a.missing['induction']}"
+        )
         self.summary.setText(
             f"<b>Previous token</b> {scores['previous_token'][layer, head]:.3f}, <b>first token</b> "
             f"{scores['first_token'][layer, head]:.3f}, <b>self</b> {scores['self'][layer, head]:.3f} "
-            f"on the text; <b>duplicate token</b> {scores['duplicate_token'][layer, head]:.3f} and "
-            f"<b>induction</b> {scores['induction'][layer, head]:.3f} on the second copy of the "
-            f"{n} random tokens (after the first token, {html.escape(r.repeat_labels[0])})."
+            f"on the text; {on_repeat}."
         )
         return None

@@ -25,12 +25,13 @@ def direct_code(s: AtlasState) -> str:
     if not (s.target.strip() and s.foil.strip()):
         return ""
     return f"""
-    answer = {s.answer!r}
-    answer_ids = prediction.encode(model, answer)[0]
-    target, foil = (answer_token(model.tokenizer, t, answer).id for t in ({s.target!r}, {s.foil!r}))
-    shares = inside.direct_shares(inside.record(model, answer_ids), target, foil)  # final norm frozen
-    print("Each head's direct share of logit(target) - logit(foil) (rows: layers, columns: heads)")
-    print(table(shares.heads, layers, heads))
+    if model.kind == "decoder":  # an encoder has no logits to share out
+        answer = {s.answer!r}
+        answer_ids = prediction.encode(model, answer)[0]
+        target, foil = (answer_token(model.tokenizer, t, answer).id for t in ({s.target!r}, {s.foil!r}))
+        shares = inside.direct_shares(inside.record(model, answer_ids), target, foil)  # final norm frozen
+        print("Each head's direct share of logit(target) - logit(foil) (rows: layers, columns: heads)")
+        print(table(shares.heads, layers, heads))
     """
 
 
@@ -45,7 +46,9 @@ def maps(s: AtlasState) -> Script:
     for name, scores in atlas.scores.items():
         print(name, "(rows: layers, columns: heads)")
         print(table(scores, layers, heads))
-    scores = atlas.scores[{s.score!r}]
+    for name, why in atlas.missing.items():
+        print(f"No {{name}} score: {{why}}")
+    scores = atlas.scores.get({s.score!r}, np.zeros((0, 1)))
     order = np.argsort(-scores, axis=None)[:{12}]
     print("The heads with the highest {s.score} score")
     for k in order:
@@ -67,7 +70,8 @@ def probes(s: AtlasState) -> Script:
         print(f"Layer {layer + 1}, head {head + 1} on {name} (rows: queries, columns: keys)")
         print(table(weights[layer, head], labels, labels))
     for name in ("previous_token", "first_token", "self", "duplicate_token", "induction"):
-        print(f"{name}: {atlas.scores[name][layer, head]:.6g}")
+        print(f"{name}: {atlas.scores[name][layer, head]:.6g}" if name in atlas.scores else
+              f"no {name} score: {atlas.missing[name]}")
     """
     )
     return Script(
@@ -109,6 +113,8 @@ def copies(s: AtlasState) -> Script:
             s, "from core.interp.ranking import answer_token", "from core.interp.prediction import visible"
         )
         + f"""
+    if "copying" in atlas.missing:
+        raise SystemExit(f"Nothing to read out: {{atlas.missing['copying']}}")
     token = answer_token(model.tokenizer, {s.token!r})  # the token the head reads
     ov = atlases.ov_reading(model, layer, head, token.id)
     piece = lambda t: visible(model.tokenizer.decode([t]))

@@ -1,4 +1,5 @@
-"""The Head atlas panel's state and computation, Qt-free.
+"""The Head atlas panel's state and computation, Qt-free; a decoder, or an encoder with the scores
+that apply to it.
 
 One state for every step: the model, the two probes (the text, the random tokens' count, seed
 and smallest id), the chosen head (layer and head from 1), the score the list is sorted by, how the cloud is
@@ -56,7 +57,7 @@ class AtlasResult:
     text_labels: tuple[str, ...]  # the probes' tokens as shown
     repeat_labels: tuple[str, ...]
     cloud: atlases.QKCloud
-    ov: atlases.OVReading
+    ov: atlases.OVReading | None  # None for an encoder: it has no unembedding
     direct: np.ndarray | None  # (layers, heads) each head's direct share of the answer, or None
     notice: str  # a token is several pieces, or what the direct shares leave out, or ""
 
@@ -65,8 +66,9 @@ class AtlasResult:
 
 
 def compute_atlas(s: AtlasState, progress: Progress | None = None) -> AtlasResult:
-    """Every step for the head of ``s``; ValueError saying what to change."""
-    model = loaded_models.get(s.source, progress, expect=models.DECODER)
+    """Every step for the head of ``s``; ValueError saying what to change. An encoder gets the
+    scores that apply to it, its probes and its cloud."""
+    model = loaded_models.get(s.source, progress)
     if s.score not in atlases.SCORES:
         raise ValueError(f"Unknown score {s.score!r}; choose one of {', '.join(atlases.SCORES)}.")
     if not (1 <= s.layer <= model.n_layers and 1 <= s.head <= model.n_heads):
@@ -83,9 +85,13 @@ def compute_atlas(s: AtlasState, progress: Progress | None = None) -> AtlasResul
     layer, head = s.layer - 1, s.head - 1
     group = model.n_heads // model.n_kv_heads if model.n_kv_heads else 1
     heads = range(head - head % group, head - head % group + group) if s.together else [head]
+    decoder = model.kind == models.DECODER
     token = answer_token(model.tokenizer, s.token)
-    direct, notices = _direct(model, s)
-    scores = atlas.scores[s.score]
+    direct, notices = _direct(model, s) if decoder else (None, ())
+    if s.score in atlas.missing:
+        notices += (f"The list is empty: the {s.score.replace('_', '-')} score does not apply here, as "
+                    f"{atlas.missing[s.score]}; sort by another score.",)  # fmt: skip
+    scores = atlas.scores.get(s.score, np.zeros((0, 1)))
     order = np.argsort(-scores, axis=None)[:LISTED]
     piece = model.tokenizer.decode
     return AtlasResult(
@@ -99,7 +105,7 @@ def compute_atlas(s: AtlasState, progress: Progress | None = None) -> AtlasResul
         text_labels=tuple(visible(piece([t])) for t in atlas.text_ids),
         repeat_labels=tuple(visible(piece([t])) for t in atlas.repeat_ids),
         cloud=atlases.qk_cloud(atlas, layer, list(heads)),
-        ov=atlases.ov_reading(model, layer, head, token.id),
+        ov=atlases.ov_reading(model, layer, head, token.id) if decoder else None,
         direct=direct,
         notice=" ".join(n for n in (token.notice, *notices) if n),
     )
