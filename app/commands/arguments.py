@@ -45,10 +45,11 @@ def seed(name: str) -> Callable[[str], int]:
     return typed(inputs.seed, name)
 
 
-def decoder_flags(parser) -> None:
-    """``--model`` (a decoder, SmolLM2 by default) and ``--json``."""
+def decoder_flags(parser, default: str | None = "smollm2", more: str = "") -> None:
+    """``--model`` (a decoder, SmolLM2 by default; None: the command chooses, as ``more`` says)
+    and ``--json``."""
     parser.add_argument(
-        "--model", default="smollm2", metavar="smollm2|PATH", help="'smollm2' (once added) or a decoder"
+        "--model", default=default, metavar="smollm2|PATH", help=f"'smollm2' (once added) or a decoder{more}"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 

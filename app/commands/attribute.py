@@ -11,6 +11,10 @@ in one layer (averaged over heads, or one head), attention rollout (also with th
 left out), gradient × input, integrated gradients from a zero input (or from one token's input
 at every position, ``--baseline``) with its completeness gap, and occlusion. Then Spearman's
 rank correlation between every pair of methods. Layers and heads count from 1.
+
+With ``--pair TEXT2`` the model is an encoder (the bundled MiniLM by default) and the metric is the
+cosine similarity of the two texts' mean-pooled vectors, explained on the first text's tokens
+(core.interp.similarity): which words make the two close.
 """
 
 from __future__ import annotations
@@ -56,10 +60,17 @@ def add_arguments(parser) -> None:
         "--baseline", default=None, metavar="TOKEN",
         help="integrated gradients from this token's input at every position (default: a zero input)",
     )  # fmt: skip
-    decoder_flags(parser)
+    parser.add_argument(
+        "--pair", metavar="TEXT2",
+        help="instead, the cosine similarity of --text and TEXT2 in an encoder, on --text's tokens",
+    )  # fmt: skip
+    decoder_flags(parser, None, "; with --pair an encoder (default: the bundled MiniLM)")
 
 
 def run(args) -> int:
+    if args.pair is not None:
+        return similarity(args)
+    args.model = args.model or "smollm2"
     if args.set:
         if args.text is not None or args.target is not None or args.foil is not None:
             raise ValueError("--set scores its own prompts; leave out --text, --target and --foil")
@@ -145,6 +156,46 @@ def document(model, ids, tokens, answer, baseline, args) -> dict:
     return doc
 
 
+def similarity(args) -> int:
+    """Every method for the cosine similarity of --text and --pair in an encoder."""
+    if args.set:
+        raise ValueError("--set scores a decoder's answers; leave out --pair, or --set")
+    given = [f for f, v in (("--target", args.target), ("--foil", args.foil), ("--baseline", args.baseline),
+                            ("--layer", args.layer), ("--head", args.head)) if v is not None]  # fmt: skip
+    if given:
+        raise ValueError(f"--pair explains a similarity, not an answer; leave out {', '.join(given)}")
+    for flag, text in (("--text", args.text), ("--pair", args.pair)):
+        if text is None or not text.strip():
+            raise ValueError(f"{flag} is empty; give two texts to compare")
+    model = load_model(args.model or "minilm")
+    if model.kind != "encoder":
+        raise ValueError(
+            f"--pair reads a similarity from an encoder; {model.name} is a decoder: give --model minilm"
+        )
+    from core.interp import token_scores as ts
+    from core.interp.similarity import similarity_scores
+
+    stage("every method, for the cosine of the two texts' vectors")
+    found = similarity_scores(model, args.text, args.pair, args.steps, counter("runs"))
+    wanted = ts.METHODS if args.method == "all" else (args.method,)
+    methods = {name: found.methods[name] for name in wanted}
+    names = list(methods)
+    doc = {
+        "model": model.name,
+        "tokens": list(model.tokenizer.convert_ids_to_tokens(list(found.ids))),
+        "ids": list(found.ids),
+        "pair": {"text": args.pair, "ids": list(found.other_ids)},
+        "metric": {"kind": "cosine", "value": round(found.cosine, 6),
+                   "baseline": round(found.ig.baseline_metric, 6)},
+        "methods": {name: [round(float(v), 6) for v in methods[name]] for name in names},
+        "agreement": {f"{a}~{b}": round(ts.spearman(methods[a], methods[b]), 6)
+                      for k, a in enumerate(names) for b in names[k + 1 :]},
+        "ig": {"steps": found.ig.steps, "completeness_gap": round(found.ig.gap, 6), "baseline": "zero"},
+        "notes": [],
+    }  # fmt: skip
+    return report(doc, args.json, lambda: lines(doc))
+
+
 def over_the_set(args) -> int:
     """Spearman's correlation of every pair of methods, averaged over the built-in prompts."""
     model = load_model(args.model, "decoder")
@@ -176,14 +227,16 @@ def lines(doc: dict) -> list[str]:
     from core.interp.prediction import visible
 
     metric = doc["metric"]
-    what = (
-        f"logit {visible(doc['target'])!r} − logit {visible(doc['foil'])!r}"
-        if metric["kind"] == "logit_difference"
-        else f"log p({visible(doc['target'])!r})"
-    )
+    if metric["kind"] == "cosine":
+        what = f"the cosine of the two texts' mean vectors (against {doc['pair']['text']!r})"
+    elif metric["kind"] == "logit_difference":
+        what = f"logit {visible(doc['target'])!r} − logit {visible(doc['foil'])!r}"
+    else:
+        what = f"log p({visible(doc['target'])!r})"
     names = list(doc["methods"])
-    out = [f"model: {doc['model']}", f"the answer: {what} = {metric['value']:.4f}"]
-    if "attention" in doc["methods"]:
+    said = "the similarity" if metric["kind"] == "cosine" else "the answer"
+    out = [f"model: {doc['model']}", f"{said}: {what} = {metric['value']:.4f}"]
+    if "attention" in doc["methods"] and "pair" not in doc:
         head = doc["attention"]["head"]
         out.append(
             f"attention: layer {doc['attention']['layer']}, "

@@ -76,10 +76,15 @@ def side_by_side(*widgets: QWidget) -> QWidget:
         [(w, k, 0, 1) for k, w in enumerate(widgets)],
         stretch=(0, 0),
     )
-    for widget in widgets:  # an equal share each, side by side
-        policy = widget.sizePolicy()
-        policy.setHorizontalStretch(1)
-        widget.setSizePolicy(policy)
+    share_evenly(widgets)
     holder = QWidget()
     holder.setLayout(grid)
     return holder
+
+
+def share_evenly(widgets: Iterable[QWidget]) -> None:
+    """Each of ``widgets`` takes an equal share of the width its row has to spare."""
+    for widget in widgets:
+        policy = widget.sizePolicy()
+        policy.setHorizontalStretch(1)
+        widget.setSizePolicy(policy)

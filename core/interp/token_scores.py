@@ -9,6 +9,7 @@
     occlusion(model, ids, answer)                    # (T,) m − m with token i's input zeroed
     without(model, ids, i)                           # (vocab,) the next token without token i
     spearman(a, b)                                   # rank correlation of two methods' scores
+    agreement_of(model, prompt, target, foil)        # (5, 5) Spearman's correlation of every pair
     agreement_over(model).mean                       # (5, 5) the same over a built-in set of prompts
 
 The input e_i is what the first block receives at token i (the embedding, Gemma's scaled one, and
@@ -28,7 +29,8 @@ import numpy as np
 from core.decoder.run import Edit, hooked_run
 
 __all__ = [
-    "AGREEMENT_SET", "METHODS", "Agreement", "Answer", "Gradients", "agreement_over", "attention_rows",
+    "AGREEMENT_SET", "METHODS", "Agreement", "Answer", "Gradients", "agreement_of", "agreement_over",
+    "attention_rows",
     "grad_x_input", "integrated_gradients", "named_answer", "occlusion", "rollout", "scores", "spearman",
     "without",
 ]  # fmt: skip
@@ -94,10 +96,11 @@ def attention_rows(model: Any, ids: Sequence[int]) -> np.ndarray:
     return torch.stack([out.cache["pattern", n][0] for n in range(model.n_layers)]).double().numpy()
 
 
-def rollout(patterns: np.ndarray, drop_first: bool = False) -> np.ndarray:
+def rollout(patterns: np.ndarray, drop_first: bool = False, rows: str = "last") -> np.ndarray:
     """(T,) the last position's row of Ā_L ⋯ Ā_1, Ā = ½ mean over heads + ½ I with rows summing
-    to 1, from ``patterns`` (layers, heads, T, T). With ``drop_first`` the first token's column
-    (and row) is left out of every layer first, the rows renormalised; its score is then 0."""
+    to 1, from ``patterns`` (layers, heads, T, T); ``rows="mean"``: every row's mean (an encoder's
+    pooled output). With ``drop_first`` the first token's column (and row) is left out of every
+    layer first, the rows renormalised; its score is then 0."""
     mean = patterns.mean(1)  # (layers, T, T)
     start = int(drop_first)
     if drop_first and mean.shape[-1] < 2:
@@ -109,7 +112,7 @@ def rollout(patterns: np.ndarray, drop_first: bool = False) -> np.ndarray:
         a = a / np.maximum(a.sum(-1, keepdims=True), 1e-300)
         a = 0.5 * a + 0.5 * np.eye(size)
         product = (a / a.sum(-1, keepdims=True)) @ product
-    return np.concatenate([np.zeros(start), product[-1]])
+    return np.concatenate([np.zeros(start), product.mean(0) if rows == "mean" else product[-1]])
 
 
 def _inputs(model: Any, ids: Sequence[int], answer: Answer) -> tuple[Any, Any, float]:
@@ -308,6 +311,14 @@ def scores(model: Any, ids: Sequence[int], answer: Answer, steps: int = 32) -> d
     }
 
 
+def agreement_of(model: Any, prompt: str, target: str, foil: str, steps: int = 32) -> np.ndarray:
+    """(methods, methods) Spearman's correlation of every pair of METHODS on one prompt's answer."""
+    from core.interp.prediction import encode
+
+    found = scores(model, encode(model, prompt)[0], named_answer(model, prompt, target, foil)[0], steps)
+    return np.array([[spearman(found[a], found[b]) for b in METHODS] for a in METHODS])
+
+
 def agreement_over(
     model: Any,
     pairs: Sequence[tuple[str, str, str]] = AGREEMENT_SET,
@@ -316,15 +327,10 @@ def agreement_over(
 ) -> Agreement:
     """Every method on each (prompt, target, foil) of ``pairs``, their rankings compared;
     ``progress(done, prompts)`` after each prompt may raise to cancel."""
-    from core.interp.prediction import encode
-
     tick = progress or (lambda done, total: None)
     tick(0, len(pairs))
     each = []
-    for k, (prompt, target, foil) in enumerate(pairs):
-        ids = encode(model, prompt)[0]
-        answer = named_answer(model, prompt, target, foil)[0]
-        found = scores(model, ids, answer, steps)
-        each.append([[spearman(found[a], found[b]) for b in METHODS] for a in METHODS])
+    for k, pair in enumerate(pairs):
+        each.append(agreement_of(model, *pair, steps))
         tick(k + 1, len(pairs))
     return Agreement(tuple(p for p, _, _ in pairs), np.array(each), steps)

@@ -9,6 +9,7 @@ from app.panels.words import WordsPanel
 from core.interp import token_scores as ts
 from core.models import load_model
 from tests.app.conftest import idle, settle
+from tests.waits import patience_ms
 
 pytestmark = pytest.mark.models
 torch = pytest.importorskip("torch")
@@ -105,3 +106,51 @@ def test_a_shorter_prompt_keeps_its_run_and_says_the_token_is_gone(panel):
     r = panel.live.result
     assert r.removed == 0 and "past the prompt's end" in panel.message.text()
     assert panel.occlusion.table.item(0, 2).text() == ""
+
+
+def test_the_built_in_prompts_fill_in_one_by_one_and_a_cancel_keeps_those_done(
+    panel, llama_folder, monkeypatch, qtbot
+):
+    pairs = (("the cat sat on the", " mat", " the"), ("the mat because the", " cat", " mat"),
+             ("on the mat the cat", " sat", " on"))  # fmt: skip
+    monkeypatch.setattr(ts, "AGREEMENT_SET", pairs)
+    arrived = []
+    panel.live.changed.connect(lambda: arrived.append(panel.live.result.over_set))
+    settle(panel.set_step, 3)
+    assert "tick the box" in panel.agreement.summary.text()
+    assert np.isnan(panel.agreement.set_matrix.values).all()
+    settle(panel.agreement.over_set.setChecked, True)
+    done = [a for a in arrived if a is not None]
+    assert [len(a.prompts) for a in done] == [1, 2, 3]  # each prompt as it is scored, in order
+    model = load_model(llama_folder)
+    expected = np.array([ts.agreement_of(model, *pair, steps=4) for pair in pairs])
+    np.testing.assert_allclose(done[-1].each, expected, atol=1e-9)
+    np.testing.assert_allclose(panel.agreement.set_matrix.values, np.nanmean(expected, 0), atol=1e-9)
+    assert "Averaged over the built-in prompts, " in panel.agreement.summary.text()
+    assert panel.agreement.set_matrix.plot.titleLabel.text == "Over 3 of 3 built-in prompts"
+    arrived.clear()
+    panel.live.apply(steps=5)  # another IG: every prompt again; cancelled after the first lands
+    qtbot.waitUntil(lambda: any(a is not None and a.steps == 5 for a in arrived), timeout=patience_ms(60))
+    panel.live.cancel()
+    idle()
+    kept = panel.live.result.over_set
+    assert kept.steps == 5 and len(kept.prompts) < 3
+    assert f"so far ({len(kept.prompts)} of 3 prompts)" in panel.agreement.summary.text()
+
+
+def test_step_five_explains_two_sentences_similarity_in_the_bundled_encoder(panel):
+    from core.interp.similarity import similarity_scores
+
+    assert panel.encoder.result is None  # nothing computed before the step is shown
+    settle(panel.set_step, 4)
+    r = panel.encoder.result
+    assert r is not None, panel.message.text()
+    s = panel.encoder.state
+    expected = similarity_scores(load_model("minilm"), s.first, s.second, s.steps)
+    np.testing.assert_allclose(
+        panel.encoder.strips.values, np.vstack([expected.methods[m] for m in ts.METHODS]), atol=1e-6
+    )
+    assert panel.encoder.strips.col_labels[0] == "[CLS]"
+    assert f"Cosine <b>{expected.cosine:.4f}</b>" in panel.encoder.summary.text()
+    settle(panel.encoder.live.apply, second="  ")
+    assert "Type both sentences" in panel.message.text() and panel.encoder.result is r

@@ -106,3 +106,23 @@ def test_the_set_averages_each_prompts_correlations(tiny, capsys, monkeypatch):
 
     expected = ts.agreement_over(models.load_model(folder), pairs, steps=2).mean
     assert doc["agreement"]["gradxinput~occlusion"] == pytest.approx(expected[2, 4], abs=1e-6)
+
+
+def test_pair_explains_two_texts_similarity_in_the_bundled_encoder(capsys):
+    from core.interp.similarity import similarity_scores
+    from core.models import load_model
+
+    text, pair = "the cat sat on the mat", "a dog lay on the rug"
+    assert main(["attribute", "--text", text, "--pair", pair, "--steps", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    expected = similarity_scores(load_model("minilm"), text, pair, steps=2)
+    assert doc["model"] == "all-MiniLM-L6-v2" and doc["ids"] == list(expected.ids)
+    assert doc["pair"] == {"text": pair, "ids": list(expected.other_ids)}
+    assert doc["metric"]["kind"] == "cosine" and doc["metric"]["value"] == pytest.approx(
+        expected.cosine, abs=1e-6
+    )
+    for name, values in expected.methods.items():
+        np.testing.assert_allclose(doc["methods"][name], values, atol=1e-6)
+    assert main(["attribute", "--text", text, "--pair", pair, "--steps", "2", "--method", "occlusion"]) == 0
+    out = capsys.readouterr().out
+    assert "the similarity: the cosine of the two texts' mean vectors" in out and "occlusion" in out

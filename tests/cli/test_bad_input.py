@@ -296,6 +296,14 @@ CASES.update(
         ("attribute", "--model"): [["--model", "{missing}"], ["--model", "{folder}"], ["--model", ""]],
         ("attribute", "--json"): [["--json=1"]],
         ("attribute", "--set"): [["--set=1"], ["--set", "--target", "cat"]],
+        ("attribute", "--pair"): [
+            ["--pair", ""],
+            ["--pair", " "],
+            ["--pair", "the cat"],
+            ["--pair"],
+            ["--pair", "a dog", "--set"],
+            ["--pair", "a dog", "--foil", "the"],
+        ],
     }
 )
 CASES.update(

@@ -11,7 +11,7 @@ from app.panels.atlas.state import AtlasResult
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.reflow_grid import ReflowGrid, share_evenly
 from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
@@ -53,10 +53,7 @@ class MapsPage(Step):
             [(view, k // 2, k % 2, 1) for k, view in enumerate(maps)],  # two across when room is short
             stretch=(0, 0),
         )
-        for view in maps:  # an equal share each, whatever the shape of the model's grid
-            policy = view.sizePolicy()
-            policy.setHorizontalStretch(1)
-            view.setSizePolicy(policy)
+        share_evenly(maps)
         views = QWidget()
         views.setLayout(grid)
         self.summary = note()

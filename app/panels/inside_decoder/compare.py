@@ -13,7 +13,7 @@ from app.panels.model_choices import model_choices
 from app.panels.scripts import Script, model_code
 from app.panels.step import Live, Notice, Step
 from app.widgets.plots import plot
-from app.widgets.reflow_grid import ReflowGrid
+from app.widgets.reflow_grid import ReflowGrid, share_evenly
 from app.widgets.text import note
 from core.interp.compare import CARRIES, INDUCTION, SINK, Profile, profile, side_by_side
 from core.models import DECODER, gemma3, smollm2
@@ -98,10 +98,7 @@ class ComparePage(Step):
         wide = [(view, 0, k, 1) for k, view in enumerate(plots)]
         narrow = [(view, k // 2, k % 2, 1) for k, view in enumerate(plots)]  # larger text: two over one
         row = ReflowGrid(wide, narrow, stretch=(0, 0))
-        for view in plots:  # an equal share each
-            policy = view.sizePolicy()
-            policy.setHorizontalStretch(1)
-            view.setSizePolicy(policy)
+        share_evenly(plots)
         views = QVBoxLayout()
         views.addWidget(self.key)
         views.addLayout(row, 1)

@@ -1,5 +1,6 @@
 """Panel "Which words mattered": one answer of a decoder explained by five methods side by side
-(attention, rollout, gradient × input, integrated gradients, occlusion) and how well they agree.
+(attention, rollout, gradient × input, integrated gradients, occlusion) and how well they agree;
+then the same methods for two sentences' similarity in the bundled encoder.
 One state for every step, computed in the worker; the prompt and the answer sit above the steps."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from app.panels.row_panel import RowPanel
 from app.panels.step import Live
 from app.panels.words.agreement import AgreementPage
 from app.panels.words.attention import AttentionPage
+from app.panels.words.encoder import EncoderPage
 from app.panels.words.gradients import GradientsPage
 from app.panels.words.occlusion import OcclusionPage
 from app.panels.words.state import WordsState, compute_words
@@ -21,7 +23,7 @@ from core.models import DECODER, smollm2
 
 
 class WordsPanel(RowPanel):
-    steps = ("What attention shows", "Gradients", "Take a word away", "Do they agree?")
+    steps = ("What attention shows", "Gradients", "Take a word away", "Do they agree?", "The encoder")
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -49,7 +51,9 @@ class WordsPanel(RowPanel):
         self.gradients = GradientsPage(self.live)
         self.occlusion = OcclusionPage(self.live)
         self.agreement = AgreementPage(self.live)
-        self.add_steps(self.attention, self.gradients, self.occlusion, self.agreement)
+        self.encoder = EncoderPage()
+        self.add_steps(self.attention, self.gradients, self.occlusion, self.agreement, self.encoder)
+        self.stepChanged.connect(lambda _: self.encoder.is_current() and self.encoder.start())
         self.follow_row(self.live)
         self.set_step(0)
 
@@ -70,5 +74,7 @@ class WordsPanel(RowPanel):
             "gradients": self.gradients.strips,
             "occlusion": self.occlusion.strips,
             "agreement": self.agreement.matrix,
+            "agreement over the set": self.agreement.set_matrix,
             "scatter": self.agreement.scatter,
+            "encoder": self.encoder.strips,
         }

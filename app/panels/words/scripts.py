@@ -130,4 +130,10 @@ def agreement(s: WordsState) -> Script:
     print(table(np.column_stack([methods[{s.x!r}], methods[{s.y!r}]]), pieces, [{s.x!r}, {s.y!r}]))
     """
     )
+    if s.over_set:
+        body += f"""
+    over = ts.agreement_over(model, steps={s.steps})  # every method on each built-in prompt: minutes
+    print(f"Spearman's rank correlation, the mean over {{len(over.prompts)}} built-in prompts")
+    print(table(over.mean, names, names))
+    """
     return Script(body, heatmap("agreement", "names", "names", "Spearman's rank correlation"))

@@ -13,7 +13,7 @@ SmolLM2) are kept per model and prompt, so another layer or token costs millisec
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -45,6 +45,7 @@ class WordsState:
     removed: int = 0  # step 3: the token taken away, from 1; 0 = none
     x: str = "attention"  # step 4's scatter: two of core.interp.token_scores.METHODS
     y: str = "occlusion"
+    over_set: bool = False  # step 4: the agreement over the built-in prompts too (minutes)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class WordsResult:
     rollout_rest: np.ndarray  # (T,) rollout with the first token left out
     ig: ts.Gradients
     agreement: np.ndarray  # (5, 5) Spearman's correlation of every pair of methods
+    over_set: ts.Agreement | None  # the same over the built-in prompts scored so far, when asked for
     with_token: tuple[tuple[str, float], ...]  # step 3: the top next tokens, (token, p), and with a
     # token removed the top ones without it too
     without: tuple[float, ...]  # their probabilities without the removed token (empty: none removed)
@@ -66,8 +68,12 @@ class WordsResult:
     notices: tuple[str, ...]  # for the message bar: a word of several pieces, a token past the end
 
 
-def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResult:
-    """Every step for the prompt and answer of ``s``; ValueError saying what to change."""
+def compute_words(
+    s: WordsState, progress: Progress | None = None, partial: Callable[[WordsResult], None] | None = None
+) -> WordsResult:
+    """Every step for the prompt and answer of ``s``; ValueError saying what to change. With
+    ``over_set``, the built-in prompts follow one by one, each kept once scored; ``partial`` gets
+    the result after each (a cancel keeps those done)."""
     model = loaded_models.get(s.source, progress, expect=models.DECODER)
     ids = tuple(encode(model, s.prompt)[0])
     if len(ids) < 2:
@@ -118,7 +124,7 @@ def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResul
         without = gone[top]
     piece = model.tokenizer.decode
     tick(total, total)
-    return WordsResult(
+    result = WordsResult(
         model=model,
         labels=tuple(visible(p) for p in pieces(model, ids)),
         answer=answer,
@@ -133,4 +139,18 @@ def compute_words(s: WordsState, progress: Progress | None = None) -> WordsResul
         without=tuple(float(p) for p in without),
         removed=removed,
         notices=notices,
+        over_set=None,
     )
+    if not s.over_set:
+        return result
+    pairs, each = ts.AGREEMENT_SET, []
+    for k, pair in enumerate(pairs):
+        tick(k, len(pairs))
+        one = lambda p=pair: ts.agreement_of(model, *p, s.steps)  # noqa: E731
+        each.append(kept("words set", (*pair, s.steps), one, keep=len(pairs)))
+        done = ts.Agreement(tuple(p for p, _, _ in pairs[: k + 1]), np.array(each), s.steps)
+        result = replace(result, over_set=done)
+        if partial is not None and k + 1 < len(pairs):
+            partial(result)
+    tick(len(pairs), len(pairs))
+    return result
