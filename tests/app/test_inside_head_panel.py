@@ -72,7 +72,8 @@ def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_
     target, foil = r.target.id, r.foil.id
     assert r.direct.values.sum() == pytest.approx(float(logits[target] - logits[foil]), rel=1e-5)
     np.testing.assert_allclose(panel.direct.direct_map.values[:, :4], r.direct.heads)
-    settle(panel.direct.rank_button.click)
+    settle(panel.direct.knockout.setChecked, True)
+    assert panel.parts.state.knockout  # in the state: a saved lesson and a script reproduce it
     expected = rank_by_ablation(
         model,
         ids,
@@ -143,16 +144,42 @@ def test_gemma2s_caps_are_shown_where_they_apply(panel, tmp_path):
 
 
 def test_the_knockout_progress_says_what_it_counts(panel, qtbot):
-    """Beside "Knock out each head" sat an empty box: the progress bar before its first run. It
-    says the knock-out has not run, how far it is, that it is done, and when the prompt changed
-    that it has not run for the new settings."""
+    """Beside "Knock out each head" the progress bar says the knock-out has not run, that it is
+    done, and runs it again for a new prompt (the box is part of the state); Cancel stops it and
+    unticks the box, the maps back on the result on screen."""
     panel.set_step(3)
-    button, bar = panel.direct.rank_button, panel.direct.progress
-    qtbot.waitUntil(button.isVisible, timeout=patience_ms(5))
-    assert not blank_beside(button), blank_beside(button)
-    assert bar.text() == "not run yet" and bar.toolTip()
-    settle(button.click)
+    box, bar = panel.direct.knockout, panel.direct.progress
+    qtbot.waitUntil(box.isVisible, timeout=patience_ms(5))
+    assert not blank_beside(box), blank_beside(box)
+    assert bar.text() == "not run yet" and bar.toolTip() and not panel.direct.cancel.isEnabled()
+    settle(box.setChecked, True)
     assert bar.text() == "every head knocked out" and bar.value() == bar.maximum()
+    before = panel.direct.total_map.values.copy()
     settle(panel.prompt.setText, PROMPT + " sat")
-    assert bar.text() == "not run for these settings"
-    assert not blank_beside(button)
+    assert bar.text() == "every head knocked out" and not np.array_equal(
+        panel.direct.total_map.values, before
+    )
+    settle(box.setChecked, False)
+    assert bar.text() == "not run yet" and np.isnan(panel.direct.total_map.values).all()
+
+
+def test_cancelling_the_knockout_unticks_the_box_and_keeps_the_maps_on_screen(panel, monkeypatch, qtbot):
+    import time
+
+    from app.panels.inside_head import state
+
+    def held(model, ids, target, foil, progress):  # reports layer 0 until the cancel stops it
+        while True:
+            progress(0, model.n_layers)
+            time.sleep(0.01)
+
+    monkeypatch.setattr(state, "rank_by_ablation", held)
+    settle(panel.set_step, 3)
+    before = panel.parts.result
+    panel.direct.knockout.setChecked(True)
+    qtbot.waitUntil(panel.direct.cancel.isEnabled, timeout=patience_ms(10))
+    panel.direct.cancel.click()
+    idle()
+    assert not panel.direct.knockout.isChecked() and not panel.parts.state.knockout
+    assert panel.parts.result is before and np.isnan(panel.direct.total_map.values).all()
+    assert panel.direct.progress.text() == "stopped at layer 0" and not panel.direct.cancel.isEnabled()

@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
-from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton
+from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton
 
-from app import worker
 from app.panels.inside_head import scripts
-from app.panels.inside_head.state import HeadState, PartsResult, compute_knockout
+from app.panels.inside_head.state import PartsResult
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
@@ -19,7 +16,6 @@ from app.widgets.reflow_grid import ReflowGrid, side_by_side
 from app.widgets.sizing import WholeText
 from app.widgets.text import note
 from core.interp.prediction import visible
-from core.interp.ranking import AblationRanking
 from core.maths.explain import num
 
 
@@ -35,7 +31,9 @@ class DirectPage(Step):
         self.foil = self.bind(QLineEdit(self.state.foil), "foil")
         for field in (self.target, self.foil):
             WholeText(field)
-        self.rank_button = QPushButton("Knock out each head")
+        self.knockout = self.bind(QCheckBox("Knock out each head"), "knockout")
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setEnabled(False)
         self.progress = RunProgress(
             "not run yet",
             "layer %v of %m",
@@ -47,9 +45,9 @@ class DirectPage(Step):
         self.summary = note(rich=True)
         labels = QLabel("Target"), QLabel("Foil")
         wide = [(labels[0], 0, 0, 1), (self.target, 0, 1, 1), (labels[1], 0, 2, 1), (self.foil, 0, 3, 1)]
-        wide += [(self.rank_button, 0, 4, 1), (self.progress, 0, 5, 1)]
+        wide += [(self.knockout, 0, 4, 1), (self.progress, 0, 5, 1), (self.cancel, 0, 6, 1)]
         narrow = [(labels[0], 0, 0, 1), (self.target, 0, 1, 1), (labels[1], 1, 0, 1), (self.foil, 1, 1, 1)]
-        narrow += [(self.rank_button, 2, 0, 2), (self.progress, 3, 0, 2)]
+        narrow += [(self.knockout, 2, 0, 2), (self.progress, 3, 0, 1), (self.cancel, 3, 1, 1)]
         self.direct_map = Heatmap("Direct share", signed=True, cell_text=False, rows="layer", cols="head")
         self.total_map = Heatmap(
             "Drop when knocked out", signed=True, cell_text=False, rows="layer", cols="head"
@@ -64,37 +62,25 @@ class DirectPage(Step):
             notes=(self.summary,),
             on_top=True,
         )
-        self.ranking: tuple[HeadState, AblationRanking] | None = None
-        self.task: worker.Task | None = None
-        self.rank_button.clicked.connect(self.rank)
+        live.busy.connect(self._busy)
+        live.progressed.connect(self._progressed)
+        self.cancel.clicked.connect(self._cancel)
 
-    def rank(self) -> None:
-        if self.task is not None:
-            return
-        wanted = replace(self.state, layer=1, head=1, query=0, key=1)  # what the ranking depends on
-        self.rank_button.setEnabled(False)
-        self.progress.start()
-
-        def landed(ranking: AblationRanking) -> None:
-            self.ranking = (wanted, ranking)
-            self.mark_stale()
-
-        def ended() -> None:
-            self.task = None
-            self.rank_button.setEnabled(True)
-            self.progress.stopped()  # ended without a ranking (an error); else already done
-
-        self.task = worker.run_task(
-            compute_knockout,
-            wanted,
-            on_result=landed,
-            on_error=self.tell,
-            on_progress=self._progressed,
-            on_finished=ended,
-        )
+    def _busy(self, running: bool) -> None:
+        knocking = running and self.live.wanted.knockout
+        self.cancel.setEnabled(knocking)
+        if knocking:
+            self.progress.start()
 
     def _progressed(self, done: int, total: int) -> None:
-        self.progress.progressed(done, total)
+        if self.live.wanted.knockout:
+            self.progress.progressed(done, total)
+
+    def _cancel(self) -> None:
+        """Stop the knock-out runs; the maps and the box go back to the result on screen."""
+        if self.live.task is not None:
+            self.progress.stopped()
+            self.live.cancel()
 
     def script(self) -> Script:
         return scripts.direct(self.state, self.result.model.kind, self.result.why_not)
@@ -112,15 +98,14 @@ class DirectPage(Step):
         columns = [str(h + 1) for h in range(heads)] + ["MLP"]
         rows = [str(k + 1) for k in range(layers)]
         self.direct_map.set_data(grid, rows, columns, _symmetric(grid))
-        wanted = replace(self.state, layer=1, head=1, query=0, key=1)
-        if self.ranking is not None and self.ranking[0] == wanted:
-            drop = np.column_stack([self.ranking[1].drop, np.full(layers, np.nan)])
+        if r.knocked is not None:
+            drop = np.column_stack([r.knocked.drop, np.full(layers, np.nan)])
             self.total_map.set_data(drop, rows, columns, _symmetric(drop))
             self.progress.finished()
-        else:  # the right shape, empty, until the button is pressed
+        else:  # the right shape, empty, until the box is ticked
             self.total_map.set_data(np.full(grid.shape, np.nan), rows, columns, (-1.0, 1.0))
-            if self.task is None:
-                self.progress.idle(stale=self.ranking is not None)  # run for another prompt or answer
+            if self.progress.state not in ("running", "stopped"):  # a cancel says where it stopped
+                self.progress.idle()
         rest = [(n, v) for n, v in zip(d.names, d.values, strict=True) if not n.startswith("L")]
         best = np.unravel_index(np.nanargmax(np.abs(grid)), grid.shape)
         where = "MLP" if best[1] == heads else f"head {best[1] + 1}"
@@ -129,6 +114,6 @@ class DirectPage(Step):
             f"<b>{num(d.logit_difference, 3)}</b>; the shares add to {num(d.values.sum(), 3)}.<br>"
             + ", ".join(f"{n} {num(v, 3)}" for n, v in rest)
             + f"<br>Largest: layer {best[0] + 1} {where}, {num(grid[best], 3)}."
-            + ("" if self.ranking else "<br>Press the button to knock each head out (one run per layer).")
+            + ("" if r.knocked else "<br>Tick the box to knock each head out (one run per layer).")
         )
         return (" ".join(r.notices), "warning") if r.notices else None

@@ -153,9 +153,12 @@ def direct(s: HeadState, kind: str, why_not: str) -> Script:
     for name, value in zip(shares.names, shares.values):
         if not name.startswith("L"):  # the embeddings and the biases
             print(f"{{name}}: {{value:.6g}}")
+    """
+    )
+    if s.knockout:
+        body += """
     knockout = rank_by_ablation(model, ids, target, foil)  # each head knocked out alone
     print("Drop when knocked out")
     print(table(knockout.drop, layers, columns[:-1]))
     """
-    )
     return Script(body, heatmap("grid", "layers", "columns", "Direct share"))

@@ -21,6 +21,7 @@ import numpy as np
 
 from core import models
 from core.interp import head as inside
+from core.interp.analysis import analysis_of
 from core.interp.head.step import check_cell
 from core.interp.prediction import encode, pieces, visible
 from core.interp.ranking import AblationRanking, AnswerToken, answer_token, check_pair, rank_by_ablation
@@ -45,6 +46,7 @@ class HeadState:
     key: int = 2
     target: str = "Mary"
     foil: str = "John"
+    knockout: bool = False  # step 4: every head knocked out alone too (one run per layer, kept)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class PartsResult:
     split: inside.ScoreSplit | None  # step 2 (None: see why_not)
     writes: inside.Writes | None  # step 3
     direct: inside.DirectShares | None  # step 4 (also None without a target and a foil)
+    knocked: AblationRanking | None  # step 4, when asked for: each head knocked out alone
     target: AnswerToken | None
     foil: AnswerToken | None
     why_not: str  # why steps 2–4 are not shown for this model, or ""
@@ -139,10 +142,11 @@ def compute_head(s: HeadState, progress: Progress | None = None) -> HeadResult:
 
 
 def compute_parts(s: HeadState, progress: Progress | None = None) -> PartsResult:
-    """Steps 2–4 for the cell of ``s``; for a model they do not read, why not (``why_not``)."""
-    model, _, rec, layer, head, query, key = _cell(s, progress)
+    """Steps 2–4 for the cell of ``s``; for a model they do not read, why not (``why_not``). With
+    ``knockout``, every head knocked out alone (``progress`` counts the layers), kept per answer."""
+    model, ids, rec, layer, head, query, key = _cell(s, progress)
     target, foil = _answers(model, s)
-    split = writes = direct = None
+    split = writes = direct = knocked = None
     try:
         inside.check_split(rec)
     except ValueError as exc:
@@ -152,9 +156,12 @@ def compute_parts(s: HeadState, progress: Progress | None = None) -> PartsResult
         split = inside.why_here(rec, layer, head, query, key)
         writes = inside.what_it_writes(rec, layer, head, query, key)
         direct = inside.direct_shares(rec, target.id, foil.id) if target is not None else None
+        if s.knockout and target is not None:
+            rank = lambda: rank_by_ablation(model, ids, target, foil, progress=progress)  # noqa: E731
+            knocked = analysis_of(model).once("head knockout", (ids, target.id, foil.id), rank)
     notices = [t.notice for t in (target, foil) if t is not None and t.notice]
     notices += [direct.note] if direct is not None and direct.note else []  # Gemma 2's final cap
-    return PartsResult(model, layer, split, writes, direct, target, foil, why_not, tuple(notices))
+    return PartsResult(model, layer, split, writes, direct, knocked, target, foil, why_not, tuple(notices))
 
 
 def per_head(names: tuple[str, ...], values: np.ndarray, layers: int, heads: int) -> np.ndarray:
@@ -165,12 +172,3 @@ def per_head(names: tuple[str, ...], values: np.ndarray, layers: int, heads: int
         if layer.startswith("L") and layer[1:].isdigit() and int(layer[1:]) <= layers:
             grid[int(layer[1:]) - 1, heads if what == "MLP" else int(what[1:]) - 1] = value
     return grid
-
-
-def compute_knockout(s: HeadState, progress: Progress | None = None) -> AblationRanking:
-    """Every head knocked out alone: the drop in logit(target) − logit(foil) (its total effect)."""
-    model = loaded_models.get(s.source, expect=models.DECODER)
-    target, foil = _answers(model, s)
-    if target is None or foil is None:
-        raise ValueError("Name a target and a foil token first, e.g. Mary and John.")
-    return rank_by_ablation(model, read(model, s.prompt), target, foil, progress=progress)
