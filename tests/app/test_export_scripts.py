@@ -146,8 +146,8 @@ PROMPT = "the cat sat on the mat because the cat"  # the tiny model's words: " b
 
 
 def knock(panel) -> None:
-    """Inside a decoder: a pair the tiny model has, mean-ablation of one head, a longer induction
-    test, and a tiny Gemma 3 opened once, for step 6 to compare with."""
+    """Inside a decoder: a pair the tiny model has, mean-ablation of one head, every head ranked, a
+    longer induction test, and a tiny Gemma 3 opened once, for step 6 to compare with."""
     from tests.tiny_models import save_tiny_decoder
 
     llama = panel.row.model.source
@@ -158,6 +158,7 @@ def knock(panel) -> None:
     settle(panel.rank.foil.setText, " the")
     settle(panel.knock.mode.setCurrentIndex, 1)  # mean-ablation
     settle(panel.knock.grid.clicked.emit, 1, 2)
+    settle(panel.rank.ranked.setChecked, True)  # every head ranked: step 2's map of drops
     settle(panel.induction.n.setValue, 6)
     settle(panel.induction.induction_map.clicked.emit, 1, 1)
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from app.panels.inside_decoder import InsideDecoderPanel, which_heads
+from app.panels.inside_decoder import InsideDecoderPanel
 from app.panels.inside_decoder.state import decoder
 from core.interp.ablation import ablated, next_token_probs, run
 from core.interp.induction import induction_test
 from core.interp.lens import logit_lens
-from core.interp.ranking import answer_token, rank_by_ablation
+from core.interp.ranking import answer_token, rank_by_ablation, rank_by_attention
 from core.models import gemma3, smollm2
 from tests.app.conftest import idle, settle
 from tests.tiny_models import head_zeroed_by_hand
@@ -185,53 +185,67 @@ def test_target_equal_to_foil_is_refused_and_the_result_stays(panel):
 
 def test_the_ranking_runs_in_the_worker_and_equals_core(panel, llama_folder, qtbot):
     panel.set_step(1)
+    settle(panel.rank.target.setText, " the")  # an answer no other test ranks: not kept from one
+    settle(panel.rank.foil.setText, " because")
     values = []
     panel.rank.progress.valueChanged.connect(values.append)
-    settle(panel.rank.rank_button.click)
+    settle(panel.rank.ranked.setChecked, True)
+    assert panel.knock.state.ranked  # in the state: a saved lesson and a script reproduce it
     model = decoder(llama_folder)
     ids = ids_of(model, PROMPT)
     expected = rank_by_ablation(
-        model, ids, answer_token(model.tokenizer, " because"), answer_token(model.tokenizer, " the")
+        model, ids, answer_token(model.tokenizer, " the"), answer_token(model.tokenizer, " because")
     )
-    np.testing.assert_allclose(panel.rank.ranking.drop, expected.drop, atol=1e-5)
+    np.testing.assert_allclose(panel.rank.result.ranking.drop, expected.drop, atol=1e-5)
     np.testing.assert_allclose(panel.rank.effect_map.values, expected.drop, atol=1e-5)
     assert values[-1] == model.n_layers
     assert "Every head tested" in panel.message.text()
     best = expected.ranking.best
     assert f"1. layer {best.layer + 1}, head {best.head + 1}" in panel.rank.by_effect.text()
     _, attentions = run(model, ids, attentions=True)
-    j = ids.index(answer_token(model.tokenizer, " because").id)
-    np.testing.assert_allclose(panel.rank.weight_map.values, attentions[:, :, -1, j], atol=1e-6)
-    settle(panel.rank.target.setText, " cat")  # another target: the old ranking no longer applies
+    looking = rank_by_attention(attentions, ids, answer_token(model.tokenizer, " the"))
+    np.testing.assert_allclose(panel.rank.weight_map.values, looking.scores, atol=1e-6)
+    settle(panel.rank.target.setText, " cat")  # another target: ranked again for it
+    again = rank_by_ablation(
+        model, ids, answer_token(model.tokenizer, " cat"), answer_token(model.tokenizer, " because")
+    )
+    np.testing.assert_allclose(panel.rank.effect_map.values, again.drop, atol=1e-5)
+    settle(panel.rank.ranked.setChecked, False)
     assert np.isnan(panel.rank.effect_map.values).all()
 
 
 def test_a_cancelled_ranking_leaves_the_model_clean(panel, llama_folder, monkeypatch):
+    from app.panels.inside_decoder import state
+
     model = decoder(llama_folder)
     ids = ids_of(model, PROMPT)
     clean = run(model, ids)[0]
     before = hooks(model)
     gate = threading.Event()
-    real = which_heads.compute_ranking
+    real = state.rank_by_ablation
 
-    def held_after_the_first_layer(state, progress):
+    def held_after_the_first_layer(*args):
+        *rest, progress, first = args
+
         def tick(done, total):
             if done == 1:
                 gate.wait(patience(30))  # the first layer has run with its heads knocked out
             progress(done, total)
 
-        return real(state, progress=tick)
+        return real(*rest, tick, first)
 
-    monkeypatch.setattr(which_heads, "compute_ranking", held_after_the_first_layer)
+    monkeypatch.setattr(state, "rank_by_ablation", held_after_the_first_layer)
     panel.set_step(1)
-    panel.rank.rank_button.click()
+    panel.rank.ranked.setChecked(True)
+    assert panel.rank.cancel_button.isEnabled()
     panel.rank.cancel_button.click()
     gate.set()
     idle(120)
-    assert "cancelled" in panel.message.text() and panel.rank.ranking is None
+    assert "cancelled" in panel.message.text() and panel.rank.result.ranking is None
+    assert not panel.rank.ranked.isChecked() and not panel.knock.state.ranked
     assert hooks(model) == before
     np.testing.assert_array_equal(run(model, ids)[0], clean)
-    assert panel.rank.rank_button.isEnabled() and not panel.rank.cancel_button.isEnabled()
+    assert not panel.rank.cancel_button.isEnabled()
 
 
 def test_logit_lens_equals_core(panel, llama_folder):
@@ -315,16 +329,14 @@ def test_the_ranking_honours_the_first_token_choice(panel, llama_folder):
     target, foil = answer_token(model.tokenizer, " because"), answer_token(model.tokenizer, " the")
     panel.set_step(1)
     assert "first token is left alone" in panel.rank.first_note.text()
-    settle(panel.rank.rank_button.click)
-    kept = panel.rank.ranking
+    settle(panel.rank.ranked.setChecked, True)
+    kept = panel.rank.result.ranking
     np.testing.assert_allclose(kept.drop, rank_by_ablation(model, ids, target, foil).drop, atol=1e-5)
     assert "first token left alone" in panel.rank.by_effect.text()
-    settle(panel.rank.first.setChecked, True)
-    assert np.isnan(panel.rank.effect_map.values).all()  # a ranking for the other choice is not shown
-    settle(panel.rank.rank_button.click)
+    settle(panel.rank.first.setChecked, True)  # ranked again, for the other choice
     every = rank_by_ablation(model, ids, target, foil, first=True)
-    np.testing.assert_allclose(panel.rank.ranking.drop, every.drop, atol=1e-5)
-    assert panel.rank.ranking.first and "first token knocked out too" in panel.rank.by_effect.text()
+    np.testing.assert_allclose(panel.rank.result.ranking.drop, every.drop, atol=1e-5)
+    assert panel.rank.result.ranking.first and "first token knocked out too" in panel.rank.by_effect.text()
     assert np.abs(kept.drop - every.drop).max() > 1e-4
 
 
@@ -343,16 +355,18 @@ def test_the_copy_boundary_sits_before_the_second_copys_first_target(panel):
 
 def test_the_rankings_progress_says_what_it_counts(panel, qtbot):
     """Beside Cancel sat an empty box, the progress bar before the first ranking: it says the heads
-    are not ranked, that they are once the ranking lands, and when the target changed that they
-    are not ranked for the new settings."""
+    are not ranked, that they are once the ranking lands, that they are again for a new target
+    (the box is part of the state), and not once the box is unticked."""
     panel.set_step(1)
     bar = panel.rank.progress
     qtbot.waitUntil(bar.isVisible, timeout=patience_ms(5))
     assert bar.text() == "not ranked" and bar.toolTip()
-    settle(panel.rank.rank_button.click)
-    assert bar.text() == "all ranked" and bar.value() == bar.maximum() > 1
+    settle(panel.rank.ranked.setChecked, True)
+    assert bar.text() == "all ranked" and bar.value() == bar.maximum()
     settle(panel.rank.target.setText, " cat")
-    assert bar.text() == "out of date"
+    assert bar.text() == "all ranked"
+    settle(panel.rank.ranked.setChecked, False)
+    assert bar.text() == "not ranked"
 
 
 def test_the_lens_says_when_its_top_token_is_a_bare_space(panel):

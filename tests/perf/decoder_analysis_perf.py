@@ -176,7 +176,7 @@ def panel_timings(source: str) -> None:
           f"max {max(times):.0f} ms")  # fmt: skip
     panel.set_step(1)
     start = time.perf_counter()
-    stall = max_stall_during(panel.rank.rank_button.click, lambda: not panel.rank.ranking_task.running)
+    stall = max_stall_during(lambda: panel.rank.ranked.setChecked(True), lambda: panel.rank.live.task is None)
     took = time.perf_counter() - start
     idle = max_stall_during(lambda: None, lambda: time.perf_counter() - start > 2 * took)  # as long again
     print(f"panel, longest UI stall while all heads are ranked in the worker: {stall:.0f} ms "

@@ -97,6 +97,7 @@ class KnockState:
     heads: tuple[Head, ...] = ()  # knocked out, (layer, head) 0-based
     mode: str = "zero"
     first: bool = False  # knock them out at the first token too (the attention sink)
+    ranked: bool = False  # step 2: every head knocked out alone too (one run per layer, kept)
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class KnockResult:
     target: AnswerToken | None
     foil: AnswerToken | None
     looking: HeadRanking | None  # weight from the last token to the target's earlier occurrence
+    ranking: AblationRanking | None  # step 2, when asked for: every head knocked out alone
     notices: tuple[str, ...]  # what was adjusted or could not be shown, for the message bar
 
     def logit_diff(self, probs: np.ndarray) -> float | None:
@@ -142,20 +144,17 @@ def compute_knock(s: KnockState, progress: Progress | None = None) -> KnockResul
             looking = rank_by_attention(clean.attentions, prompt.ids, target)
         except ValueError as exc:
             notices.append(str(exc))
+    ranking = None
+    if s.ranked:  # every head knocked out alone (the set knocked out by hand aside), kept per answer
+        if target is None or foil is None:
+            raise ValueError("Name a target and a foil token first, e.g. Mary and John.")
+        key = (prompt.ids, target.id, foil.id, s.mode, s.first)
+        rank = lambda: rank_by_ablation(model, prompt.ids, target, foil, s.mode, means, progress, s.first)  # noqa: E731
+        ranking = analysis_of(model).once("knock ranking", key, rank)
     return KnockResult(
-        model, prompt, clean.probs, probs, heads, s.mode, s.first, target, foil, looking, tuple(notices)
-    )
-
-
-def compute_ranking(s: KnockState, progress: Progress | None = None) -> AblationRanking:
-    """Every head knocked out alone (the knocked-out set of ``s`` is ignored); in the worker."""
-    model = decoder(s.source)
-    target, foil = _answer(model, s.target, s.prompt, "Target"), _answer(model, s.foil, s.prompt, "Foil")
-    if target is None or foil is None:
-        raise ValueError("Name a target and a foil token first, e.g. Mary and John.")
-    prompt = read_prompt(model, s.prompt)
-    means = _means_for(s.source, s.mode)
-    return rank_by_ablation(model, prompt.ids, target, foil, s.mode, means, progress, s.first)
+        model, prompt, clean.probs, probs, heads, s.mode, s.first, target, foil, looking, ranking,
+        tuple(notices),
+    )  # fmt: skip
 
 
 # --- 3. Logit lens ------------------------------------------------------------------------------------

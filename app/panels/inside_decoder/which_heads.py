@@ -1,16 +1,14 @@
 """Step 2: rank every head by how much knocking it out alone lowers the target's logit difference,
-beside the ranking by attention weight. The ranking runs in the worker, with progress and cancel."""
+beside the ranking by attention weight. Asked for by a box in the state (``ranked``); the ranking
+runs with the step's Live in the worker, with progress and cancel."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QLineEdit, QPushButton, QWidget
 
-from app import worker
 from app.panels.inside_decoder import scripts
-from app.panels.inside_decoder.state import KnockResult, KnockState, compute_ranking
+from app.panels.inside_decoder.state import KnockResult
 from app.panels.inside_decoder.views import (
     HeadMap,
     first_token_box,
@@ -22,15 +20,9 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.progress import RunProgress
 from app.widgets.text import note
-from core.interp.ranking import AblationRanking
 from core.maths.head_analysis import HeadRanking
 
 LISTED = 5  # heads named under each map
-
-
-def ranking_key(s: KnockState) -> KnockState:
-    """What a ranking depends on: everything but the heads knocked out by hand."""
-    return replace(s, heads=())
 
 
 def top_list(ranking: HeadRanking, unit: str) -> str:
@@ -46,7 +38,7 @@ class RankPage(Step):
         self.foil = self.bind(QLineEdit(s.foil), "foil")
         self.first = first_token_box(self)
         self.first_note = first_token_note()
-        self.rank_button = QPushButton("Rank all heads (knock each out)")
+        self.ranked = self.bind(QCheckBox("Rank all heads (knock each out)"), "ranked")
         self.cancel_button = QPushButton("Cancel")
         self.progress = RunProgress(
             "not ranked",
@@ -65,7 +57,7 @@ class RankPage(Step):
         controls.addRow("Target", self.target)
         controls.addRow("Foil", self.foil)
         controls.addRow(self.first)
-        controls.addRow(self.rank_button)
+        controls.addRow(self.ranked)
         controls.addRow(self.progress, self.cancel_button)
         controls.addRow(self.inside_button)
         self.effect_map = HeadMap("Drop in logit difference", signed=True)
@@ -83,40 +75,11 @@ class RankPage(Step):
             views,
             (self.by_effect, self.by_weight, self.first_note),
         )
-        self.ranking: AblationRanking | None = None
-        self.ranked_for: KnockState | None = None
-        self.ranking_task = worker.Newest()
-        self.rank_button.clicked.connect(self.rank)
         self.cancel_button.clicked.connect(self.cancel)
+        live.busy.connect(self._busy)
+        live.progressed.connect(self._progressed)
         for view in (self.effect_map, self.weight_map):
             toggle_on_click(view, self)
-
-    def rank(self) -> None:
-        if self.ranking_task.running:
-            return
-        wanted = ranking_key(self.state)
-        self.progress.start()
-        self.rank_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-
-        def landed(ranking: AblationRanking) -> None:
-            self.ranking, self.ranked_for = ranking, wanted
-            self.mark_stale()
-            best = ranking.ranking.best
-            self.tell(
-                f"Every head tested. Knocking out layer {best.layer + 1}, head {best.head + 1} "
-                f"lowers the difference most, by {best.score:.2f}.",
-                "info",
-            )
-
-        self.ranking_task.start(
-            compute_ranking,
-            wanted,
-            on_result=landed,
-            on_error=self.tell,
-            on_progress=self._progressed,
-            on_finished=self._ended,
-        )
 
     def top_head(self) -> dict | None:
         """The head ranked first (by effect once ranked, else by weight) as a cell of Inside a head:
@@ -124,8 +87,7 @@ class RankPage(Step):
         r = self.result
         if r is None:
             return None
-        fresh = self.ranking is not None and self.ranked_for == ranking_key(self.state)
-        ranking = self.ranking.ranking if fresh else r.looking
+        ranking = r.ranking.ranking if r.ranking is not None else r.looking
         if ranking is None:
             return None
         earlier = [i for i, t in enumerate(r.prompt.ids[:-1]) if r.target is not None and t == r.target.id]
@@ -135,17 +97,21 @@ class RankPage(Step):
             "head": best.head + 1, "query": 0, "key": earlier[-1] + 1 if earlier else 1,
         }  # fmt: skip
 
-    def _ended(self) -> None:
-        self.rank_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.progress.stopped()  # cancelled or failed; a ranking that landed shows as done
+    def _busy(self, running: bool) -> None:
+        ranking = running and self.live.wanted.ranked  # a kept ranking lands at once
+        self.cancel_button.setEnabled(ranking)
+        if ranking:
+            self.progress.start()
 
     def _progressed(self, done: int, total: int) -> None:
-        self.progress.progressed(done, total)
+        if self.live.wanted.ranked:
+            self.progress.progressed(done, total)
 
     def cancel(self) -> None:
-        if self.ranking_task.cancel():
-            self._ended()
+        """Stop the ranking; the box unticks, the model is left intact."""
+        if self.live.task is not None:
+            self.progress.stopped()
+            self.live.cancel()
             self.tell("Ranking cancelled; the model is intact.", "info")
 
     def script(self) -> Script:
@@ -153,24 +119,23 @@ class RankPage(Step):
 
     def draw(self, r: KnockResult) -> Notice:
         m = r.model
-        fresh = self.ranking is not None and self.ranked_for == ranking_key(self.state)
-        if fresh:
+        ranking = r.ranking
+        if ranking is not None:
             self.progress.finished()
-            drop = self.ranking.drop
+            drop = ranking.drop
             reach = float(np.abs(drop).max()) or 1.0
             self.effect_map.set_scores(drop, (-reach, reach))
-            where = "first token knocked out too" if self.ranking.first else "first token left alone"
+            where = "first token knocked out too" if ranking.first else "first token left alone"
             self.by_effect.setText(
-                f"<b>By effect</b> (clean difference {self.ranking.clean:.2f}; {where}):<br>"
-                + top_list(self.ranking.ranking, "")
+                f"<b>By effect</b> (clean difference {ranking.clean:.2f}; {where}):<br>"
+                + top_list(ranking.ranking, "")
             )
         else:
-            if not self.ranking_task.running:
-                # ranked for another prompt, target, foil or ablation
-                self.progress.idle(stale=self.ranking is not None)
+            if self.progress.state not in ("running", "stopped"):  # a cancel says where it stopped
+                self.progress.idle()
             self.effect_map.set_scores(np.full((m.n_layers, m.n_heads), np.nan), (-1.0, 1.0))
             self.by_effect.setText(
-                "<b>By effect</b>: press the button to test all "
+                "<b>By effect</b>: tick the box to test all "
                 f"{m.n_layers * m.n_heads} heads for this prompt, target, foil and ablation "
                 f"({'the first token too' if r.first else 'the first token left alone'})."
             )
@@ -183,5 +148,14 @@ class RankPage(Step):
             self.by_weight.setText("<b>By attention weight</b>: the target must occur earlier in the prompt.")
         for view in (self.effect_map, self.weight_map):
             view.set_knocked(r.heads)
-        self.inside_button.setEnabled(fresh or r.looking is not None)
-        return (" ".join(r.notices), "warning") if r.notices else None
+        self.inside_button.setEnabled(ranking is not None or r.looking is not None)
+        if r.notices:
+            return " ".join(r.notices), "warning"
+        if ranking is None:
+            return None
+        best = ranking.ranking.best
+        return (
+            f"Every head tested. Knocking out layer {best.layer + 1}, head {best.head + 1} lowers the "
+            f"difference most, by {best.score:.2f}.",
+            "info",
+        )
