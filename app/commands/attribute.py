@@ -134,7 +134,6 @@ def document(model, ids, tokens, answer, baseline, args) -> dict:
     if "occlusion" in wanted:
         stage("occlusion")
         methods["occlusion"] = ts.occlusion(model, ids, answer, counter("tokens"))
-    names = list(methods)
     decode = model.tokenizer.decode
     doc = {
         "model": model.name,
@@ -145,10 +144,8 @@ def document(model, ids, tokens, answer, baseline, args) -> dict:
         "metric": {"kind": answer.kind, "value": round(metric, 6),
                    "baseline": None if ig is None else round(ig.baseline_metric, 6)},
         "attention": {"layer": layer + 1, "head": args.head},
-        "methods": {name: [round(float(v), 6) for v in methods[name]] for name in names},
+        **scored(methods),
         **{name: [round(float(v), 6) for v in values] for name, values in extra.items()},
-        "agreement": {f"{a}~{b}": round(ts.spearman(methods[a], methods[b]), 6)
-                      for k, a in enumerate(names) for b in names[k + 1 :]},
     }  # fmt: skip
     if ig is not None:
         doc["ig"] = {"steps": ig.steps, "completeness_gap": round(ig.gap, 6),
@@ -179,7 +176,6 @@ def similarity(args) -> int:
     found = similarity_scores(model, args.text, args.pair, args.steps, counter("runs"))
     wanted = ts.METHODS if args.method == "all" else (args.method,)
     methods = {name: found.methods[name] for name in wanted}
-    names = list(methods)
     doc = {
         "model": model.name,
         "tokens": list(model.tokenizer.convert_ids_to_tokens(list(found.ids))),
@@ -187,13 +183,24 @@ def similarity(args) -> int:
         "pair": {"text": args.pair, "ids": list(found.other_ids)},
         "metric": {"kind": "cosine", "value": round(found.cosine, 6),
                    "baseline": round(found.ig.baseline_metric, 6)},
-        "methods": {name: [round(float(v), 6) for v in methods[name]] for name in names},
-        "agreement": {f"{a}~{b}": round(ts.spearman(methods[a], methods[b]), 6)
-                      for k, a in enumerate(names) for b in names[k + 1 :]},
+        **scored(methods),
         "ig": {"steps": found.ig.steps, "completeness_gap": round(found.ig.gap, 6), "baseline": "zero"},
         "notes": [],
     }  # fmt: skip
     return report(doc, args.json, lambda: lines(doc))
+
+
+def scored(methods: dict) -> dict:
+    """The JSON's "methods" (each method's scores, rounded) and "agreement" (Spearman's correlation
+    of every pair asked for)."""
+    from core.interp.token_scores import spearman
+
+    names = list(methods)
+    return {
+        "methods": {name: [round(float(v), 6) for v in methods[name]] for name in names},
+        "agreement": {f"{a}~{b}": round(spearman(methods[a], methods[b]), 6)
+                      for k, a in enumerate(names) for b in names[k + 1 :]},
+    }  # fmt: skip
 
 
 def over_the_set(args) -> int:

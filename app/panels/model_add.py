@@ -23,9 +23,14 @@ from core.models import gemma3, smollm2
 SIZES = {smollm2.KEY: "93 MB", gemma3.KEY: "238 MB"}  # what each add downloads
 
 
+def has_terms(model) -> bool:
+    """Whether ``model`` (a module of core.models.registry.ADDED) comes under terms to accept."""
+    return bool(getattr(model, "TERMS", None))
+
+
 def add_text(model) -> str:
-    """The button's words for ``model`` (a module of core.models.registry.ADDED)."""
-    terms = ", under Gemma's terms" if getattr(model, "TERMS", None) else ""
+    """The button's words for ``model``."""
+    terms = ", under Gemma's terms" if has_terms(model) else ""
     return f"Add {model.NAME} (a {SIZES[model.KEY]} download{terms}, then converted here)"
 
 
@@ -69,7 +74,7 @@ class ModelAdder(QObject):
             return reason, "error"
         if blocked:
             return blocked, "info"
-        terms = " and accept Gemma's terms" if getattr(self.model, "TERMS", None) else ""
+        terms = " and accept Gemma's terms" if has_terms(self.model) else ""
         return (
             f"{self.model.NAME} is not on this computer yet. Press Add{terms} to download and convert "
             f"it once ({SIZES[self.model.KEY]}), or open a decoder folder you already have.",
@@ -113,7 +118,7 @@ class ModelAdder(QObject):
         (nothing when an add is already running)."""
         if self.slot.running:
             return
-        terms = getattr(self.model, "TERMS", None)
+        terms = has_terms(self.model)
         if terms and not self.agree():
             self.said.emit(f"{self.model.NAME} was not added: its terms were not accepted.")
             return

@@ -9,6 +9,8 @@ was stopped (``stopped``). It asks for the width of its longest text, so none is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QAbstractButton, QProgressBar
 
@@ -86,12 +88,16 @@ class RunProgress(QProgressBar):
         return QSize(max(hint.width(), self.text_room()), hint.height())
 
 
-def show_runs(live, progress: RunProgress, cancel: QAbstractButton) -> None:
+def show_runs(
+    live, progress: RunProgress, cancel: QAbstractButton, when: Callable[[], bool] = lambda: True
+) -> None:
     """``progress`` counts the background computes of ``live`` (an app.panels.step.Live; a compute
     reports its total when it ends) and says "not run" when one is refused; ``cancel`` stops the
-    one running, the bar saying where, the controls back on the state on screen."""
+    one running, the bar saying where, the controls back on the state on screen. ``when``: only
+    while it says so (e.g. the state asks for a long run), the other computes left uncounted."""
 
     def busy(running: bool) -> None:
+        running = running and when()
         cancel.setEnabled(running)
         if running:
             progress.start()
@@ -106,4 +112,4 @@ def show_runs(live, progress: RunProgress, cancel: QAbstractButton) -> None:
     cancel.setEnabled(False)
     cancel.clicked.connect(stop)
     live.busy.connect(busy)
-    live.progressed.connect(progress.progressed)
+    live.progressed.connect(lambda done, total: when() and progress.progressed(done, total))

@@ -4,6 +4,7 @@ prompt, each head's mean output, the logit lens of a prompt, and the induction t
     analysis = analysis_of(model)                 # one per loaded model
     run = analysis.clean_run(ids)                 # probs (V,), attentions (L, H, T, T), streams
     analysis.means()                              # (L, H, head_dim) over the reference text
+    analysis.ranking(ids, target, foil)           # every head knocked out alone
     analysis.once("steer", key, compute)          # any other result, kept by kind and key
 
 Steps compute in parallel in the worker: one lock guards what is kept, and a result being
@@ -82,6 +83,26 @@ class Analysis:
             (n, seed),
             lambda: random_induction_test(model, n, seed),
             keep=1,
+        )
+
+    def ranking(
+        self,
+        ids: tuple[int, ...],
+        target: Any,
+        foil: Any,
+        mode: str = "zero",
+        first: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Any:
+        """Every head knocked out alone on ``ids`` (``rank_by_ablation``), kept per answer, ablation
+        and first-token choice; mean-ablation reads ``means()``."""
+        from core.interp.ranking import rank_by_ablation
+
+        means = self.means() if mode == "mean" else None
+        return self.once(
+            "ranking",
+            (tuple(ids), target.id, foil.id, mode, first),
+            lambda: rank_by_ablation(self.model, ids, target, foil, mode, means, progress, first),
         )
 
     def has(self, kind: str, key: tuple) -> bool:

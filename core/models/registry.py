@@ -134,12 +134,11 @@ def known_models(recent: Iterable[str] = (), cache: Path | None = None) -> list[
     except ModelsExtraMissing:
         bundled = Entry(BUNDLED, BUNDLED_NAME, ENCODER, 6, 12, 12, None, False, "bundled")
     entries = [bundled]
-    for added_model in ADDED:
-        folder = added_model.installed_folder()
+    for m in ADDED:  # not added yet: what the listing knows of it without its folder
+        folder = m.installed_folder()
         if folder is not None:
-            entries.append(describe(added_model.KEY, added_model.NAME, folder, "added"))
+            entries.append(describe(m.KEY, m.NAME, folder, "added"))
         else:
-            m = added_model
             shape = (m.LAYERS, m.HEADS, m.KV_HEADS)
             entries.append(Entry(m.KEY, m.NAME, DECODER, *shape, None, False, "added", m.FAMILY))
     for folder in dict.fromkeys(recent):

@@ -215,14 +215,14 @@ def test_the_ranking_runs_in_the_worker_and_equals_core(panel, llama_folder, qtb
 
 
 def test_a_cancelled_ranking_leaves_the_model_clean(panel, llama_folder, monkeypatch):
-    from app.panels.inside_decoder import state
+    from core.interp import ranking
 
     model = decoder(llama_folder)
     ids = ids_of(model, PROMPT)
     clean = run(model, ids)[0]
     before = hooks(model)
     gate = threading.Event()
-    real = state.rank_by_ablation
+    real = ranking.rank_by_ablation
 
     def held_after_the_first_layer(*args):
         *rest, progress, first = args
@@ -234,7 +234,7 @@ def test_a_cancelled_ranking_leaves_the_model_clean(panel, llama_folder, monkeyp
 
         return real(*rest, tick, first)
 
-    monkeypatch.setattr(state, "rank_by_ablation", held_after_the_first_layer)
+    monkeypatch.setattr(ranking, "rank_by_ablation", held_after_the_first_layer)
     panel.set_step(1)
     panel.rank.ranked.setChecked(True)
     assert panel.rank.cancel_button.isEnabled()

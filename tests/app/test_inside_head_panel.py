@@ -166,14 +166,14 @@ def test_the_knockout_progress_says_what_it_counts(panel, qtbot):
 def test_cancelling_the_knockout_unticks_the_box_and_keeps_the_maps_on_screen(panel, monkeypatch, qtbot):
     import time
 
-    from app.panels.inside_head import state
+    from core.interp import ranking
 
-    def held(model, ids, target, foil, progress):  # reports layer 0 until the cancel stops it
+    def held(model, ids, target, foil, mode, means, progress, first):  # layer 0 until the cancel
         while True:
             progress(0, model.n_layers)
             time.sleep(0.01)
 
-    monkeypatch.setattr(state, "rank_by_ablation", held)
+    monkeypatch.setattr(ranking, "rank_by_ablation", held)
     settle(panel.set_step, 3)
     before = panel.parts.result
     panel.direct.knockout.setChecked(True)

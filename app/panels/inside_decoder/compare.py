@@ -56,11 +56,16 @@ def compute_compare(s: CompareState, progress: Progress | None = None) -> Compar
     if s.other == s.source:
         raise ValueError("Choose a different decoder to compare with: this is the one the panel shows.")
     tick = progress or (lambda done, total: None)
-    found = []
-    for k, source in enumerate((s.source, s.other)):
-        model = decoder(source)
-        found.append(profile(model, s.prompt, s.target, s.foil, s.sink_prompt, s.n, s.seed,
-                             lambda done, total, k=k: tick(k * total + done, 2 * total)))  # fmt: skip
+    models = [decoder(source) for source in (s.source, s.other)]
+    steps = [m.n_layers + 2 for m in models]  # what profile counts for each: its layers, then two
+
+    def from_step(before: int) -> Progress:  # one model's count, after the models before it
+        return lambda done, _: tick(before + done, sum(steps))
+
+    found = [
+        profile(model, s.prompt, s.target, s.foil, s.sink_prompt, s.n, s.seed, from_step(sum(steps[:k])))
+        for k, model in enumerate(models)
+    ]
     return CompareResult(*found, tuple(side_by_side(*found)))
 
 

@@ -27,7 +27,6 @@ from core.interp.ranking import (
     AnswerToken,
     answer_token,
     check_pair,
-    rank_by_ablation,
     rank_by_attention,
 )
 from core.interp.sinks import FirstTokenDropped, sink_scores, without_first_token
@@ -148,9 +147,7 @@ def compute_knock(s: KnockState, progress: Progress | None = None) -> KnockResul
     if s.ranked:  # every head knocked out alone (the set knocked out by hand aside), kept per answer
         if target is None or foil is None:
             raise ValueError("Name a target and a foil token first, e.g. Mary and John.")
-        key = (prompt.ids, target.id, foil.id, s.mode, s.first)
-        rank = lambda: rank_by_ablation(model, prompt.ids, target, foil, s.mode, means, progress, s.first)  # noqa: E731
-        ranking = analysis_of(model).once("knock ranking", key, rank)
+        ranking = analysis_of(model).ranking(prompt.ids, target, foil, s.mode, s.first, progress)
     return KnockResult(
         model, prompt, clean.probs, probs, heads, s.mode, s.first, target, foil, looking, ranking,
         tuple(notices),

@@ -18,7 +18,7 @@ from app.panels.inside_decoder.views import (
 )
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
-from app.widgets.progress import RunProgress
+from app.widgets.progress import RunProgress, show_runs
 from app.widgets.text import note
 from core.maths.head_analysis import HeadRanking
 
@@ -48,7 +48,6 @@ class RankPage(Step):
             "out of date",
             what="the knock-out runs, one per layer, that fill the map of drops",
         )
-        self.cancel_button.setEnabled(False)
         self.inside_button = QPushButton("Inside the top head…")
         self.inside_button.setToolTip("the head ranked first here, in the Inside a head panel")
         self.by_effect = note(rich=True)
@@ -75,9 +74,10 @@ class RankPage(Step):
             views,
             (self.by_effect, self.by_weight, self.first_note),
         )
-        self.cancel_button.clicked.connect(self.cancel)
-        live.busy.connect(self._busy)
-        live.progressed.connect(self._progressed)
+        show_runs(live, self.progress, self.cancel_button, when=lambda: live.wanted.ranked)
+        self.cancel_button.clicked.connect(
+            lambda: self.tell("Ranking cancelled; the model is intact.", "info")
+        )
         for view in (self.effect_map, self.weight_map):
             toggle_on_click(view, self)
 
@@ -96,23 +96,6 @@ class RankPage(Step):
             "source": self.state.source, "prompt": self.state.prompt, "layer": best.layer + 1,
             "head": best.head + 1, "query": 0, "key": earlier[-1] + 1 if earlier else 1,
         }  # fmt: skip
-
-    def _busy(self, running: bool) -> None:
-        ranking = running and self.live.wanted.ranked  # a kept ranking lands at once
-        self.cancel_button.setEnabled(ranking)
-        if ranking:
-            self.progress.start()
-
-    def _progressed(self, done: int, total: int) -> None:
-        if self.live.wanted.ranked:
-            self.progress.progressed(done, total)
-
-    def cancel(self) -> None:
-        """Stop the ranking; the box unticks, the model is left intact."""
-        if self.live.task is not None:
-            self.progress.stopped()
-            self.live.cancel()
-            self.tell("Ranking cancelled; the model is intact.", "info")
 
     def script(self) -> Script:
         return scripts.which_heads(self.state, self.result.looking is not None)

@@ -11,7 +11,7 @@ from app.panels.inside_head.state import PartsResult
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.progress import RunProgress
+from app.widgets.progress import RunProgress, show_runs
 from app.widgets.reflow_grid import ReflowGrid, side_by_side
 from app.widgets.sizing import WholeText
 from app.widgets.text import note
@@ -33,7 +33,6 @@ class DirectPage(Step):
             WholeText(field)
         self.knockout = self.bind(QCheckBox("Knock out each head"), "knockout")
         self.cancel = QPushButton("Cancel")
-        self.cancel.setEnabled(False)
         self.progress = RunProgress(
             "not run yet",
             "layer %v of %m",
@@ -62,25 +61,7 @@ class DirectPage(Step):
             notes=(self.summary,),
             on_top=True,
         )
-        live.busy.connect(self._busy)
-        live.progressed.connect(self._progressed)
-        self.cancel.clicked.connect(self._cancel)
-
-    def _busy(self, running: bool) -> None:
-        knocking = running and self.live.wanted.knockout
-        self.cancel.setEnabled(knocking)
-        if knocking:
-            self.progress.start()
-
-    def _progressed(self, done: int, total: int) -> None:
-        if self.live.wanted.knockout:
-            self.progress.progressed(done, total)
-
-    def _cancel(self) -> None:
-        """Stop the knock-out runs; the maps and the box go back to the result on screen."""
-        if self.live.task is not None:
-            self.progress.stopped()
-            self.live.cancel()
+        show_runs(live, self.progress, self.cancel, when=lambda: live.wanted.knockout)
 
     def script(self) -> Script:
         return scripts.direct(self.state, self.result.model.kind, self.result.why_not)

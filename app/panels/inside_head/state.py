@@ -24,7 +24,7 @@ from core.interp import head as inside
 from core.interp.analysis import analysis_of
 from core.interp.head.step import check_cell
 from core.interp.prediction import encode, pieces, visible
-from core.interp.ranking import AblationRanking, AnswerToken, answer_token, check_pair, rank_by_ablation
+from core.interp.ranking import AblationRanking, AnswerToken, answer_token, check_pair
 from core.models.loaded import shared as loaded_models
 
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
@@ -157,8 +157,7 @@ def compute_parts(s: HeadState, progress: Progress | None = None) -> PartsResult
         writes = inside.what_it_writes(rec, layer, head, query, key)
         direct = inside.direct_shares(rec, target.id, foil.id) if target is not None else None
         if s.knockout and target is not None:
-            rank = lambda: rank_by_ablation(model, ids, target, foil, progress=progress)  # noqa: E731
-            knocked = analysis_of(model).once("head knockout", (ids, target.id, foil.id), rank)
+            knocked = analysis_of(model).ranking(ids, target, foil, progress=progress)
     notices = [t.notice for t in (target, foil) if t is not None and t.notice]
     notices += [direct.note] if direct is not None and direct.note else []  # Gemma 2's final cap
     return PartsResult(model, layer, split, writes, direct, knocked, target, foil, why_not, tuple(notices))
