@@ -183,7 +183,8 @@ def view_problems(root: QWidget) -> list[str]:
     """Everything non-finite that ``root`` shows: heatmaps, matrices, plot items, labels, table cells."""
     problems: list[str] = []
     for heatmap in root.findChildren(Heatmap):
-        problems += finite_data(f"Heatmap {heatmap.plot.titleLabel.text!r}", heatmap.values, True)
+        if not np.isnan(heatmap.values).all():  # a map left empty on purpose keeps its shape, all NaN
+            problems += finite_data(f"Heatmap {heatmap.plot.titleLabel.text!r}", heatmap.values, True)
         problems += finite_data("Heatmap levels", heatmap.levels)
     for matrix in root.findChildren(MatrixView):
         problems += finite_data(f"MatrixView {matrix.name}", matrix.values, True)
