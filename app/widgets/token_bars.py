@@ -47,6 +47,19 @@ class TokenBars(QWidget):
         self.plot.scene().sigMouseClicked.connect(self._on_click)
         self.plot.getViewBox().sigResized.connect(self._place_values)
 
+    def clear(self) -> None:
+        """No bars, as before the first ``set_bars``."""
+        self.count = 0
+        self.bars.setOpts(x0=[], y=[], width=[], brushes=[])
+        self.plot.getAxis("left").setTicks([[]])
+        self._drop_values()
+        self.shown = []
+
+    def _drop_values(self) -> None:
+        for item in self.values:
+            self.plot.removeItem(item)
+        self.values = []
+
     def set_bars(self, labels: list[str], probs, kept, rest: float) -> None:
         probs = np.asarray(probs, dtype=float)
         self.count = len(labels)
@@ -56,9 +69,7 @@ class TokenBars(QWidget):
         self.bars.setOpts(x0=np.zeros(len(widths)), y=y, width=widths, brushes=brushes)
         axis = self.plot.getAxis("left")
         axis.setTicks([[(i, tick_label(text)) for i, text in enumerate([*labels, "(rest)"])]])
-        for item in self.values:
-            self.plot.removeItem(item)
-        self.values = []
+        self._drop_values()
         for i, p in enumerate(widths):
             item = pg.TextItem(f"{p:.1%}", anchor=(0, 0.5), color=VALUE)
             item.setPos(p, i)

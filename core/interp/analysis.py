@@ -105,10 +105,10 @@ class Analysis:
             lambda: rank_by_ablation(self.model, ids, target, foil, mode, means, progress, first),
         )
 
-    def has(self, kind: str, key: tuple) -> bool:
-        """Whether the ``kind`` result for ``key`` is kept (``once`` would return it at once)."""
+    def kept(self, kind: str, key: tuple) -> Any:
+        """The kept ``kind`` result for ``key`` (``once`` would return it at once), or None."""
         with self._lock:
-            return key in self._kept[kind]
+            return self._kept[kind].get(key)
 
     def once(self, kind: str, key: tuple, compute: Callable[[], Any], keep: int = KEPT_RUNS) -> Any:
         """The kept ``kind`` result for ``key``, else ``compute()`` once, however many ask; the

@@ -63,7 +63,7 @@ def test_every_step_shows_cores_numbers_for_the_pair(panel, core_scores):
 def test_the_circuit_lands_before_the_curves_and_the_slider_reuses_the_scores(panel):
     seen = []
     panel.live.changed.connect(lambda: seen.append(panel.live.result.missing))
-    settle(panel.live.apply, direction="noise")
+    settle(panel.live.apply, direction="noise", steps=3)  # a key no other test measures
     assert seen[0] == "the faithfulness curves" and seen[-1] == "" and "the exact effects" in seen
     kept = panel.live.result.scores
     seen.clear()

@@ -1,6 +1,8 @@
 """Panel "Patching" on a tiny random Llama with grouped-query attention: every grid drawn is
 core's, sweeps run in the worker and can be cancelled, bad input keeps the last grids."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ from core.interp.attribution import attribute
 from core.interp.patching import patch, prepare
 from tests.app.conftest import idle, settle
 from tests.app.readable import blank_beside
-from tests.waits import patience_ms
+from tests.waits import patience, patience_ms
 
 pytestmark = pytest.mark.models
 pytest.importorskip("torch")
@@ -94,9 +96,9 @@ def test_cancel_stops_the_sweep_and_leaves_the_model_clean(panel, llama_folder):
     model, _ = core_pair(llama_folder)
     before = hooks(model.module)
     panel.set_step(3)
-    panel.heads.cancel()
+    panel.heads.cancel_button.click()
     idle(120)
-    assert panel.heads.task is None and hooks(model.module) == before
+    assert panel.runs.live.task is None and hooks(model.module) == before
 
 
 def drawn_labels(axis) -> list[str]:
@@ -158,6 +160,7 @@ def test_the_sweeps_progress_says_what_it_counts_before_and_after(qtbot, tmp_pat
     for step, page in enumerate(p.sweeps(), 1):
         p.set_step(step)
         qtbot.waitUntil(lambda page=page: page.cancel_button.isVisible(), timeout=patience_ms(5))
+        idle()  # the step's compute ends: no model to sweep with
         assert not blank_beside(page.cancel_button), (step, blank_beside(page.cancel_button))
         assert page.progress.text() == "not swept" and page.progress.toolTip()
 
@@ -166,6 +169,128 @@ def test_a_finished_or_cancelled_sweep_says_so(panel):
     settle(panel.set_step, 1)
     assert panel.stream.progress.text() == "swept"
     panel.set_step(3)
-    panel.heads.cancel()
+    panel.heads.cancel_button.click()
     assert panel.heads.progress.text().startswith("stopped")
     idle(120)
+
+
+@pytest.fixture
+def held(monkeypatch):
+    """Sweeps that stop after their first batch of cells until ``held.set()`` (a
+    threading.Event): the batch has landed in the panel's state by then."""
+    import threading
+
+    from app.panels.patching import state
+
+    gate, real = threading.Event(), state.patch
+
+    def first_batch_then_wait(model, pair, what, direction, head, progress, partial):
+        def keep(grid):
+            partial(grid)
+            gate.wait(patience(30))
+
+        return real(model, pair, what, direction, head, progress, keep)
+
+    monkeypatch.setattr(state, "patch", first_batch_then_wait)
+    yield gate
+    gate.set()
+
+
+def swept(panel) -> int:
+    """The cells of the stream grid in the panel's state."""
+    r = panel.runs.result
+    grid = None if r is None else r.grids.get("resid")
+    return 0 if grid is None else int(np.isfinite(grid.raw).sum())
+
+
+def test_cells_arrive_in_the_state_in_order_with_progress(panel, qtbot, llama_folder):
+    landed, progress = [], []
+    panel.runs.live.changed.connect(lambda: landed.append(panel.runs.result))
+    panel.runs.live.progressed.connect(lambda done, total: progress.append((done, total)))
+    settle(panel.set_step, 1)
+    corrupt = CLEAN.replace(" on ", " at ")  # a pair no other test sweeps: nothing kept yet
+    settle(panel.runs.apply, corrupt=corrupt)
+    ours = [r for r in landed if r.state.corrupt == corrupt]
+    filled = [np.isfinite(r.grids["resid"].raw) for r in ours if "resid" in r.grids]
+    assert len(filled) >= 3 and filled[-1].all() and ours[0].missing == ("resid",) and ours[-1].missing == ()
+    for before, after in itertools.pairwise(filled):  # each holds every cell the one before held
+        assert (after >= before).all()
+    dones = [done for done, total in progress if total == filled[-1].size]
+    assert dones == sorted(dones) and dones[-1] == filled[-1].size
+    model, _ = core_pair(llama_folder)
+    pair = prepare(model, CLEAN, corrupt, "the", "because")
+    np.testing.assert_allclose(panel.stream.map.values, patch(model, pair, "resid").values, atol=1e-5)
+    assert panel.stream.progress.text() == "swept"
+
+
+def test_cancel_mid_sweep_keeps_the_cells_run_and_says_what_is_missing(panel, qtbot, held):
+    panel.runs.apply(corrupt=CLEAN.replace(" on ", " a "))
+    panel.set_step(1)
+    qtbot.waitUntil(lambda: swept(panel) > 0, timeout=patience_ms(30))
+    part = swept(panel)
+    panel.stream.cancel_button.click()
+    held.set()
+    idle()
+    r = panel.runs.result
+    assert swept(panel) == part < r.grids["resid"].raw.size and r.missing == ("resid",)
+    assert panel.stream.progress.text().startswith("stopped")
+    assert panel.stream.status.text() == f"{part} of {r.grids['resid'].raw.size} cells"
+    np.testing.assert_array_equal(panel.stream.map.values, r.grids["resid"].values)  # drawn as held
+    settle(panel.set_step, 2)
+    settle(panel.set_step, 1)  # shown again: swept whole
+    assert swept(panel) == r.grids["resid"].raw.size and panel.runs.result.missing == ()
+
+
+def test_a_new_prompt_mid_sweep_leaves_no_stale_cell(panel, qtbot, llama_folder, held):
+    landed = []
+    panel.runs.live.changed.connect(lambda: landed.append(panel.runs.result))
+    panel.runs.apply(corrupt=CLEAN.replace(" on ", " dog "))
+    panel.set_step(1)
+    qtbot.waitUntil(lambda: swept(panel) > 0, timeout=patience_ms(30))
+    newer = CLEAN.replace(" on ", " sat ")
+    panel.runs.apply(corrupt=newer)
+    held.set()
+    idle()
+    for r in landed:  # every grid drawn is of its own state's pair
+        if "resid" in r.grids:
+            assert r.grids["resid"].corrupt == pytest.approx(r.corrupt, abs=1e-5), r.state.corrupt
+    model, _ = core_pair(llama_folder)
+    pair = prepare(model, CLEAN, newer, "the", "because")
+    assert panel.runs.result.state.corrupt == newer and panel.runs.result.missing == ()
+    np.testing.assert_allclose(panel.stream.map.values, patch(model, pair, "resid").values, atol=1e-5)
+
+
+def test_a_lesson_saved_mid_sweep_reopens_the_same(panel, qtbot, held, llama_folder):
+    from app import lesson_files
+
+    panel.set_step(3)
+    panel.runs.apply(corrupt=CLEAN.replace(" on ", " to "), direction="noise")
+    panel.heads.heads_map.clicked.emit(1, 0)  # layer 2, head 1
+    qtbot.waitUntil(lambda: panel.runs.result.grids.get("heads") is not None, timeout=patience_ms(30))
+    lesson = lesson_files.capture(panel)
+    held.set()
+    idle()
+    again = PatchingPanel()
+    qtbot.addWidget(again)
+    again.resize(1300, 850)
+    again.show()
+    idle()
+    settle(again.runs.apply, source=llama_folder)
+    assert lesson_files.apply(again, lesson) == []
+    idle()
+    assert again.runs.state == panel.runs.state and again.step == 3
+    assert again.runs.result.chosen == (1, 0) == panel.runs.result.chosen
+    for view in ("heads_map", "knock_map", "head_map"):
+        np.testing.assert_allclose(getattr(again.heads, view).values, getattr(panel.heads, view).values)
+    assert again.heads.head_map.plot.titleLabel.text == "L2 H1 by position"
+
+
+def test_a_head_that_does_not_exist_is_refused_and_the_grids_stay(panel):
+    settle(panel.set_step, 3)
+    before = panel.heads.heads_map.values.copy()
+    settle(panel.heads.layer.setValue, 9)
+    assert "Layer 9, head 1 does not exist" in panel.message.text()
+    np.testing.assert_array_equal(panel.heads.heads_map.values, before)
+    settle(panel.heads.layer.setValue, 0)  # best: the head patching ranks first
+    r = panel.runs.result
+    assert r.chosen == np.unravel_index(np.argmax(r.grids["heads"].values), r.grids["heads"].values.shape)

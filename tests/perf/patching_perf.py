@@ -129,7 +129,7 @@ def in_the_panel(source: str) -> None:
         if k < 2:
             worker.wait_idle(600)
             continue
-        panel.stream.cancel()
+        panel.stream.cancel_button.click()
         start = time.perf_counter()
         worker.wait_idle(60)
         cancels.append(time.perf_counter() - start)
@@ -144,7 +144,8 @@ def in_the_panel(source: str) -> None:
 
 def new_cells(panel, corrupt: str) -> bool:
     """The residual grid on screen has cells of the pair with this corrupted prompt."""
-    r, grid = panel.runs.result, panel.stream.grids.get("resid")
+    r = panel.runs.result
+    grid = None if r is None else r.grids.get("resid")
     fresh = grid is not None and r is not None and abs(grid.corrupt - r.corrupt) < 1e-3
     return fresh and r.state.corrupt == corrupt
 

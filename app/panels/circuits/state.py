@@ -99,7 +99,7 @@ def compute_circuit(
     chosen = _chosen(model, kept, key, s, shown, scores)
     result = CircuitResult(s, model, pair, scores, shown, nodes, None, checked, None, chosen)
     curves_key, exact_key = (*key, s.steps), (*key, s.method, s.steps)
-    if partial is not None and not analysis.has("circuit exact", exact_key):
+    if partial is not None and analysis.kept("circuit exact", exact_key) is None:
         partial(result)
     sizes = circuits.curve_counts(scores.count)
 
@@ -112,7 +112,7 @@ def compute_circuit(
         return out
 
     result = replace(result, curves=kept("circuit curves", curves_key, curves))
-    if partial is not None and not analysis.has("circuit exact", exact_key):
+    if partial is not None and analysis.kept("circuit exact", exact_key) is None:
         partial(result)
     exact = kept(
         "circuit exact",

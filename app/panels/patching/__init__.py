@@ -10,7 +10,7 @@ from app.panels.model_row import ModelRow
 from app.panels.patching.approx import ApproxPage
 from app.panels.patching.heads import HeadsPage
 from app.panels.patching.parts import PartsPage
-from app.panels.patching.state import PairState, compute_pair
+from app.panels.patching.state import VIEWS, PairState, compute_pair
 from app.panels.patching.stream import StreamPage
 from app.panels.patching.two_runs import TwoRunsPage
 from app.panels.row_panel import RowPanel
@@ -26,11 +26,10 @@ class PatchingPanel(RowPanel):
         super().__init__(parent)
         live = Live(PairState(), compute_pair, background=True)  # every step shares the pair
         self.runs = TwoRunsPage(live)
-        shared: dict = {}  # whole grids, so a step shows what another already swept
-        self.stream = StreamPage(live, shared)
-        self.parts = PartsPage(live, shared)
-        self.heads = HeadsPage(live, shared)
-        self.approx = ApproxPage(live, shared)
+        self.stream = StreamPage(live)
+        self.parts = PartsPage(live)
+        self.heads = HeadsPage(live)
+        self.approx = ApproxPage(live)
         self.row = ModelRow(DECODER, "patching", default=smollm2.KEY, fallback=smollm2.KEY)
         self.body.addWidget(self.row)
         self.add_steps(self.runs, self.stream, self.parts, self.heads, self.approx)
@@ -44,11 +43,11 @@ class PatchingPanel(RowPanel):
         return [self.stream, self.parts, self.heads, self.approx]
 
     def show_step(self, i: int) -> None:
-        """Show step ``i``; the sweeps of the other steps stop (they resume when shown again)."""
-        for page in self.sweeps():
-            if page is not self.step_pages[i] and page.pause():
-                page.mark_stale()  # not on screen: it sweeps again when shown
+        """Show step ``i``; the state's sweep turns to its grids (another step's sweep stops and
+        starts again when that step is shown)."""
         super().show_step(i)
+        if self.runs.live.wanted.view != VIEWS[i]:
+            self.runs.apply(view=VIEWS[i])
 
     def exercise(self) -> None:
         from app import worker
@@ -71,9 +70,9 @@ class PatchingPanel(RowPanel):
             worker.settle()
         self.set_step(1)
         worker.settle()
-        grid = self.stream.grids.get("resid")
-        if grid is not None:  # the changed name's stream, halfway up: its predictions, what it reaches
-            self.stream.pick(grid.raw.shape[0] // 2, self.runs.result.pair.differ[0])
+        r = self.runs.result
+        if r is not None and "resid" in r.grids:  # the changed name's stream, halfway up: its
+            self.stream.pick(r.grids["resid"].raw.shape[0] // 2, r.pair.differ[0])  # predictions, reach
             worker.settle()
 
     def export(self) -> dict[str, QWidget]:

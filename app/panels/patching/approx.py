@@ -8,14 +8,12 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
 
 from app.panels.patching import scripts
-from app.panels.patching.state import PairResult
+from app.panels.patching.state import EXACT, PairResult
 from app.panels.patching.sweep import SweepStep, beside, grid_map, show_grid
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice
 from app.widgets.plots import plot
 from app.widgets.text import note
-
-CHOICES = {"resid": "residual stream", "attn": "attention outputs", "mlp": "MLP outputs", "heads": "heads"}
 
 
 def correlation(exact: np.ndarray, approx: np.ndarray) -> float | None:
@@ -28,12 +26,15 @@ def correlation(exact: np.ndarray, approx: np.ndarray) -> float | None:
 
 
 class ApproxPage(SweepStep):
-    def __init__(self, live: Live, shared: dict | None = None):
-        super().__init__(live, shared)
+    view = "approx"
+
+    def __init__(self, live: Live):
+        super().__init__(live)
         self.what = QComboBox()
         self.what.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        for key, text in CHOICES.items():
+        for key, text in EXACT.items():
             self.what.addItem(text, key)
+        self.bind(self.what, "grid")
         self.approx_map = grid_map("One-pass estimate")
         self.exact_map = grid_map("Exact (patched runs)")
         self.scatter = plot("Estimate against exact", "exact", "estimate")
@@ -57,26 +58,19 @@ class ApproxPage(SweepStep):
             views,
             (self.summary,),
         )
-        self.what.currentIndexChanged.connect(self._chosen)
-
-    def _chosen(self) -> None:
-        self.mark_stale()
 
     def script(self) -> Script:
-        return scripts.approx(self.state, self.what.currentData())
-
-    def wanted(self, r: PairResult) -> dict[str, tuple]:
-        return {"approx": (r.state.key, None), self.what.currentData(): (r.state.key, None)}
+        return scripts.approx(self.state)
 
     def show(self, r: PairResult) -> Notice:
-        what = self.what.currentData()
-        approx, exact = self.grids.get("approx"), self.grids.get(what)
+        what = r.state.grid
+        approx, exact = r.grids.get("approx"), r.grids.get(what)
         estimate = None if approx is None else approx.grid(what)
         show_grid(self.approx_map, estimate, pair=r.pair)
         show_grid(self.exact_map, exact, pair=r.pair)
         if estimate is None or exact is None or exact.raw.shape != estimate.raw.shape:
             self.points.setData(x=[], y=[])
-            self.summary.setText("The exact grid is running…")
+            self.summary.setText(f"The exact grid: {self.progress_text(exact)}.")
             return None
         x, y = exact.values.ravel(), estimate.values.ravel()
         shown = np.isfinite(x)

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFormLayout, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.panels.patching import scripts
 from app.panels.patching.state import PairResult
 from app.panels.patching.sweep import SweepStep, beside, grid_map, show_grid
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice
+from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 
 LISTED = 5
+MOST = 10_000  # layers or heads: the model refuses what it does not have, with a message
 
 
 def top_heads(scores: np.ndarray, k: int = LISTED) -> list[tuple[int, int]]:
@@ -29,11 +31,17 @@ def named(heads: list[tuple[int, int]]) -> str:
 
 
 class HeadsPage(SweepStep):
+    view = "heads"
     open_head = Signal(dict)  # the chosen head as a cell of Inside a head
 
-    def __init__(self, live: Live, shared: dict | None = None):
-        super().__init__(live, shared)
-        self.head: tuple[int, int] | None = None  # chosen by a click; else the best by patching
+    def __init__(self, live: Live):
+        super().__init__(live)
+        self.layer = self.bind(spin(self.state.layer, 0, MOST), "layer")
+        self.layer.setPrefix("layer ")
+        self.layer.setSpecialValueText("best head")  # layer 0: the head patching ranks first
+        self.layer.setToolTip("the chosen head's layer; best: the head whose output brings most back")
+        self.head = self.bind(spin(self.state.head, 1, MOST), "head")
+        self.head.setPrefix("head ")
         self.heads_map = grid_map("Head outputs", layers=False)
         self.knock_map = grid_map("Knockout", layers=False)
         self.head_map = grid_map("One head", layers=False)
@@ -41,9 +49,12 @@ class HeadsPage(SweepStep):
         self.compare = note(rich=True)
         controls = QFormLayout()
         self.sweep_rows(controls)
-        self.inside_button = QPushButton("Inside the chosen head…")
+        self.inside_button = QPushButton("Inside…")
         self.inside_button.setToolTip("the chosen head in the Inside a head panel, on the clean prompt")
-        controls.addRow(self.inside_button)
+        chosen = QHBoxLayout()  # one row: the column is full at lecture text sizes
+        for part in (self.layer, self.head, self.inside_button):
+            chosen.addWidget(part)
+        controls.addRow(chosen)
         views = QWidget()
         column = QVBoxLayout(views)
         column.setContentsMargins(0, 0, 0, 0)
@@ -64,37 +75,27 @@ class HeadsPage(SweepStep):
     def _open_inside(self) -> None:
         """The chosen head on the clean prompt, from the last token to the first changed one."""
         r = self.result
-        head = None if r is None else self.chosen(r)
-        if head is not None:
-            cell = {"layer": head[0] + 1, "head": head[1] + 1, "query": 0, "key": r.pair.differ[0] + 1}
+        if r is not None and r.chosen is not None:
+            layer, head = r.chosen
+            cell = {"layer": layer + 1, "head": head + 1, "query": 0, "key": r.pair.differ[0] + 1}
             self.open_head.emit({"source": r.state.source, "prompt": r.state.clean, **cell})
 
     def choose(self, layer: int, head: int) -> None:
-        self.head = (layer, head)
-        self.mark_stale()
-
-    def chosen(self, r: PairResult) -> tuple[int, int] | None:
-        """The head clicked, else the one whose output brings most back (once all are patched)."""
-        if self.head is not None and self.head[0] < r.model.n_layers and self.head[1] < r.model.n_heads:
-            return self.head
-        if self.made_for.get("heads") != (r.state.key, None):  # not swept whole for this pair
-            return None
-        return top_heads(self.grids["heads"].values, 1)[0]
+        """Choose the head at ``layer``, ``head`` (from 0)."""
+        self.apply(layer=layer + 1, head=head + 1)
 
     def script(self) -> Script:
-        return scripts.heads(self.state, self.chosen(self.result))
-
-    def wanted(self, r: PairResult) -> dict[str, tuple]:
-        key, head = r.state.key, self.chosen(r)
-        wanted = {"heads": (key, None), "knockout": (key[:5], None)}
-        return wanted if head is None else wanted | {"head": (key, head)}
+        return scripts.heads(self.state)
 
     def show(self, r: PairResult) -> Notice:
-        heads, knock, one = (self.grids.get(w) for w in ("heads", "knockout", "head"))
+        heads, knock, one = (r.grids.get(w) for w in ("heads", "knockout", "head"))
         show_grid(self.heads_map, heads, *self._labels(r))
         if knock is not None:
             self.knock_map.set_data(knock.relative_drop, *self._labels(r), (-1.0, 1.0))
-        chosen = self.chosen(r)
+        else:
+            self.knock_map.clear()
+        chosen = r.chosen
+        self.head.setEnabled(bool(r.state.layer))  # with the best head, the layer box says it all
         if chosen is not None:
             self.head_map.set_title(f"L{chosen[0] + 1} H{chosen[1] + 1} by position")
         show_grid(self.head_map, one, pair=r.pair)
@@ -106,6 +107,8 @@ class HeadsPage(SweepStep):
                 f"<b>Patching</b>: {named(by_patch)}<br><b>Knockout</b>: {named(by_knock)}<br>"
                 f"In both top {LISTED}: {named(both)}"
             )
+        else:
+            self.compare.setText("The top heads by patching and by knock-out follow once both are run.")
         return None
 
     @staticmethod

@@ -13,8 +13,10 @@ from app.widgets.text import note
 
 
 class PartsPage(SweepStep):
-    def __init__(self, live: Live, shared: dict | None = None):
-        super().__init__(live, shared)
+    view = "parts"
+
+    def __init__(self, live: Live):
+        super().__init__(live)
         self.attn_map = grid_map("Attention output copied in")
         self.mlp_map = grid_map("MLP output copied in")
         self.status = note()
@@ -31,11 +33,8 @@ class PartsPage(SweepStep):
     def script(self) -> Script:
         return scripts.parts(self.state)
 
-    def wanted(self, r: PairResult) -> dict[str, tuple]:
-        return {"attn": (r.state.key, None), "mlp": (r.state.key, None)}
-
     def show(self, r: PairResult) -> Notice:
-        attn, mlp = self.grids.get("attn"), self.grids.get("mlp")
+        attn, mlp = r.grids.get("attn"), r.grids.get("mlp")
         show_grid(self.attn_map, attn, pair=r.pair)
         show_grid(self.mlp_map, mlp, pair=r.pair)
         self.status.setText(f"Attention: {self.progress_text(attn)}. MLP: {self.progress_text(mlp)}.")

@@ -71,9 +71,28 @@ def two_runs(s: PairState) -> Script:
 
 
 def stream(s: PairState) -> Script:
-    """Step 2: the residual stream patched at one (layer, position) at a time."""
-    body = pair_code(s, "from core.interp.patching import patch, prepare") + grid_code(
-        "grid", "resid", "The clean stream copied in (rows: where, columns: positions)"
+    """Step 2: the residual stream patched at one (layer, position) at a time; the clicked cell's
+    run, its next tokens."""
+    imports, picked = ("from core.interp.patching import patch, prepare",), ""
+    if s.row:
+        imports = (
+            "from core.interp.patching import cell_logits, patch, prepare",
+            "from core.interp.prediction import visible",
+            "from core.maths.attention import softmax",
+        )
+        picked = f"""
+    cell = ({s.row - 1}, {s.column - 1})  # the clicked cell, (row, position) counted from 0
+    if cell[0] < len(grid.rows) and cell[1] < len(grid.columns):
+        logits = cell_logits(model, pair, "resid", cell, direction)  # (vocab,) of that one run
+        probs = softmax(logits.astype(np.float64))
+        best = np.argsort(-probs)[:{TOP}]
+        print(f"The run of {{grid.rows[cell[0]]}}, position {{grid.columns[cell[1]]}}: its next tokens")
+        print(table(probs[best], [visible(model.tokenizer.decode([int(t)])) for t in best], ["p"]))
+    """
+    body = (
+        pair_code(s, *imports)
+        + grid_code("grid", "resid", "The clean stream copied in (rows: where, columns: positions)")
+        + picked
     )
     return Script(body, heatmap("grid.values", "grid.rows", "grid.columns", "Residual stream"))
 
@@ -90,36 +109,41 @@ def parts(s: PairState) -> Script:
     return Script(body, f"{attention}plt.figure()\n{mlp}")
 
 
-def heads(s: PairState, head: tuple[int, int] | None) -> Script:
-    """Step 4: every head's output patched, beside the knockout ranking; the chosen ``head``
-    (layer, head from 0) by position."""
+def heads(s: PairState) -> Script:
+    """Step 4: every head's output patched, beside the knockout ranking; the chosen head (the
+    state's, else the one whose output brings most back) by position."""
     imports = (
         "from core.interp.ranking import rank_by_ablation",
         "from core.interp.patching import patch, prepare",
+    )
+    chosen = (
+        f"head = ({s.layer - 1}, {s.head - 1})  # the chosen head, (layer, head) counted from 0"
+        if s.layer
+        else "head = tuple(int(k) for k in np.unravel_index(np.argmax(grid.values), grid.values.shape))\n"
+        '    print("The head whose output brings most back: layer", head[0] + 1, "head", head[1] + 1)'
     )
     body = (
         pair_code(s, *imports)
         + grid_code(
             "grid", "heads", "Each head's output copied in at every position (rows: layers, columns: heads)"
         )
-        + """
+        + f"""
     # Each head knocked out of the clean run (zero-ablation): the drop in the metric over its size.
     knockout = rank_by_ablation(model, pair.clean, pair.target, pair.foil)
     print("Knockout: the share of the clean metric lost with each head knocked out")
     print(table(knockout.relative_drop, grid.rows, grid.columns))
+    {chosen}
     """
-    )
-    if head is not None:
-        body += f"""
-    head = {head!r}  # the chosen head, (layer, head) counted from 0
-    """ + grid_code(
+        + grid_code(
             "one", "head", "The chosen head's output, query, key, value and pattern by position", "head"
         )
+    )
     return Script(body, heatmap("grid.values", "grid.rows", "grid.columns", "Head outputs"))
 
 
-def approx(s: PairState, what: str) -> Script:
-    """Step 5: attribution patching's one-pass estimate of the ``what`` grid beside the exact one."""
+def approx(s: PairState) -> Script:
+    """Step 5: attribution patching's one-pass estimate of the state's grid beside the exact one."""
+    what = s.grid
     imports = (
         "from core.interp.attribution import attribute",
         "from core.interp.patching import patch, prepare",

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout
 
-from app import worker
 from app.panels.patching import scripts
-from app.panels.patching.state import PairResult, cell_top
+from app.panels.patching.state import PairResult
 from app.panels.patching.sweep import SweepStep, beside, grid_map, show_grid, show_top
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice
@@ -16,8 +15,10 @@ from app.widgets.token_bars import TokenBars
 
 
 class StreamPage(SweepStep):
-    def __init__(self, live: Live, shared: dict | None = None):
-        super().__init__(live, shared)
+    view = "stream"
+
+    def __init__(self, live: Live):
+        super().__init__(live)
         self.map = grid_map("Clean stream copied in (0 = corrupted, 1 = clean)")
         self.bars = TokenBars("Click a cell")
         self.status = note()
@@ -37,21 +38,21 @@ class StreamPage(SweepStep):
     def script(self) -> Script:
         return scripts.stream(self.state)
 
-    def wanted(self, r: PairResult) -> dict[str, tuple]:
-        return {"resid": (r.state.key, None)}
+    def pick(self, row: int, column: int) -> None:
+        """Choose the cell at ``row``, ``column`` (from 0): its run's next tokens are computed."""
+        self.apply(row=row + 1, column=column + 1)
 
     def show(self, r: PairResult) -> Notice:
-        grid = self.grids.get("resid")
+        grid = r.grids.get("resid")
         show_grid(self.map, grid, pair=r.pair)
         self.status.setText(self.progress_text(grid))
-        return None
-
-    def pick(self, row: int, column: int) -> None:
-        """Outline what the cell can influence and show its run's next tokens."""
-        r = self.result
-        grid = self.grids.get("resid")
-        if r is None or grid is None:
-            return
+        s = r.state
+        if grid is None or r.cell_top is None:
+            self.picked.setText("Click a cell: its run's next tokens show beside the grid.")
+            self.bars.plot.setTitle("Click a cell")
+            self.bars.clear()
+            return None
+        row, column = s.row - 1, s.column - 1
         n, m = grid.raw.shape
         self.map.mark(row, column, rows=n - row, cols=m - column)
         self.picked.setText(
@@ -59,12 +60,5 @@ class StreamPage(SweepStep):
             "The outline holds what this copy can change: later layers, same and later positions."
         )
         self.bars.plot.setTitle(f"{grid.rows[row]}, {grid.columns[column]}")
-        worker.run_task(
-            cell_top,
-            r,
-            "resid",
-            row,
-            column,
-            on_result=lambda top: show_top(self.bars, top),
-            on_error=self.tell,
-        )
+        show_top(self.bars, r.cell_top)
+        return None

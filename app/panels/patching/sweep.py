@@ -1,25 +1,20 @@
-"""What every step of the Patching panel shares: the direction switch, and exact sweeps in the
-worker whose grids fill in as their cells finish (progress bar, Cancel; a new pair cancels the
-old sweep, and the last grids stay until the new sweep has cells)."""
+"""What every sweeping step of the Patching panel shares: the direction switch, the progress of
+the state's sweep with Cancel (a new pair cancels the old sweep and its cells go), and how grids
+are drawn."""
 
 from __future__ import annotations
-
-from functools import partial
 
 import numpy as np
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton, QWidget
 
-from app import worker
 from app.panels.pair_step import direction_box
-from app.panels.patching.state import PairResult, sweep
-from app.panels.step import Notice, Step
+from app.panels.patching.state import PairResult
+from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
-from app.widgets.progress import RunProgress
+from app.widgets.progress import RunProgress, show_runs
 from app.widgets.token_bars import TokenBars
 from core.interp.patching import Grid, PatchPair
 from core.interp.prediction import visible
-
-KEPT = 24  # whole grids kept for the steps to share
 
 
 def grid_map(title: str, layers: bool = True) -> Heatmap:
@@ -86,23 +81,20 @@ def beside(*widgets: QWidget, stretch: tuple[int, ...] = ()) -> QWidget:
 
 
 class SweepStep(Step):
-    """A step that shows exact grids (``wanted``) swept in the worker for the pair on screen."""
+    """A step that shows the exact grids its ``view`` sweeps (see state.PairState.wanted): the
+    state's compute sweeps them while the step is on screen, cells landing in the result as they
+    come; the progress bar and Cancel follow that compute."""
 
-    def __init__(self, live, shared: dict | None = None):
+    view = ""  # by the subclass
+
+    def __init__(self, live: Live):
         super().__init__(live)
-        self.shared = {} if shared is None else shared  # (what, request) -> result, across steps
         self.direction = self.bind(direction_box(), "direction")
         self.progress = RunProgress(
             "not swept", "%p%", "swept", "stopped", what="the exact sweep of this step's grids"
         )
         self.cancel_button = QPushButton("Cancel the sweep")
-        self.cancel_button.setEnabled(False)
-        self.grids: dict[str, object] = {}  # what -> the newest Grid, AblationRanking or Attribution
-        self.made_for: dict[str, tuple] = {}  # what -> the request its grid answers
-        self.arriving: dict[str, object] = {}  # written by the worker, drawn at the next progress
-        self.task: worker.Task | None = None
-        self.asked: tuple = ()  # the request of the running sweep
-        self.cancel_button.clicked.connect(self.cancel)
+        show_runs(live, self.progress, self.cancel_button, when=self.is_current)
 
     def sweep_rows(self, form: QFormLayout) -> None:
         """The direction switch, the progress bar and Cancel, as rows of ``form``."""
@@ -112,90 +104,22 @@ class SweepStep(Step):
         row.addWidget(self.cancel_button)
         form.addRow(row)
 
-    def wanted(self, r: PairResult) -> dict[str, tuple]:
-        """what -> the request (pair, direction, head) its grid must answer; by the subclass."""
-        raise NotImplementedError
-
     def show(self, r: PairResult) -> Notice:
-        """Draw the grids there are (``self.grids``); by the subclass."""
+        """Draw the grids of ``r`` (its view is this step's); by the subclass."""
         raise NotImplementedError
 
     def draw(self, r: PairResult) -> Notice:
-        wanted = self.wanted(r)
-        for what, key in wanted.items():  # swept whole by another step already
-            if self.made_for.get(what) != key and (what, key) in self.shared:
-                self.grids[what], self.made_for[what] = self.shared[what, key], key
-        missing = {w: key for w, key in wanted.items() if self.made_for.get(w) != key}
-        if missing and tuple(missing.items()) != self.asked:
-            self.start(r, missing)
-        elif not missing:
+        if r.state.view != self.view:  # another step's sweep: this one's follows when it is shown
+            self.stale = True
+            return self.notice
+        if not r.missing:
             self.progress.finished()  # every grid there, also when another step swept it
+        elif self.progress.state not in ("running", "stopped"):  # a cancel says where it stopped
+            self.progress.idle()
         return self.show(r)
-
-    def start(self, r: PairResult, missing: dict[str, tuple]) -> None:
-        if self.task is not None:
-            self.task.cancel()
-        self.asked = asked = tuple(missing.items())
-        head = next((key[-1] for key in missing.values() if key[-1] is not None), None)
-        self.progress.start()
-        self.cancel_button.setEnabled(True)
-
-        def keep(what: str, value) -> None:  # in the worker
-            if self.asked == asked:
-                self.arriving[what] = value
-
-        def landed(out: dict) -> None:
-            if self.asked != asked:
-                return
-            self.grids.update(out)
-            self.made_for.update(missing)
-            self.shared.update({(w, key): out[w] for w, key in missing.items()})
-            while len(self.shared) > KEPT:
-                self.shared.pop(next(iter(self.shared)))
-            self.arriving.clear()
-            self._redraw()
-
-        def ended() -> None:
-            if self.asked == asked:
-                self.task, self.asked = None, ()
-                self.cancel_button.setEnabled(False)
-                self.progress.stopped()  # ended without its grids (an error); else already done
-
-        self.task = worker.run_task(
-            partial(sweep, r, tuple(missing), head, partial=keep),
-            on_result=landed,
-            on_error=self.tell,
-            on_progress=self._progressed,
-            on_finished=ended,
-        )
-
-    def _progressed(self, done: int, total: int) -> None:
-        self.progress.progressed(done, total)
-        if self.arriving:
-            self.grids.update(self.arriving)
-            self.arriving.clear()
-            self._redraw()
-
-    def _redraw(self) -> None:
-        self.mark_stale()  # drawn now when on screen (the sweep is not started again)
-
-    def cancel(self) -> None:
-        if self.pause():
-            self.tell("Sweep cancelled; the cells run so far stay on screen.", "info")
-
-    def pause(self) -> bool:
-        """Stop the running sweep; True if one ran. It starts again the next time the step is
-        drawn (``mark_stale``)."""
-        if self.task is None:
-            return False
-        self.task.cancel()
-        self.asked, self.task = (), None
-        self.cancel_button.setEnabled(False)
-        self.progress.stopped()
-        return True
 
     def progress_text(self, grid: Grid | None) -> str:
         if grid is None:
-            return "Running…"
+            return "none yet"
         left = int(np.isnan(grid.raw).sum())
         return f"{grid.raw.size - left} of {grid.raw.size} cells" + ("" if left else " (done)")
