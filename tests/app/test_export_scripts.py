@@ -176,7 +176,7 @@ def cell(panel) -> None:
     """Inside a head: another head and cell, a pair the tiny model has, every head knocked out."""
     settle(panel.prompt.setText, PROMPT)
     settle(panel.live.apply, layer=2, head=3, query=0, key=3)
-    settle(panel.parts.apply, target=" because", foil=" the", knockout=True)
+    settle(panel.live.apply, target=" because", foil=" the", knockout=True)
 
 
 def steer(panel) -> None:

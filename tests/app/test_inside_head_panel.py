@@ -28,7 +28,7 @@ def panel(qtbot, llama_folder):
     assert (p.live.state.layer, p.live.state.head) == (1, 1) and p.live.result is not None  # a head it has
     settle(p.prompt.setText, PROMPT)
     settle(p.live.apply, layer=2, head=3, query=0, key=3)
-    settle(p.parts.apply, target=" because", foil=" the")
+    settle(p.live.apply, target=" because", foil=" the")
     return p
 
 
@@ -54,14 +54,14 @@ def test_step_one_shows_the_models_own_weight_and_a_click_follows_a_cell(panel, 
     assert (
         (panel.live.state.query, panel.live.state.key)
         == (6, 2)
-        == (panel.parts.state.query, panel.parts.state.key)
+        == (panel.live.state.query, panel.live.state.key)
     )
     assert panel.live.result.step.weight == pytest.approx(float(out.attentions[1][0, 2, 5, 1]), abs=1e-6)
 
 
 def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_folder):
     model, ids, out = model_weights(llama_folder, PROMPT)
-    r, score = panel.parts.result, panel.live.result.step.score
+    r, score = panel.live.result.parts, panel.live.result.step.score
     assert r.split.query_totals.sum() == pytest.approx(score, rel=1e-5)
     assert r.split.key_totals.sum() == pytest.approx(score, rel=1e-5)
     panel.set_step(1)
@@ -73,7 +73,7 @@ def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_
     assert r.direct.values.sum() == pytest.approx(float(logits[target] - logits[foil]), rel=1e-5)
     np.testing.assert_allclose(panel.direct.direct_map.values[:, :4], r.direct.heads)
     settle(panel.direct.knockout.setChecked, True)
-    assert panel.parts.state.knockout  # in the state: a saved lesson and a script reproduce it
+    assert panel.live.state.knockout  # in the state: a saved lesson and a script reproduce it
     expected = rank_by_ablation(
         model,
         ids,
@@ -85,7 +85,7 @@ def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_
 
 def test_what_it_writes_lists_tokens_and_splits_the_copy_by_key(panel):
     panel.set_step(2)
-    w = panel.parts.result.writes
+    w = panel.live.result.parts.writes
     assert panel.writes.up.rowCount() == 10 and w.paths.sum() == pytest.approx(w.whole)
     assert "rank" in panel.writes.summary.text()
 
@@ -105,7 +105,7 @@ def test_an_encoder_gets_step_one_and_steps_two_to_four_say_why_not(panel):
     settle(panel.prompt.setText, "The trophy did not fit in the suitcase.")
     settle(panel.live.apply, layer=4, head=2, query=5, key=3)
     assert panel.live.result.step.weight > 0
-    r = panel.parts.result
+    r = panel.live.result.parts
     assert r.split is None and "encoder" in r.why_not
     panel.set_step(1)
     assert "encoder" in panel.message.text()
@@ -134,7 +134,7 @@ def test_gemma2s_caps_are_shown_where_they_apply(panel, tmp_path):
 
     settle(panel.use_model, str(save_tiny_decoder(tmp_path / "gemma2", "gemma2")))
     settle(panel.live.apply, layer=2, head=1, query=0, key=3)
-    settle(panel.parts.apply, target=" because", foil=" the")
+    settle(panel.live.apply, target=" because", foil=" the")
     step = panel.live.result.step
     assert step.cap and f"{step.cap:g}·tanh" in panel.real.working.text()
     panel.set_step(1)
@@ -175,11 +175,28 @@ def test_cancelling_the_knockout_unticks_the_box_and_keeps_the_maps_on_screen(pa
 
     monkeypatch.setattr(ranking, "rank_by_ablation", held)
     settle(panel.set_step, 3)
-    before = panel.parts.result
+    before = panel.live.result.parts
     panel.direct.knockout.setChecked(True)
     qtbot.waitUntil(panel.direct.cancel.isEnabled, timeout=patience_ms(10))
     panel.direct.cancel.click()
     idle()
-    assert not panel.direct.knockout.isChecked() and not panel.parts.state.knockout
-    assert panel.parts.result is before and np.isnan(panel.direct.total_map.values).all()
+    assert not panel.direct.knockout.isChecked() and not panel.live.state.knockout
+    assert panel.live.result.parts is before and np.isnan(panel.direct.total_map.values).all()
     assert panel.direct.progress.text() == "stopped at layer 0" and not panel.direct.cancel.isEnabled()
+
+
+def test_step_one_lands_before_steps_two_to_four_in_the_one_state(panel):
+    landed = []
+    panel.live.changed.connect(lambda: landed.append(panel.live.result))
+    settle(panel.live.apply, query=4, key=2)
+    assert [r.parts is None for r in landed] == [True, False]  # step 1 first, then the rest
+    assert landed[0].step.i == landed[1].step.i == 3 and landed[1].parts.split is not None
+
+
+def test_an_answer_the_model_cannot_judge_leaves_steps_one_to_three_and_step_four_says_why(panel):
+    settle(panel.set_step, 3)
+    settle(panel.live.apply, target=" the", foil=" the")
+    r = panel.live.result
+    assert r.step is not None and r.parts.split is not None and r.parts.direct is None
+    assert "same token" in r.parts.unanswered and "same token" in panel.message.text()
+    assert panel.direct.summary.text() == r.parts.unanswered

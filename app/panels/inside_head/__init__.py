@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QVBoxLayout, QWi
 from app.panels.binding import bind
 from app.panels.inside_head.direct import DirectPage
 from app.panels.inside_head.real_head import RealHeadPage
-from app.panels.inside_head.state import CELL, HeadState, compute_head, compute_parts
+from app.panels.inside_head.state import HeadState, compute_inside
 from app.panels.inside_head.why_here import WhyHerePage
 from app.panels.inside_head.writes import WritesPage
 from app.panels.model_row import ModelRow
@@ -36,8 +36,7 @@ class InsideHeadPanel(RowPanel):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.live = Live(HeadState(), compute_head, background=True)  # step 1: quick once a prompt ran
-        self.parts = Live(HeadState(), compute_parts, background=True)  # steps 2–4, following the cell
+        self.live = Live(HeadState(), compute_inside, background=True)  # step 1 lands first
         self.row = ModelRow(None, "inside_head", default=smollm2.KEY)  # encoders too: step 1 reads them
         row = QHBoxLayout()
         row.addWidget(self._controls())
@@ -48,15 +47,13 @@ class InsideHeadPanel(RowPanel):
         self.body.addLayout(prompt_row)
         self.body.addLayout(row)
         self.real = RealHeadPage(self.live)
-        self.why = WhyHerePage(self.parts, self.live)
-        self.writes = WritesPage(self.parts)
-        self.direct = DirectPage(self.parts)
+        self.why = WhyHerePage(self.live)
+        self.writes = WritesPage(self.live)
+        self.direct = DirectPage(self.live)
         self.add_steps(self.real, self.why, self.writes, self.direct, into=row)
         self.live.changed.connect(self._describe)
-        self.live.changed.connect(self._follow)
-        for live in (self.live, self.parts):
-            live.busy.connect(self._busy)
-            live.failed.connect(self.offer_missing)  # after the message bar's slot: the offer replaces it
+        self.live.busy.connect(self._busy)
+        self.live.failed.connect(self.offer_missing)  # after the message bar's slot: the offer replaces it
         self.row.loaded.connect(self._run_on)
         self.row.said.connect(self.show_message)
         self._described = "Loading the model…"
@@ -93,14 +90,8 @@ class InsideHeadPanel(RowPanel):
         if model.source != self.live.wanted.source:
             self.live.apply(source=model.source, **first_cell(model.source))
 
-    def _follow(self) -> None:
-        """Steps 2–4 read the cell step 1 settled on (their target and foil are their own)."""
-        s, wanted = self.live.state, self.parts.wanted
-        if any(getattr(s, f) != getattr(wanted, f) for f in CELL):
-            self.parts.apply(**{f: getattr(s, f) for f in CELL})
-
     def _busy(self, running: bool) -> None:
-        running = running or any(live.task is not None for live in (self.live, self.parts))
+        running = running or self.live.task is not None  # a superseded compute ending
         self.info.setText("Running…" if running else self._described)
 
     def _describe(self) -> None:

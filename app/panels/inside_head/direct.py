@@ -8,8 +8,9 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult
+from app.panels.inside_head.views import PartsStep
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step
+from app.panels.step import Live, Notice
 from app.widgets import Heatmap
 from app.widgets.progress import RunProgress, show_runs
 from app.widgets.reflow_grid import ReflowGrid, side_by_side
@@ -24,7 +25,7 @@ def _symmetric(values: np.ndarray) -> tuple[float, float]:
     return (-(reach or 1.0), reach or 1.0)
 
 
-class DirectPage(Step):
+class DirectPage(PartsStep):
     def __init__(self, live: Live):
         super().__init__(live)
         self.target = self.bind(QLineEdit(self.state.target), "target")
@@ -64,16 +65,16 @@ class DirectPage(Step):
         show_runs(live, self.progress, self.cancel, when=lambda: live.wanted.knockout)
 
     def script(self) -> Script:
-        return scripts.direct(self.state, self.result.model.kind, self.result.why_not)
+        return scripts.direct(self.state, self.result.model.kind, self.why_not)
 
-    def draw(self, r: PartsResult) -> Notice:
+    def show(self, r: PartsResult) -> Notice:
         d = r.direct
         if d is None:
             self.direct_map.clear()
             self.total_map.clear()
-            why = r.why_not or "Name a target and a foil token, e.g. Mary and John."
+            why = r.why_not or r.unanswered or "Name a target and a foil token, e.g. Mary and John."
             self.summary.setText(why)
-            return (why, "warning") if r.why_not else None
+            return (why, "warning") if r.why_not or r.unanswered else None
         layers, heads = d.heads.shape
         grid = np.column_stack([d.heads, d.mlps])
         columns = [str(h + 1) for h in range(heads)] + ["MLP"]

@@ -1,21 +1,20 @@
 """The Inside a head panel's state and computation, Qt-free.
 
 One state for every step: the model, the prompt, the head and the cell (counted from 1, as shown;
-query 0 = the last token), and the target and foil of step 4. Two computes run in the worker on
-it: ``compute_head`` (step 1, a few milliseconds once the prompt has run) and ``compute_parts``
-(steps 2–4). A prompt's run is kept (``KEPT_RUNS``), so another cell or head costs no forward pass.
+query 0 = the last token), and the target and foil of step 4. One compute runs in the worker:
+``compute_inside`` hands back step 1 first (a few milliseconds once the prompt has run), then
+steps 2–4 in its ``parts``. A prompt's run is kept in the model's shared analysis, so another
+cell or head costs no forward pass.
 
     s = HeadState(source=folder, layer=2, head=1, query=0, key=3)
-    compute_head(s).step.weight
-    p = compute_parts(s); p.split.query_totals.sum(), p.direct.values.sum()
+    r = compute_inside(s)
+    r.step.weight, r.parts.split.query_totals.sum(), r.parts.direct.values.sum()
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,12 +27,8 @@ from core.interp.ranking import AblationRanking, AnswerToken, answer_token, chec
 from core.models.loaded import shared as loaded_models
 
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
-KEPT_RUNS = 4
+KEPT_RUNS = 4  # prompts whose recorded run is kept
 Progress = Callable[[int, int], None]
-_runs: OrderedDict = OrderedDict()
-_runs_lock = threading.Lock()
-_pending: dict[tuple, threading.Lock] = {}  # a run being made: a second caller waits for it
-CELL = ("source", "prompt", "layer", "head", "query", "key")  # what step 1 depends on
 
 
 @dataclass(frozen=True)
@@ -50,18 +45,6 @@ class HeadState:
 
 
 @dataclass(frozen=True)
-class HeadResult:
-    """Step 1."""
-
-    model: models.LoadedModel
-    labels: tuple[str, ...]  # (T,) each token as shown
-    step: inside.HeadStep
-    queries: np.ndarray  # (T, d) this head's queries, for the hover of any cell
-    keys: np.ndarray  # (T, d)
-    weights: np.ndarray  # (T, T) this head's weights
-
-
-@dataclass(frozen=True)
 class PartsResult:
     """Steps 2–4."""
 
@@ -74,28 +57,21 @@ class PartsResult:
     target: AnswerToken | None
     foil: AnswerToken | None
     why_not: str  # why steps 2–4 are not shown for this model, or ""
+    unanswered: str  # why step 4 cannot judge this target and foil, or ""
     notices: tuple[str, ...]
 
 
-def kept_run(model: models.LoadedModel, ids: tuple[int, ...]) -> inside.Recorded:
-    """The recorded run of ``ids``, made once and kept for the last KEPT_RUNS prompts."""
-    key = (id(model.module), ids)
-    with _runs_lock:
-        if key in _runs:
-            _runs.move_to_end(key)
-            return _runs[key]
-        pending = _pending.setdefault(key, threading.Lock())
-    with pending:
-        with _runs_lock:
-            if key in _runs:
-                return _runs[key]
-        run = inside.record(model, ids)
-        with _runs_lock:
-            _runs[key] = run
-            while len(_runs) > KEPT_RUNS:
-                _runs.popitem(last=False)
-            _pending.pop(key, None)
-    return run
+@dataclass(frozen=True)
+class HeadResult:
+    """Step 1."""
+
+    model: models.LoadedModel
+    labels: tuple[str, ...]  # (T,) each token as shown
+    step: inside.HeadStep
+    queries: np.ndarray  # (T, d) this head's queries, for the hover of any cell
+    keys: np.ndarray  # (T, d)
+    weights: np.ndarray  # (T, T) this head's weights
+    parts: PartsResult | None = None  # steps 2–4, once computed
 
 
 def read(model: models.LoadedModel, text: str) -> tuple[int, ...]:
@@ -122,16 +98,26 @@ def _cell(s: HeadState, progress: Progress | None = None):
     """(model, ids, run, layer, head, query, key) of ``s``, 0-based; ValueError for a bad cell."""
     model = loaded_models.get(s.source, progress)
     ids = read(model, s.prompt)
-    rec = kept_run(model, ids)
+    rec = analysis_of(model).once("recorded", ids, lambda: inside.record(model, ids), KEPT_RUNS)
     cell = (s.layer - 1, s.head - 1, (s.query or len(ids)) - 1, s.key - 1)
     check_cell(rec, *cell)
     return model, ids, rec, *cell
 
 
-def compute_head(s: HeadState, progress: Progress | None = None) -> HeadResult:
-    """Step 1 for the cell of ``s``; ValueError saying what to change."""
+def compute_inside(
+    s: HeadState, progress: Progress | None = None, partial: Callable[[HeadResult], None] | None = None
+) -> HeadResult:
+    """Every step for the cell of ``s``; ValueError saying what to change. Step 1 goes to
+    ``partial`` before steps 2–4 are computed, unless the knock-out is asked for (then a cancel
+    finds the state on screen as it was, the box unticked)."""
     model, ids, rec, layer, head, query, key = _cell(s, progress)
-    return HeadResult(
+    try:
+        target, foil = _answers(model, s)
+        unanswered = ""
+    except ValueError as exc:  # a pair this model cannot judge: step 4 says why, the others show
+        target = foil = None
+        unanswered = str(exc)
+    result = HeadResult(
         model=model,
         labels=tuple(visible(p) for p in pieces(model, ids)),
         step=inside.head_step(rec, layer, head, query, key),
@@ -139,13 +125,8 @@ def compute_head(s: HeadState, progress: Progress | None = None) -> HeadResult:
         keys=rec.k[layer][rec.kv_head(head)].numpy().astype(np.float64),
         weights=rec.weights[layer][head].numpy().astype(np.float64),
     )
-
-
-def compute_parts(s: HeadState, progress: Progress | None = None) -> PartsResult:
-    """Steps 2–4 for the cell of ``s``; for a model they do not read, why not (``why_not``). With
-    ``knockout``, every head knocked out alone (``progress`` counts the layers), kept per answer."""
-    model, ids, rec, layer, head, query, key = _cell(s, progress)
-    target, foil = _answers(model, s)
+    if partial is not None and not s.knockout:
+        partial(result)
     split = writes = direct = knocked = None
     try:
         inside.check_split(rec)
@@ -160,7 +141,10 @@ def compute_parts(s: HeadState, progress: Progress | None = None) -> PartsResult
             knocked = analysis_of(model).ranking(ids, target, foil, progress=progress)
     notices = [t.notice for t in (target, foil) if t is not None and t.notice]
     notices += [direct.note] if direct is not None and direct.note else []  # Gemma 2's final cap
-    return PartsResult(model, layer, split, writes, direct, knocked, target, foil, why_not, tuple(notices))
+    parts = PartsResult(
+        model, layer, split, writes, direct, knocked, target, foil, why_not, unanswered, tuple(notices)
+    )
+    return replace(result, parts=parts)
 
 
 def per_head(names: tuple[str, ...], values: np.ndarray, layers: int, heads: int) -> np.ndarray:

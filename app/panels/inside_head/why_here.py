@@ -8,8 +8,9 @@ import numpy as np
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult, per_head
+from app.panels.inside_head.views import PartsStep
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step
+from app.panels.step import Live, Notice
 from app.widgets import Heatmap
 from app.widgets.reflow_grid import side_by_side
 from app.widgets.text import note
@@ -32,10 +33,9 @@ def outside(names, values) -> str:
     return num(sum(v for n, v in zip(names, values, strict=True) if not n.startswith("L")), 3)
 
 
-class WhyHerePage(Step):
-    def __init__(self, live: Live, cell: Live):
+class WhyHerePage(PartsStep):
+    def __init__(self, live: Live):
         super().__init__(live)
-        self.cell = cell  # step 1's state: a click opens another head there
         self.query_map = head_map("Query side: each part's share")
         self.key_map = head_map("Key side: each part's share")
         self.key_map.clicked.connect(self._open)
@@ -52,12 +52,12 @@ class WhyHerePage(Step):
 
     def _open(self, layer: int, column: int) -> None:
         if column < self.result.model.n_heads:
-            self.cell.apply(layer=layer + 1, head=column + 1)
+            self.apply(layer=layer + 1, head=column + 1)
 
     def script(self) -> Script:
-        return scripts.why_here(self.state, self.result.model.kind, self.result.why_not)
+        return scripts.why_here(self.state, self.result.model.kind, self.why_not)
 
-    def draw(self, r: PartsResult) -> Notice:
+    def show(self, r: PartsResult) -> Notice:
         if r.split is None:
             for view in (self.query_map, self.key_map):
                 view.clear()

@@ -8,9 +8,9 @@ from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult
-from app.panels.inside_head.views import counted_from_one
+from app.panels.inside_head.views import PartsStep, counted_from_one
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step
+from app.panels.step import Live, Notice
 from app.widgets.reflow_grid import side_by_side
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
@@ -19,7 +19,7 @@ from core.interp.prediction import visible
 from core.maths.explain import num
 
 
-class WritesPage(Step):
+class WritesPage(PartsStep):
     def __init__(self, live: Live):
         super().__init__(live)
         self.up = text_table(["pushed up", "logit"], row_labels=False)
@@ -43,9 +43,9 @@ class WritesPage(Step):
         )
 
     def script(self) -> Script:
-        return scripts.writes(self.state, self.result.model.kind, self.result.why_not)
+        return scripts.writes(self.state, self.result.model.kind, self.why_not)
 
-    def draw(self, r: PartsResult) -> Notice:
+    def show(self, r: PartsResult) -> Notice:
         w = r.writes
         if w is None:
             for table in (self.up, self.down):
