@@ -171,6 +171,12 @@ class Step(QWidget):
         if self.is_current():
             self.refresh()
 
+    def later(self) -> Notice:
+        """For ``draw``: keep what the step shows, and draw the next result that lands (one this
+        step has nothing to show of yet, e.g. another step's part of a shared state)."""
+        self.stale = True
+        return self.notice
+
     def refresh(self) -> None:
         """Draw the newest result if this step has not drawn it yet; with no result (not computed
         yet, or reset), no notice."""

@@ -185,14 +185,16 @@ def test_target_equal_to_foil_is_refused_and_the_result_stays(panel):
 
 def test_the_ranking_runs_in_the_worker_and_equals_core(panel, llama_folder, qtbot):
     panel.set_step(1)
-    settle(panel.rank.target.setText, " the")  # an answer no other test ranks: not kept from one
+    prompt = PROMPT + " the"  # a prompt no other test ranks: not kept from one
+    settle(panel.knock.prompt.setText, prompt)
+    settle(panel.rank.target.setText, " the")
     settle(panel.rank.foil.setText, " because")
     values = []
     panel.rank.progress.valueChanged.connect(values.append)
     settle(panel.rank.ranked.setChecked, True)
     assert panel.knock.state.ranked  # in the state: a saved lesson and a script reproduce it
     model = decoder(llama_folder)
-    ids = ids_of(model, PROMPT)
+    ids = ids_of(model, prompt)
     expected = rank_by_ablation(
         model, ids, answer_token(model.tokenizer, " the"), answer_token(model.tokenizer, " because")
     )

@@ -20,8 +20,7 @@ class PartsStep(Step):
 
     def draw(self, r: HeadResult) -> Notice:
         if r.parts is None:
-            self.stale = True  # drawn when the parts land
-            return self.notice
+            return self.later()  # drawn when the parts land
         return self.show(r.parts)
 
     def show(self, p: PartsResult) -> Notice:

@@ -110,8 +110,7 @@ class SweepStep(Step):
 
     def draw(self, r: PairResult) -> Notice:
         if r.state.view != self.view:  # another step's sweep: this one's follows when it is shown
-            self.stale = True
-            return self.notice
+            return self.later()
         if not r.missing:
             self.progress.finished()  # every grid there, also when another step swept it
         elif self.progress.state not in ("running", "stopped"):  # a cancel says where it stopped
