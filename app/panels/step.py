@@ -20,7 +20,6 @@ from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
-    QBoxLayout,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -34,7 +33,7 @@ from PySide6.QtWidgets import (
 from app import worker
 from app.panels.binding import bind
 from app.panels.scripts import Script
-from app.widgets.side_column import side_column
+from app.widgets.side_column import add, side_column, stretches
 from app.widgets.sizing import WholeText
 from app.widgets.text import note, scrolling
 
@@ -172,8 +171,7 @@ class Step(QWidget):
             self.refresh()
 
     def later(self) -> Notice:
-        """For ``draw``: keep what the step shows, and draw the next result that lands (one this
-        step has nothing to show of yet, e.g. another step's part of a shared state)."""
+        """For ``draw`` with nothing of this step's yet: keep the picture, draw the next result."""
         self.stale = True
         return self.notice
 
@@ -240,16 +238,3 @@ class Step(QWidget):
         row.addWidget(side_column(column))
         add(row, view, 1)
         page.addLayout(row, 1)
-
-
-def add(layout: QBoxLayout, item: QLayout | QWidget, stretch: int = 0) -> None:
-    """Add a widget or a layout to ``layout``."""
-    if isinstance(item, QLayout):
-        layout.addLayout(item, stretch)
-    else:
-        layout.addWidget(item, stretch)
-
-
-def stretches(item: QLayout | QWidget) -> bool:
-    """Whether ``item`` is a column of controls that shares out extra height itself (it has a stretch)."""
-    return isinstance(item, QVBoxLayout) and any(item.stretch(k) for k in range(item.count()))

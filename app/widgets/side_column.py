@@ -7,11 +7,13 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
+    QBoxLayout,
     QComboBox,
     QFormLayout,
     QLayout,
     QLineEdit,
     QSizePolicy,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -94,3 +96,16 @@ def side_column(layout: QLayout) -> QWidget:
     column.setProperty(SIDE_COLUMN, True)
     column.installEventFilter(ColumnWidth(column))
     return column
+
+
+def add(layout: QBoxLayout, item: QLayout | QWidget, stretch: int = 0) -> None:
+    """Add a widget or a layout to ``layout``."""
+    if isinstance(item, QLayout):
+        layout.addLayout(item, stretch)
+    else:
+        layout.addWidget(item, stretch)
+
+
+def stretches(item: QLayout | QWidget) -> bool:
+    """Whether ``item`` is a column of controls that shares out extra height itself (it has a stretch)."""
+    return isinstance(item, QVBoxLayout) and any(item.stretch(k) for k in range(item.count()))

@@ -63,7 +63,7 @@ class PartsResult:
 
 @dataclass(frozen=True)
 class HeadResult:
-    """Step 1."""
+    """Step 1, and steps 2–4 in ``parts`` once computed."""
 
     model: models.LoadedModel
     labels: tuple[str, ...]  # (T,) each token as shown
