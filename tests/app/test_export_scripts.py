@@ -220,9 +220,9 @@ def sample(panel) -> None:
     another layer in step 5 (drawn once first: its box then knows the layers)."""
     panel.temperature.temperature.setValue(3.0)
     panel.temperature.seed.setValue(7)
-    settle(panel.append_sample)
-    settle(panel.append_choice, 2)
-    settle(panel.append_sample)
+    settle(panel.writing.append_sample)
+    settle(panel.writing.append_choice, 2)
+    settle(panel.writing.append_sample)
     settle(panel.set_step, 4)
     settle(panel.groups.layer_spin.setValue, 2)
 

@@ -33,7 +33,7 @@ def panel(qtbot, llama_folder):
     idle()
     settle(p.prompt.setText, PROMPT)
     settle(p.use_model, str(llama_folder))
-    assert p.model is not None and p.generation is not None
+    assert p.model is not None and p.writing.generation is not None
     return p
 
 
@@ -71,7 +71,7 @@ def test_predictions_equal_core(panel):
     model = panel.model
     expected = sampling.reshape(prediction.predict(model, PROMPT).logits)
     choices, rest = sampling.top(expected, panel.predictions.listed_spin.value())
-    np.testing.assert_allclose(sampling.reshape(panel.generation.logits).probs, expected.probs, atol=1e-6)
+    np.testing.assert_allclose(sampling.reshape(panel.writing.generation.logits).probs, expected.probs, atol=1e-6)
     widths = panel.predictions.bars.bars.opts["width"]
     np.testing.assert_allclose(widths, [*(c.prob for c in choices), rest], atol=1e-6)
     assert "␣the" in panel.predictions.tokens.text() and "Entropy" in panel.predictions.summary.text()
@@ -79,15 +79,15 @@ def test_predictions_equal_core(panel):
 
 
 def test_settings_reshape_without_running_the_model(panel):
-    logits = panel.generation.logits
-    generation = panel.generation
+    logits = panel.writing.generation.logits
+    generation = panel.writing.generation
     panel.set_step(1)
     t = panel.temperature
     t.temperature.setValue(0.5)
     t.top_k.setValue(3)
-    assert not panel.busy and panel.run.task is None  # no model run for a settings change
-    assert panel.generation is generation and panel.sampling.state.top_k == 3
-    d = panel._snapshot().dist
+    assert not panel.busy and panel.writing.run.task is None  # no model run for a settings change
+    assert panel.writing.generation is generation and panel.writing.sampling.state.top_k == 3
+    d = panel.writing.snapshot().dist
     np.testing.assert_allclose(d.probs, sampling.tempered(logits, t.temperature.value()))
     assert d.kept.sum() == 3
     brushes = t.bars.bars.opts["brushes"]
@@ -101,27 +101,27 @@ def test_settings_reshape_without_running_the_model(panel):
 def test_generate_append_click_undo_and_auto(panel, qtbot):
     """Each step shows a new generation; one shown is never changed afterwards."""
     panel.set_step(2)
-    first = panel.generation
+    first = panel.writing.generation
     start = first.length
     settle(panel.generate.sample_button.click)
-    clicked = panel._snapshot().choices[2]
+    clicked = panel.writing.snapshot().choices[2]
     settle(panel.generate.candidates.itemClicked.emit, panel.generate.candidates.item(2))
-    g = panel.generation
+    g = panel.writing.generation
     assert g.length == start + 2 and g.chosen[1].id == clicked.id and g.chosen[1].prob == clicked.prob
     assert first.length == start and not first.chosen  # the prompt alone, as it was shown
     assert panel.generate.history.count() == 2
     np.testing.assert_allclose(g.logits, prediction.prefill(panel.model, g.ids).logits, atol=1e-5)
     settle(panel.generate.undo_button.click)
-    assert panel.generation is g.undo() and panel.generation.length == start + 1
+    assert panel.writing.generation is g.undo() and panel.writing.generation.length == start + 1
     assert panel.generate.history.count() == 1 and g.length == start + 2
     panel.generate.auto_button.setChecked(True)
     qtbot.waitUntil(
-        lambda: panel.generation.length >= start + 4 or not panel.generate.auto_button.isChecked(),
+        lambda: panel.writing.generation.length >= start + 4 or not panel.generate.auto_button.isChecked(),
         timeout=patience_ms(30),
     )
     panel.generate.auto_button.setChecked(False)
     idle()
-    g = panel.generation
+    g = panel.writing.generation
     assert g.length >= start + 4 or g.chosen[-1].id == panel.model.tokenizer.eos_token_id
     np.testing.assert_allclose(g.logits, prediction.prefill(panel.model, g.ids).logits, atol=1e-5)
 
@@ -139,8 +139,8 @@ def test_appended_draws_are_the_cli_generation_for_the_same_seed(panel, llama_fo
     panel.temperature.seed.setValue(7)
     panel.temperature.draw_button.click()  # step 2's draws do not use up the generation's numbers
     for _ in range(6):
-        settle(panel.append_sample)
-    chosen = panel.generation.chosen
+        settle(panel.writing.append_sample)
+    chosen = panel.writing.generation.chosen
     assert main(["predict", "--text", PROMPT, "--model", str(llama_folder), "--generate", "6",
                  "--temperature", "3", "--top-p", "0.95", "--seed", "7", "--json"]) == 0  # fmt: skip
     generated = json.loads(capsys.readouterr().out)["generated"]
@@ -148,7 +148,7 @@ def test_appended_draws_are_the_cli_generation_for_the_same_seed(panel, llama_fo
     np.testing.assert_allclose([c.prob for c in chosen], [g["prob"] for g in generated], atol=1e-6)
     # by hand: the k-th token is where the seed's k-th number falls in step k's distribution
     numbers = np.random.default_rng(7).random(len(chosen))
-    ids = panel.generation.ids
+    ids = panel.writing.generation.ids
     start = len(ids) - len(chosen)
     by_number, by_first = [], []
     for k in range(len(chosen)):
@@ -159,18 +159,18 @@ def test_appended_draws_are_the_cli_generation_for_the_same_seed(panel, llama_fo
         by_first.append(int(np.searchsorted(np.cumsum(p), numbers[0], side="right")))
     assert [c.id for c in chosen] == by_number
     assert by_first != by_number  # re-seeding at every token would have been caught
-    assert panel.streams.appended.count == len(chosen)
+    assert panel.writing.streams.appended.count == len(chosen)
     before = [c.id for c in chosen]
     for _ in range(3):
-        settle(panel.undo)
+        settle(panel.writing.undo)
     for _ in range(3):
-        settle(panel.append_sample)
-    assert [c.id for c in panel.generation.chosen] == before  # undone and drawn again: the same
+        settle(panel.writing.append_sample)
+    assert [c.id for c in panel.writing.generation.chosen] == before  # undone and drawn again: the same
 
 
 def test_cache_and_groups_pages(panel):
     settle(panel.generate.sample_button.click)  # at least one decode step in the cache
-    g = panel.generation
+    g = panel.writing.generation
     panel.set_step(3)
     cache = panel.cache.cache_map
     assert cache.values.shape == (2, g.length)
@@ -191,14 +191,14 @@ def test_cache_and_groups_pages(panel):
 
 
 def test_bad_input_keeps_the_previous_result(panel):
-    before, model = panel.generation, panel.model
+    before, model = panel.writing.generation, panel.model
     settle(panel.prompt.setText, "   ")
-    assert "Type a prompt" in panel.message.text() and panel.generation is before
+    assert "Type a prompt" in panel.message.text() and panel.writing.generation is before
     settle(panel.use_model, "minilm")
     assert "is an encoder" in panel.message.text() and panel.model is model
     settle(panel.prompt.setText, "the " * 200)
     assert panel.message.level == "warning" and "left out" in panel.message.text()
-    assert panel.generation.length == prediction.context_limit(panel.model)
+    assert panel.writing.generation.length == prediction.context_limit(panel.model)
 
 
 def test_cancel_a_load_keeps_the_model(panel, llama_folder):
@@ -229,3 +229,26 @@ def test_the_probability_axis_ends_at_one_and_every_value_shows(panel, top):
     for item in bars.values:
         drawn = item.mapRectToScene(item.boundingRect())
         assert inside.contains(drawn), (item.toPlainText(), drawn, inside)
+
+
+def test_auto_stops_where_the_text_ends_and_on_a_new_run(panel, qtbot):
+    w, page = panel.writing, panel.generate
+    panel.set_step(2)
+    page.auto_button.setChecked(True)  # the button is Auto's state, both ways
+    assert w.auto.state.on
+    qtbot.waitUntil(lambda: len(w.generation.chosen) > 0, timeout=patience_ms(30))
+    settle(panel.prompt.setText, PROMPT + " again")  # a new run stops it
+    assert not w.auto.state.on and not page.auto_button.isChecked() and not w.generation.chosen
+    eos = panel.model.tokenizer.eos_token_id
+    settle(w.text.apply, generation=w.generation, token=(eos, 0.5))
+    page.auto_button.setChecked(True)
+    idle()
+    assert not page.auto_button.isChecked() and w.generation.chosen[-1].id == eos
+    assert panel.message.level == "info" and "end-of-text" in panel.message.text()
+    settle(page.undo_button.click)
+    assert not w.generation.chosen and panel.message.text() == ""
+    settle(panel.prompt.setText, "the " * 200)  # as long as the model reads: full at once
+    page.auto_button.setChecked(True)
+    settle(w.append_sample)
+    assert not page.auto_button.isChecked() and "context is full" in panel.message.text()
+    assert w.generation.length == prediction.context_limit(panel.model) and not w.generation.chosen

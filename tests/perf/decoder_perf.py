@@ -81,9 +81,9 @@ def panel_measures(prompt16: str) -> None:
     panel.resize(1300, 800)
 
     def idle() -> bool:
-        return not panel.busy and panel.run.task is None and not worker.busy()
+        return not panel.busy and panel.writing.run.task is None and not worker.busy()
 
-    load_stall = max_stall_during(panel.show, lambda: panel.generation is not None and idle())
+    load_stall = max_stall_during(panel.show, lambda: panel.writing.generation is not None and idle())
     drawn = []
     for k in range(REPEATS):
         start = time.perf_counter()
@@ -92,7 +92,7 @@ def panel_measures(prompt16: str) -> None:
         app.processEvents()  # the step on screen repaints
         drawn.append(time.perf_counter() - start)
     run_stall = max_stall_during(lambda: panel.prompt.setText(prompt16 + " ."), idle)
-    step_stall = max_stall_during(panel.append_sample, idle)
+    step_stall = max_stall_during(panel.writing.append_sample, idle)
     draw_ms = 1000 * statistics.median(drawn)
     print(f"{'panel: prompt edit → predictions drawn, 16 tokens':<52} {draw_ms:>7.1f} ms  ≤ 300 ms")
     print(f"{'panel: longest UI stall while loading':<52} {load_stall:>7.0f} ms  ≤ 100 ms")

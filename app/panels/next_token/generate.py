@@ -2,35 +2,27 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QListWidget, QPushButton, QVBoxLayout
 
+from app.panels.binding import bind
 from app.panels.next_token import scripts
 from app.panels.next_token.predictions import text_so_far
 from app.panels.next_token.state import context_notice, snapshot
+from app.panels.next_token.writing import Writing, ended
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step
+from app.panels.step import Notice, Step
 from app.widgets.text import note
 from core.interp.prediction import visible
 
 
 class GeneratePage(Step):
-    """Emits ``append_sample()``, ``append_choice(index into the candidates)`` and ``undo()``;
-    while Auto is down (``auto``) the panel appends one token after another, from ``auto_started``
-    until ``stop_auto()``."""
-
-    append_sample = Signal()
-    append_choice = Signal(int)
-    undo = Signal()
-    auto_started = Signal()
-
-    def __init__(self, run: Live, settings: Live):
-        super().__init__(run)
-        self.settings = self.follow(settings)
+    def __init__(self, writing: Writing):
+        super().__init__(writing.text)
+        self.settings = self.follow(writing.sampling)
         self.sample_button = QPushButton("Append a drawn token")
         self.auto_button = QPushButton("Auto")
         self.auto_button.setCheckable(True)
-        self.auto_button.toggled.connect(lambda on: on and self.auto_started.emit())
+        bind(self.auto_button, writing.auto, "on")
         self.undo_button = QPushButton("Undo")
         self.candidates = QListWidget()
         self.history = QListWidget()
@@ -58,16 +50,9 @@ class GeneratePage(Step):
             row,
             on_top=True,
         )
-        self.sample_button.clicked.connect(self.append_sample)
-        self.undo_button.clicked.connect(self.undo)
-        self.candidates.itemClicked.connect(lambda item: self.append_choice.emit(self.candidates.row(item)))
-
-    @property
-    def auto(self) -> bool:
-        return self.auto_button.isChecked()
-
-    def stop_auto(self) -> None:
-        self.auto_button.setChecked(False)
+        self.sample_button.clicked.connect(writing.append_sample)
+        self.undo_button.clicked.connect(writing.undo)
+        self.candidates.itemClicked.connect(lambda item: writing.append_choice(self.candidates.row(item)))
 
     def script(self) -> Script:
         return scripts.generate(self.state.run, self.result, self.settings.state)
@@ -83,4 +68,5 @@ class GeneratePage(Step):
         self.history.scrollToBottom()
         self.text.setText(text_so_far(generation))
         self.undo_button.setEnabled(bool(generation.chosen))
-        return context_notice(generation)
+        why = ended(generation)
+        return (why, "info") if why else context_notice(generation)

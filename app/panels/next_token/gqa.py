@@ -7,8 +7,9 @@ from PySide6.QtWidgets import QFormLayout
 
 from app.panels.next_token import scripts
 from app.panels.next_token.state import context_notice
+from app.panels.next_token.writing import Writing
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step
+from app.panels.step import Notice, Step
 from app.widgets.head_grid import HeadGrid
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
@@ -18,8 +19,8 @@ from core.printing import counted
 
 
 class GroupsPage(Step):
-    def __init__(self, run: Live):
-        super().__init__(run)
+    def __init__(self, writing: Writing):
+        super().__init__(writing.text)
         self.layer_spin = spin(1, 1, 1)
         self.groups = note(rich=True)
         self.groups.setMinimumWidth(260)

@@ -4,13 +4,13 @@ multi-head attention, and a decode step timed with and without it."""
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QPushButton, QVBoxLayout
 
 from app.panels.next_token import scripts
 from app.panels.next_token.state import context_notice
+from app.panels.next_token.writing import Writing
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step
+from app.panels.step import Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import legend_lines, plot
 from app.widgets.text import note
@@ -36,14 +36,12 @@ def human_bytes(n: float) -> str:
 
 
 class CachePage(Step):
-    """Emits ``measure()`` when the timing button is pressed. ``settings`` (step 2's, not drawn
-    here) say how the appended tokens were drawn, for the exported script."""
+    """Step 2's settings (not drawn here) say how the appended tokens were drawn, for the
+    exported script."""
 
-    measure = Signal()
-
-    def __init__(self, run: Live, settings: Live):
-        super().__init__(run)
-        self.settings = settings
+    def __init__(self, writing: Writing):
+        super().__init__(writing.text)
+        self.settings = writing.sampling
         self.cache_map = Heatmap(
             "KV cache: what every layer keeps",
             colorbar=False,
@@ -75,7 +73,7 @@ class CachePage(Step):
         views.addWidget(self.cache_map, 3)
         views.addWidget(self.size_plot, 2)
         self.layout_with(None, controls, views, notes=(self.work, self.sizes))
-        self.measure_button.clicked.connect(self.measure)
+        self.measure_button.clicked.connect(lambda: writing.measure(self.show_timing, self.tell))
 
     def script(self) -> Script:
         return scripts.kv_cache(self.state.run, self.result, self.settings.state)

@@ -10,8 +10,9 @@ from PySide6.QtWidgets import QFormLayout
 from app.panels.binding import bind
 from app.panels.next_token import scripts
 from app.panels.next_token.state import context_notice, snapshot
+from app.panels.next_token.writing import Writing
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step
+from app.panels.step import Notice, Step
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
@@ -39,9 +40,9 @@ def text_so_far(generation) -> str:
 
 
 class PredictionsPage(Step):
-    def __init__(self, run: Live, settings: Live):
-        super().__init__(run)
-        self.settings = self.follow(settings)
+    def __init__(self, writing: Writing):
+        super().__init__(writing.text)
+        self.settings = settings = self.follow(writing.sampling)
         self.listed_spin = bind(spin(settings.state.listed, 1, MAX_LISTED), settings, "listed")
         self.tokens = note(rich=True)
         self.summary = note()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QPushButton
 
 from app.panels.binding import bind
 from app.panels.next_token import scripts
-from app.panels.next_token.state import DrawStreams, context_notice, snapshot
+from app.panels.next_token.state import context_notice, snapshot
+from app.panels.next_token.writing import Writing
 from app.panels.scripts import Script
-from app.panels.step import Live, Notice, Step
+from app.panels.step import Notice, Step
 from app.widgets import LabelledSlider
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
@@ -20,16 +20,12 @@ DRAW_HINT = "Press Draw a token to sample one from these bars."
 
 
 class TemperaturePage(Step):
-    """Emits ``draw_token()`` for a seeded draw (from ``streams.preview``) and ``open_scale()``
-    for the Scale panel."""
+    """Its Scale button is the panel's to connect (it opens another panel)."""
 
-    draw_token = Signal()
-    open_scale = Signal()
-
-    def __init__(self, run: Live, settings: Live, streams: DrawStreams):
-        super().__init__(run)
-        self.streams = streams
-        self.settings = self.follow(settings)
+    def __init__(self, writing: Writing):
+        super().__init__(writing.text)
+        self.writing = writing
+        self.settings = settings = self.follow(writing.sampling)
         s = settings.state
         self.temperature = bind(
             LabelledSlider("Temperature", 0.05, 5.0, s.temperature, log=True), settings, "temperature"
@@ -59,12 +55,11 @@ class TemperaturePage(Step):
             self.bars,
             (self.sample_label, self.summary),
         )
-        self.draw_button.clicked.connect(self.draw_token)
-        self.scale_button.clicked.connect(self.open_scale)
+        self.draw_button.clicked.connect(self.draw_sample)
 
     def script(self) -> Script:
         s = self.settings.state
-        return scripts.temperature(self.state.run, self.result, s, self.streams.preview.count)
+        return scripts.temperature(self.state.run, self.result, s, self.writing.streams.preview.count)
 
     def draw(self, generation) -> Notice:
         snap = snapshot(generation, self.settings.result)
@@ -79,5 +74,9 @@ class TemperaturePage(Step):
         self.sample_label.setText(DRAW_HINT)  # a token drawn earlier came from other bars
         return context_notice(generation)
 
-    def show_sample(self, label: str, prob: float) -> None:
-        self.sample_label.setText(f"Drawn (seed {self.settings.state.seed}): {label}, p = {prob:.1%}")
+    def draw_sample(self) -> None:
+        """One seeded draw from the bars shown (step 2's own stream: no token is appended)."""
+        drawn = self.writing.draw_preview()
+        if drawn is not None:
+            label, prob = drawn
+            self.sample_label.setText(f"Drawn (seed {self.settings.state.seed}): {label}, p = {prob:.1%}")
