@@ -71,7 +71,9 @@ def test_predictions_equal_core(panel):
     model = panel.model
     expected = sampling.reshape(prediction.predict(model, PROMPT).logits)
     choices, rest = sampling.top(expected, panel.predictions.listed_spin.value())
-    np.testing.assert_allclose(sampling.reshape(panel.writing.generation.logits).probs, expected.probs, atol=1e-6)
+    np.testing.assert_allclose(
+        sampling.reshape(panel.writing.generation.logits).probs, expected.probs, atol=1e-6
+    )
     widths = panel.predictions.bars.bars.opts["width"]
     np.testing.assert_allclose(widths, [*(c.prob for c in choices), rest], atol=1e-6)
     assert "␣the" in panel.predictions.tokens.text() and "Entropy" in panel.predictions.summary.text()

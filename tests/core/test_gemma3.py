@@ -72,6 +72,11 @@ def test_the_add_converts_checks_and_opens_as_a_gemma_decoder(data, stand_in):
     model = models.load_model(gemma3.KEY)
     assert model.family == "Gemma" and (model.n_layers, model.n_heads, model.n_kv_heads) == (3, 4, 1)
     assert gemma3.ORIGIN in model.describe()
+    text = "the cat sat on the mat"  # its own tokenizer.json read as it is: the family class's pieces
+    assert (
+        model.tokenizer(text).input_ids
+        == transformers.AutoTokenizer.from_pretrained(data / gemma3.NAME)(text).input_ids
+    )
     reference = transformers.AutoModelForCausalLM.from_pretrained(
         stand_in.parent, gguf_file=stand_in.name, dtype=torch.float32
     )
