@@ -12,8 +12,9 @@ A subclass sets the class attributes and gives one Step page per lecture step (d
             self.set_step(0)
 
         def exercise(self): ...      # drive every control once (smoke command and tests)
-        def export(self): ...        # {name: widget} of the views that can be exported
-        def result_views(self, i): ... # the views "predict, then reveal" covers at step i
+
+Each step names the views it can export (``Step.views``) and what "predict, then reveal" covers
+on it (``Step.result_views``).
 
 Bad input goes to the message bar and the previous valid state stays on screen. Control columns
 built with ``app.widgets.side_column`` are hidden while the window is presenting.
@@ -207,13 +208,10 @@ class Panel(QWidget):
             live.apply(**{field: getattr(type(live.state), field) for field in back})
 
     def export(self) -> dict[str, QWidget]:
-        """The named views of this panel that can be exported as images or numbers."""
-        return {}
+        """The named views of this panel that can be exported as images or numbers: its steps'."""
+        pages = dict.fromkeys(self.step_pages) if self.pages is not None else ()
+        return {name: view for page in pages for name, view in page.views().items()}
 
     def result_views(self, step: int) -> list[QWidget]:
-        """The views showing step ``step``'s result, covered in "predict, then reveal" mode.
-
-        By default the last exportable view visible at that step; override to name others.
-        """
-        shown = [view for view in self.export().values() if view.isVisibleTo(self)]
-        return shown[-1:]
+        """The views showing step ``step``'s result, covered in "predict, then reveal" mode."""
+        return self.step_pages[step].result_views() if self.pages is not None else []

@@ -150,6 +150,14 @@ class Step(QWidget):
         """This step's experiment as code over core, for ``Panel.script`` (app/panels/scripts.py)."""
         raise NotImplementedError
 
+    def views(self) -> dict[str, QWidget]:
+        """This step's views that can be exported as images or numbers, by name."""
+        return {}
+
+    def result_views(self) -> list[QWidget]:
+        """What "predict, then reveal" covers here: by default its last view on screen."""
+        return [view for view in self.views().values() if view.isVisibleTo(self)][-1:]
+
     def apply(self, **change) -> bool:
         return self.live.apply(**change)
 

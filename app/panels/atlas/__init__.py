@@ -4,8 +4,6 @@ one cloud, and what its OV circuit copies. One state for every step, computed in
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from app.panels.atlas.cloud import CloudPage
 from app.panels.atlas.copies import CopiesPage
 from app.panels.atlas.maps import MapsPage
@@ -50,11 +48,3 @@ class AtlasPanel(RowPanel):
         )
         super().exercise()
         worker.settle()
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            **{f"atlas_{key}": view for key, view in self.maps.maps.items()},
-            "on_text": self.probes.text_map,
-            "on_repeat": self.probes.repeat_map,
-            "cloud": self.cloud.view,
-        }

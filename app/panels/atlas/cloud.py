@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QWidget
 
 from app.panels.atlas import scripts
 from app.panels.atlas.state import COLOURS, AtlasResult
@@ -47,6 +47,9 @@ class CloudPage(Step):
             self.view,
             (self.hovered, self.summary),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"cloud": self.view}
 
     def script(self) -> Script:
         return scripts.cloud(self.state)

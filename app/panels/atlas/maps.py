@@ -76,6 +76,9 @@ class MapsPage(Step):
             wide=(("Answer to", self.answer),),
         )
 
+    def views(self) -> dict[str, QWidget]:
+        return {f"atlas_{key}": view for key, view in self.maps.items()}
+
     def _pick(self, row: int, _column: int) -> None:
         ranking = self.result.ranking
         if row < len(ranking):

@@ -8,7 +8,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.atlas import scripts
 from app.panels.atlas.state import AtlasResult
@@ -62,6 +62,9 @@ class ProbesPage(Step):
             (self.summary,),
             wide=(("Text", self.text),),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"on_text": self.text_map, "on_repeat": self.repeat_map}
 
     def script(self) -> Script:
         return scripts.probes(self.state)

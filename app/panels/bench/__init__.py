@@ -214,5 +214,4 @@ class BenchPanel(Panel):
         super().exercise()
 
     def export(self) -> dict[str, QWidget]:
-        plots = {name.lower(): self.plot_pages[field].plot for name, field, *_ in PLOTS}
-        return {**plots, "table": self.table}
+        return {**super().export(), "table": self.table}  # the table sits under every step

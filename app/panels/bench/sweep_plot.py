@@ -4,6 +4,7 @@ implementation, slopes in the legend where they mean something (three lengths or
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
 
 from app.panels.bench.state import SweepSummary, legend_text
 from app.panels.step import Live, Notice, Step
@@ -17,7 +18,7 @@ SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "h")
 class SweepPlotPage(Step):
     def __init__(self, live: Live, name: str, field: str, label: str, unit: str):
         super().__init__(live)
-        self.field, self.legend_impls = field, ()
+        self.field, self.named, self.legend_impls = field, name.lower(), ()
         self.plot = plot(f"{name} against sequence length (log-log)", "sequence length n", "")
         self.plot.setMenuEnabled(True)
         self.plot.setLogMode(x=True, y=True)
@@ -31,6 +32,9 @@ class SweepPlotPage(Step):
                 [], [], pen=pg.mkPen(color, width=2), symbol=SYMBOLS[i], symbolBrush=color, symbolSize=7
             )
         self.layout_with(None, None, self.plot, flush=True)
+
+    def views(self) -> dict[str, QWidget]:
+        return {self.named: self.plot}
 
     def draw(self, s: SweepSummary) -> Notice:
         if s.impls != self.legend_impls:  # a new sweep: its implementations in the legend

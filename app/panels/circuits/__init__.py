@@ -6,7 +6,7 @@ exact effects after it."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout
 
 from app.panels.circuits.circuit import CircuitPage
 from app.panels.circuits.exact import ExactPage
@@ -55,11 +55,3 @@ class CircuitsPanel(RowPanel):
         worker.settle()
         super().exercise()
         worker.settle()
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "runs": self.pair.bars_view,
-            "circuit": self.circuit.table,
-            "faithfulness": self.faithful.view,
-            "exact": self.exact.view,
-        }

@@ -4,7 +4,7 @@ click one for its exact effect, click a head to open it in Inside a head."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QWidget
 
 from app.panels.circuits import scripts
 from app.panels.circuits.drawing import DRAWN, CircuitView
@@ -59,6 +59,9 @@ class CircuitPage(Step):
         self.view.hovered.connect(self.hover.setText)
         self.view.edge_clicked.connect(lambda i: self.apply(edge=i + 1))
         self.view.head_clicked.connect(self._open)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"circuit": self.table}
 
     def _open(self, layer: int, head: int) -> None:
         r = self.live.result

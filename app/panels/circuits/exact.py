@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
 
 from app.panels.circuits import scripts
 from app.panels.circuits.circuit import edge_text
@@ -32,6 +33,9 @@ class ExactPage(Step):
             self.view,
             (self.hover, self.summary),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"exact": self.view}
 
     def _hovered(self, _, points, __) -> None:
         if len(points):

@@ -7,6 +7,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
 
 from app.panels.circuits import scripts
 from app.panels.circuits.state import CircuitResult, smallest_above
@@ -42,6 +43,9 @@ class FaithfulPage(Step):
             self.view,
             (self.summary,),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"faithfulness": self.view}
 
     def script(self) -> Script:
         return scripts.faithfulness(self.state)

@@ -4,7 +4,7 @@ tokenizer splits them, and the metric of each run."""
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.circuits import scripts
 from app.panels.circuits.state import CircuitResult
@@ -35,6 +35,9 @@ class PairPage(PairStep):
             (self.tokens, self.metrics),
             wide=self.pair_wide,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"runs": self.bars_view}
 
     def script(self) -> Script:
         return scripts.pair(self.state)

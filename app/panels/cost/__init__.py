@@ -7,8 +7,6 @@ patterns. Every number comes from core.maths (``complexity``, ``flash``, ``masks
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from app.panels.base import Panel
 from app.panels.cost.calculator import CalculatorPage
 from app.panels.cost.flash import FlashPage
@@ -33,15 +31,3 @@ class CostPanel(Panel):
             self.set_step(i)
             page.exercise()
         self.set_step(2)
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "flops": self.calculator.flops_plot,
-            "score_memory": self.calculator.memory_plot,
-            "article_table": self.calculator.table,
-            "handshakes": self.handshakes.room,
-            "flash_scores": self.flash.scores,
-            "flash_tile": self.flash.tile_view,
-            "flash_state": self.flash.state_view,
-            "sparse_cells": self.sparse.cells_plot,
-        }

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QPushButton,
     QVBoxLayout,
+    QWidget,
 )
 
 from app.panels.cost import scripts
@@ -113,6 +114,9 @@ class CalculatorPage(Step):
         right.addWidget(self.table_title)
         right.addWidget(self.table)
         self.layout_with(None, form, right, (self.readout,))
+
+    def views(self) -> dict[str, QWidget]:
+        return {"flops": self.flops_plot, "score_memory": self.memory_plot, "article_table": self.table}
 
     @property
     def cost(self) -> AttentionCost:

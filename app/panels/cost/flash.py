@@ -76,6 +76,9 @@ class FlashPage(Step):
         self.prev_button.clicked.connect(lambda: self.step_slider.setValue(self.step_slider.value() - 1))
         self.next_button.clicked.connect(lambda: self.step_slider.setValue(self.step_slider.value() + 1))
 
+    def views(self) -> dict[str, QWidget]:
+        return {"flash_scores": self.scores, "flash_tile": self.tile_view, "flash_state": self.state_view}
+
     @property
     def trace(self) -> FlashTrace:
         return self.result.trace

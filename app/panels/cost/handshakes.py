@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.cost import scripts
 from app.panels.cost.plots import COLORS
@@ -42,6 +42,9 @@ class HandshakePage(Step):
         controls.addWidget(self.people)
         controls.addWidget(self.note)
         self.layout_with(None, controls, views, on_top=True)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"handshakes": self.room}
 
     @property
     def n(self) -> int:

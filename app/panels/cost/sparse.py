@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.cost import scripts
 from app.panels.cost.plots import COLORS, curve, place_slope, slope_label
@@ -69,6 +69,9 @@ class SparsePage(Step):
         plots.addWidget(self.cells_plot)
         plots.addWidget(self.fraction_plot)
         self.layout_with(None, left, plots)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"sparse_cells": self.cells_plot}
 
     def script(self) -> Script:
         return scripts.sparse(self.state)

@@ -3,8 +3,6 @@ in-context copying appear as a sudden drop in the loss (Olsson et al., 2022)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from app import worker
 from app.panels.base import Panel
 from app.panels.induction.knockout import KnockoutPage
@@ -64,14 +62,3 @@ class InductionPanel(Panel):
         worker.settle()
         super().exercise()
         self.set_step(1)
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "task": self.task.best,
-            "losses": self.train.loss_plot,
-            "scores": self.train.score_plot,
-            "probe": self.train.grid,
-            "one-layer": self.one_layer.loss_plot,
-            "knockouts": self.knockout.losses,
-            "typed": self.knockout.weights,
-        }

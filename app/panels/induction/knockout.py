@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QFormLayout, QGridLayout
+from PySide6.QtWidgets import QFormLayout, QGridLayout, QWidget
 
 from app.panels.induction import scripts
 from app.panels.induction.state import KnockoutResult, KnockoutState, compute_knockout
@@ -55,6 +55,9 @@ class KnockoutPage(Step):
         trainer.updated.connect(self.take_model)
         self.live.changed.connect(self.show_untrained)
         self.show_untrained()
+
+    def views(self) -> dict[str, QWidget]:
+        return {"knockouts": self.losses, "typed": self.weights}
 
     def show_untrained(self) -> None:
         """Before a model is trained (and after a reset) say so in place of the empty views."""

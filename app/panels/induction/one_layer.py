@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton, QWidget
 
 from app.panels.induction import scripts
 from app.panels.induction.train_plots import REPEAT, guess_line
@@ -51,6 +51,9 @@ class OneLayerPage(Step):
             trainer.updated.connect(self.show_training)
         one_layer.failed.connect(lambda text: self.tell(text, "error"))
         self.show_training()
+
+    def views(self) -> dict[str, QWidget]:
+        return {"one-layer": self.loss_plot}
 
     def start(self) -> None:
         """Train step 2's settings with one layer (resumes a paused 1-layer run)."""

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QVBoxLayout
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
 
 from app.panels.induction import scripts
 from app.panels.induction.state import TaskResult, TaskState, compute_task
@@ -53,6 +53,9 @@ class TaskPage(Step):
             controls,
             views,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"task": self.best}
 
     def script(self) -> Script:
         return scripts.task(self.state)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton
+from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton, QWidget
 
 from app.panels.induction import scripts
 from app.panels.induction.train_plots import (
@@ -97,6 +97,9 @@ class TrainPage(Step):
         self.grid.clicked.connect(self.choose)
         trainer.failed.connect(lambda text: self.tell(text, "error"))
         self.show_training()
+
+    def views(self) -> dict[str, QWidget]:
+        return {"losses": self.loss_plot, "scores": self.score_plot, "probe": self.grid}
 
     def choose(self, layer: int, head: int) -> None:
         """Open one head of the grid large."""

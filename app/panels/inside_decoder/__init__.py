@@ -4,8 +4,6 @@ measures on a second decoder, side by side."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from app.panels.inside_decoder.compare import ComparePage
 from app.panels.inside_decoder.induction import InductionPage
 from app.panels.inside_decoder.knock_out import KnockPage
@@ -88,19 +86,3 @@ class InsideDecoderPanel(RowPanel):
         self.induction.n.setValue(20)
         super().exercise()
         worker.settle()
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "knocked": self.knock.grid,
-            "before": self.knock.before.plot,
-            "after": self.knock.after.plot,
-            "effect": self.rank.effect_map,
-            "weight": self.rank.weight_map,
-            "lens": self.lens.grid,
-            "rank": self.lens.rank_plot,
-            "sinks": self.sinks.grid,
-            "induction": self.induction.induction_map,
-            "previous": self.induction.previous_map,
-            "losses": self.induction.loss_plot,
-            **{f"compare {measure}": view for measure, view in self.compare.plots.items()},
-        }

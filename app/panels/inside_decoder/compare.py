@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
 
 from app.panels.inside_decoder.state import IOI_PROMPT, SINK_PROMPT, Progress, decoder
 from app.panels.model_choices import model_choices
@@ -116,6 +116,9 @@ class ComparePage(Step):
             views,
             (self.summary,),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {f"compare {measure}": view for measure, view in self.plots.items()}
 
     def sync(self, source: str, recent: list[str], knock, sinks, induction) -> None:
         """Compare ``source`` with the chosen decoder (at first a partner among the decoders here

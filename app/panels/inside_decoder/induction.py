@@ -69,6 +69,9 @@ class InductionPage(Step):
             toggle_on_click(view, self)
         self.reset.clicked.connect(lambda: self.apply(heads=()))
 
+    def views(self) -> dict[str, QWidget]:
+        return {"induction": self.induction_map, "previous": self.previous_map, "losses": self.loss_plot}
+
     def script(self) -> Script:
         return scripts.induction(self.state)
 

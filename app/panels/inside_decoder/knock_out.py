@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFormLayout,
-    QLineEdit,
-    QPushButton,
-)
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit, QPushButton, QWidget
 
 from app.panels.inside_decoder import scripts
 from app.panels.inside_decoder.state import KnockResult
@@ -71,6 +66,9 @@ class KnockPage(Step):
         toggle_on_click(self.grid, self)
         self.layer_button.clicked.connect(self.knock_layer)
         self.reset.clicked.connect(lambda: self.apply(heads=()))
+
+    def views(self) -> dict[str, QWidget]:
+        return {"knocked": self.grid, "before": self.before.plot, "after": self.after.plot}
 
     def knock_layer(self) -> None:
         if self.result is None:

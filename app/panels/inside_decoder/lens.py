@@ -59,6 +59,9 @@ class LensPage(Step):
             wide=(("Prompt", self.prompt),),
         )
 
+    def views(self) -> dict[str, QWidget]:
+        return {"lens": self.grid, "rank": self.rank_plot}
+
     def script(self) -> Script:
         return scripts.lens(self.state)
 

@@ -3,7 +3,7 @@ when that token is dropped."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QLineEdit
+from PySide6.QtWidgets import QFormLayout, QLineEdit, QWidget
 
 from app.panels.inside_decoder import scripts
 from app.panels.inside_decoder.state import SinkResult, SinkState, compute_sinks
@@ -35,6 +35,9 @@ class SinkPage(Step):
             (self.summary,),
             wide=(("Prompt", self.prompt),),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"sinks": self.grid}
 
     def script(self) -> Script:
         return scripts.sinks(self.state)

@@ -81,6 +81,9 @@ class RankPage(Step):
         for view in (self.effect_map, self.weight_map):
             toggle_on_click(view, self)
 
+    def views(self) -> dict[str, QWidget]:
+        return {"effect": self.effect_map, "weight": self.weight_map}
+
     def top_head(self) -> dict | None:
         """The head ranked first (by effect once ranked, else by weight) as a cell of Inside a head:
         from the last token to the target's earlier copy."""

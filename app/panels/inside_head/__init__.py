@@ -109,13 +109,3 @@ class InsideHeadPanel(RowPanel):
         self.direct.foil.setText("John")
         super().exercise()
         worker.settle()
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "weights": self.real.weight_map,
-            "query_side": self.why.query_map,
-            "key_side": self.why.key_map,
-            "value_paths": self.writes.paths.plot,
-            "direct": self.direct.direct_map,
-            "knockout": self.direct.total_map,
-        }

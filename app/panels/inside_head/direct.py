@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton
+from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton, QWidget
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult
@@ -63,6 +63,9 @@ class DirectPage(PartsStep):
             on_top=True,
         )
         show_runs(live, self.progress, self.cancel, when=lambda: live.wanted.knockout)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"direct": self.direct_map, "knockout": self.total_map}
 
     def script(self) -> Script:
         return scripts.direct(self.state, self.result.model.kind, self.why_not)

@@ -4,7 +4,7 @@ mask, and the weighted sum of the real values. Hover a cell for its sum; click i
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import HeadResult
@@ -47,6 +47,9 @@ class RealHeadPage(Step):
             None,
             views,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"weights": self.weight_map}
 
     def _sum_of(self, i: int, j: int) -> str:
         r = self.result

@@ -5,6 +5,7 @@ the norm's scale frozen. Click a head in the key-side map to open it."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtWidgets import QWidget
 
 from app.panels.inside_head import scripts
 from app.panels.inside_head.state import PartsResult, per_head
@@ -49,6 +50,9 @@ class WhyHerePage(PartsStep):
             side_by_side(self.query_map, self.key_map),
             notes=(self.summary,),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"query_side": self.query_map, "key_side": self.key_map}
 
     def _open(self, layer: int, column: int) -> None:
         if column < self.result.model.n_heads:

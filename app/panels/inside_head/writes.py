@@ -42,6 +42,9 @@ class WritesPage(PartsStep):
             notes=(self.summary,),
         )
 
+    def views(self) -> dict[str, QWidget]:
+        return {"value_paths": self.paths.plot}
+
     def script(self) -> Script:
         return scripts.writes(self.state, self.result.model.kind, self.why_not)
 

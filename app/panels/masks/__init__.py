@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QPushButton
 
 from app.panels.base import Panel
 from app.panels.binding import bind, set_quietly
@@ -17,7 +17,7 @@ from app.panels.masks.additive import AdditivePage
 from app.panels.masks.copying import CopyPage
 from app.panels.masks.cross import CrossPage
 from app.panels.masks.kinds import KindsPage
-from app.panels.masks.state import FILL_NAMES, MasksState, as_grid, compute_masks, unpadded
+from app.panels.masks.state import MasksState, as_grid, compute_masks, unpadded
 from app.panels.step import Live
 from app.widgets import LabelledSlider
 from app.widgets.reflow_grid import ReflowGrid
@@ -205,11 +205,3 @@ class MasksPanel(Panel):
         self.reset()
         super().exercise()
         self.set_step(0)
-
-    def export(self) -> dict[str, QWidget]:
-        k = self.kinds
-        views = {"mask": k.mask_map, "scores": k.score_map, "weights": k.weight_map}
-        views |= {f"additive_{name}": m for name, m in zip(FILL_NAMES, self.additive.add_maps, strict=True)}
-        views["cross_attention"] = self.cross.cross_map
-        # the bars first: the weights map stays the step's result (``result_views``)
-        return views | {"copying_next_token": self.copying.copy_plot, "copying": self.copying.copy_map}

@@ -3,7 +3,7 @@ a fully hidden row shows why the textbook formula gives NaN."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGridLayout, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QGridLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.panels.masks import scripts
 from app.panels.masks.state import FILL_NAMES, MasksResult, as_grid, key_labels, leak_text, unpadded
@@ -39,6 +39,9 @@ class AdditivePage(Step):
             None,
             grid,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {f"additive_{name}": m for name, m in zip(FILL_NAMES, self.add_maps, strict=True)}
 
     def hide_first_row(self) -> None:
         """Make a custom mask whose first query may attend to nothing: the fully masked row."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QGridLayout
+from PySide6.QtWidgets import QCheckBox, QGridLayout, QWidget
 
 from app.panels.masks import scripts
 from app.panels.masks.state import MasksResult
@@ -44,6 +44,9 @@ class CopyPage(Step):
             None,
             grid,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"copying_next_token": self.copy_plot, "copying": self.copy_map}
 
     def script(self) -> Script:
         return scripts.copying(self.state)

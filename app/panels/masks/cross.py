@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QLineEdit, QVBoxLayout
+from PySide6.QtWidgets import QFormLayout, QLineEdit, QVBoxLayout, QWidget
 
 from app.panels.masks import scripts
 from app.panels.masks.state import D_K, MasksResult
@@ -41,6 +41,9 @@ class CrossPage(Step):
             None,
             layout,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"cross_attention": self.cross_map}
 
     def script(self) -> Script:
         return scripts.cross(self.state)

@@ -4,7 +4,7 @@ and per query how many keys are computed and how much weight reaches hidden ones
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QGridLayout, QVBoxLayout
+from PySide6.QtWidgets import QGridLayout, QVBoxLayout, QWidget
 
 from app.panels.masks import scripts
 from app.panels.masks.state import MasksResult, as_grid, key_labels, leak_text, unpadded
@@ -43,6 +43,9 @@ class KindsPage(Step):
             None,
             grid,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"mask": self.mask_map, "scores": self.score_map, "weights": self.weight_map}
 
     def toggle_cell(self, i: int, j: int) -> None:
         """Switch cell (i, j) of the mask; the mask becomes custom, starting from the current one."""

@@ -163,15 +163,3 @@ class MemoryPanel(Panel):
         self.target_spin.setValue(3)
         self.set_beta(1.0)
         self.set_step(0)
-
-    def export(self) -> dict[str, QWidget]:
-        view = self.retrieve.view
-        return {
-            "classical_stored": view.classical_stored,
-            "classical_path": view.classical_path,
-            "modern_path": view.modern_path,
-            "weights": view.modern_bars.plot,
-            "beta_curve": self.beta.beta_plot,
-            "capacity": self.capacity.capacity_plot,
-            "article_weights": self.article.view.modern_bars.plot,
-        }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QPushButton, QWidget
 
 from app.panels.memory import scripts
 from app.panels.memory.retrieve import RetrieveView
@@ -22,6 +22,9 @@ class ArticlePage(Step):
         self.load_button.clicked.connect(self.load)
         self.view = RetrieveView()
         self.layout_with(None, self.load_button, self.view, on_top=True, flush=True)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"article_weights": self.view.modern_bars.plot}
 
     def load(self) -> None:
         """Copy the second article's experiment (seed 0, β = 1, its draws) into the settings."""

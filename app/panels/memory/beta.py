@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.memory import scripts
 from app.panels.memory.retrieve import pattern_level
@@ -70,6 +70,9 @@ class BetaPage(Step):
         side.addWidget(self.beta_bars, 2)
         row.addLayout(side, 2)
         self.layout_with(self.formula_note, None, row)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"beta_curve": self.beta_plot}
 
     def script(self) -> Script:
         return scripts.beta(self.state)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from app import worker
 from app.panels.memory import scripts
@@ -82,6 +82,9 @@ class CapacityPage(Step):
         self.layout_with(None, run, self.capacity_plot, on_top=True)
         self.run_button.clicked.connect(self.run_sweep)
         self.cancel_button.clicked.connect(self.cancel_sweep)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"capacity": self.capacity_plot}
 
     def script(self) -> Script:
         """The sweep on the plot; before any, the one Run would start now."""

@@ -145,6 +145,14 @@ class RetrievePage(Step):
         self.view = RetrieveView()
         self.layout_with(None, None, self.view, flush=True)
 
+    def views(self) -> dict[str, QWidget]:
+        return {
+            "classical_stored": self.view.classical_stored,
+            "classical_path": self.view.classical_path,
+            "modern_path": self.view.modern_path,
+            "weights": self.view.modern_bars.plot,
+        }
+
     def draw(self, r: MemoryResult) -> Notice:
         self.view.show_result(r)
         return None

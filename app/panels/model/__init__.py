@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFormLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import QFormLayout, QLineEdit
 
 from app import worker
 from app.panels.base import Panel
@@ -162,7 +162,3 @@ class ModelPanel(Panel):
         super().exercise()
         self.find()
         p.tabs.setCurrentWidget(p.lines)
-
-    def export(self) -> dict[str, QWidget]:
-        p = self.page
-        return {"head_view": p.lines.view, "model_view": p.grid.view, "heatmap": p.heatmap}

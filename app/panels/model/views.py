@@ -86,6 +86,9 @@ class AttentionPage(Step):
         self.finder.jump.connect(self._found)
         self.patterns.jump.connect(lambda layer, head: self.jump(layer, head, self.lines))
 
+    def views(self) -> dict[str, QWidget]:
+        return {"head_view": self.lines.view, "model_view": self.grid.view, "heatmap": self.heatmap}
+
     def _enable_options(self) -> None:
         s = self.live.wanted
         self.rescale_box.setEnabled(s.hide_special)

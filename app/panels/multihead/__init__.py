@@ -177,16 +177,3 @@ class MultiHeadPanel(Panel):
         super().exercise()
         self.set_step(0)
         self.select_head(1)
-
-    def export(self) -> dict[str, QWidget]:
-        heads = self.live.state.heads
-        views: dict[str, QWidget] = {
-            f"head_{i}": m for i, m in enumerate(self.side_by_side.grid_maps[:heads])
-        }
-        views.update({"enlarged_head": self.side_by_side.detail_map, "table": self.table_page.table})
-        views.update(
-            {"concat": self.join.concat_map, "W_O": self.join.w_o_map, "output": self.join.output_map}
-        )
-        views.update({f"learned_head_{i}": m for i, m in enumerate(self.learned.grid_maps[:heads])})
-        views["learned_enlarged_head"] = self.learned.detail_map
-        return views

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QGraphicsRectItem, QGridLayout
+from PySide6.QtWidgets import QGraphicsRectItem, QGridLayout, QWidget
 
 from app.panels.multihead import scripts
 from app.panels.multihead.side_by_side import head_color
@@ -43,6 +43,9 @@ class JoinPage(Step):
         self.cost_note = note()
         product.addWidget(scrolling(self.shapes_label, self.legend, self.cost_note), 0, 0)
         self.layout_with(self.caption, None, product, flush=True)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"concat": self.concat_map, "W_O": self.w_o_map, "output": self.output_map}
 
     @staticmethod
     def _block(heatmap: Heatmap, blocks: list[QGraphicsRectItem], i: int) -> QGraphicsRectItem:

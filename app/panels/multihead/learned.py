@@ -6,6 +6,7 @@ from app.panels.multihead.side_by_side import HeadsPage
 
 
 class LearnedPage(HeadsPage):
+    NAMED = "learned_"  # its exported views' names begin with it
     CAPTION = (
         "These weights are random, so the heads differ only by chance and have learned nothing. "
         "Trained heads specialise: previous-token heads, heads that gather on separators, heads that "

@@ -104,6 +104,7 @@ class Rest(QWidget):
 
 
 class HeadsPage(Step):
+    NAMED = ""  # what its exported views' names begin with
     CAPTION = (
         "Every head runs its own soft lookup over the same tokens, in its own d_k-dimensional space. "
         "All heads share one colour scale, so colours compare across heads. Click a head to enlarge "
@@ -134,6 +135,10 @@ class HeadsPage(Step):
         detail_row.addLayout(qk, 1)
         # The row of heads on top chooses the head shown large below.
         self.layout_with(self.caption, self.grid_box, detail, on_top=True, flush=True)
+
+    def views(self) -> dict[str, QWidget]:
+        shown = {f"{self.NAMED}head_{i}": m for i, m in enumerate(self.grid_maps[: self.state.heads])}
+        return shown | {f"{self.NAMED}enlarged_head": self.detail_map}
 
     @property
     def trace(self):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtWidgets import QWidget
 
 from app.panels.multihead import scripts
 from app.panels.multihead.side_by_side import head_color
@@ -31,6 +32,9 @@ class TablePage(Step):
         self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
         self.table_note = note()
         self.layout_with(self.caption, None, self.table, (self.table_note,), flush=True)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"table": self.table}
 
     def script(self) -> Script:
         return scripts.stats(self.state)

@@ -128,16 +128,3 @@ class NextTokenPanel(RowPanel):
         for text in ("", DEFAULT_PROMPT):  # the prompt alone again, as a student starts
             settle(self.prompt.setText, text)
         self.set_step(1)
-
-    def result_views(self, step: int) -> list:
-        """The grouped-query step covers its grid with the hint under it (no model: no grid)."""
-        return [self.groups.grid] if step == 4 else super().result_views(step)
-
-    def export(self):
-        return {
-            "predictions": self.predictions.bars.plot,
-            "sampling": self.temperature.bars.plot,
-            "kv cache": self.cache.cache_map,
-            "kv cache size": self.cache.size_plot,
-            "shared heads": self.groups.grid.view,
-        }

@@ -3,7 +3,7 @@ heads that share keys side by side."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.next_token import scripts
 from app.panels.next_token.state import context_notice
@@ -37,6 +37,12 @@ class GroupsPage(Step):
             (self.groups,),
         )
         self.layer_spin.valueChanged.connect(lambda _: self.mark_stale())  # redrawn the usual way
+
+    def result_views(self) -> list[QWidget]:
+        return [self.grid]  # the grid with the hint under it
+
+    def views(self) -> dict[str, QWidget]:
+        return {"shared heads": self.grid.view}
 
     def _describe(self, row: int, col: int) -> str:
         m = self.result.model

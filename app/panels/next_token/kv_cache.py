@@ -4,7 +4,7 @@ multi-head attention, and a decode step timed with and without it."""
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
 from app.panels.next_token import scripts
 from app.panels.next_token.state import context_notice
@@ -74,6 +74,9 @@ class CachePage(Step):
         views.addWidget(self.size_plot, 2)
         self.layout_with(None, controls, views, notes=(self.work, self.sizes))
         self.measure_button.clicked.connect(lambda: writing.measure(self.show_timing, self.tell))
+
+    def views(self) -> dict[str, QWidget]:
+        return {"kv cache": self.cache_map, "kv cache size": self.size_plot}
 
     def script(self) -> Script:
         return scripts.kv_cache(self.state.run, self.result, self.settings.state)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.binding import bind
 from app.panels.next_token import scripts
@@ -56,6 +56,9 @@ class PredictionsPage(Step):
             self.bars,
             (self.tokens, self.summary),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"predictions": self.bars.plot}
 
     def script(self) -> Script:
         return scripts.predictions(self.state.run, self.result, self.settings.state)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QPushButton
+from PySide6.QtWidgets import QFormLayout, QPushButton, QWidget
 
 from app.panels.binding import bind
 from app.panels.next_token import scripts
@@ -56,6 +56,9 @@ class TemperaturePage(Step):
             (self.sample_label, self.summary),
         )
         self.draw_button.clicked.connect(self.draw_sample)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"sampling": self.bars.plot}
 
     def script(self) -> Script:
         s = self.settings.state

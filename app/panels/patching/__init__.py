@@ -4,8 +4,6 @@ and every head; and the one-pass approximation (attribution patching)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from app.panels.model_row import ModelRow
 from app.panels.patching.approx import ApproxPage
 from app.panels.patching.heads import HeadsPage
@@ -74,18 +72,3 @@ class PatchingPanel(RowPanel):
         if r is not None and "resid" in r.grids:  # the changed name's stream, halfway up: its
             self.stream.pick(r.grids["resid"].raw.shape[0] // 2, r.pair.differ[0])  # predictions, reach
             worker.settle()
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "clean": self.runs.clean_bars.plot,
-            "corrupted": self.runs.corrupt_bars.plot,
-            "stream": self.stream.map,
-            "attention": self.parts.attn_map,
-            "mlp": self.parts.mlp_map,
-            "heads": self.heads.heads_map,
-            "knockout": self.heads.knock_map,
-            "head": self.heads.head_map,
-            "estimate": self.approx.approx_map,
-            "exact": self.approx.exact_map,
-            "scatter": self.approx.scatter,
-        }

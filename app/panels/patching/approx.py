@@ -59,6 +59,9 @@ class ApproxPage(SweepStep):
             (self.summary,),
         )
 
+    def views(self) -> dict[str, QWidget]:
+        return {"estimate": self.approx_map, "exact": self.exact_map, "scatter": self.scatter}
+
     def script(self) -> Script:
         return scripts.approx(self.state)
 

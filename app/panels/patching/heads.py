@@ -72,6 +72,9 @@ class HeadsPage(SweepStep):
         self.knock_map.clicked.connect(self.choose)
         self.inside_button.clicked.connect(self._open_inside)
 
+    def views(self) -> dict[str, QWidget]:
+        return {"heads": self.heads_map, "knockout": self.knock_map, "head": self.head_map}
+
     def _open_inside(self) -> None:
         """The chosen head on the clean prompt, from the last token to the first changed one."""
         r = self.result

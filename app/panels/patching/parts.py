@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.patching import scripts
 from app.panels.patching.state import PairResult
@@ -29,6 +29,9 @@ class PartsPage(SweepStep):
             beside(self.attn_map, self.mlp_map),
             (self.status,),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"attention": self.attn_map, "mlp": self.mlp_map}
 
     def script(self) -> Script:
         return scripts.parts(self.state)

@@ -3,7 +3,7 @@ run's predictions and outlines the cells the patch can influence."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.patching import scripts
 from app.panels.patching.state import PairResult
@@ -34,6 +34,9 @@ class StreamPage(SweepStep):
             (self.status, self.picked),
         )
         self.map.clicked.connect(self.pick)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"stream": self.map}
 
     def script(self) -> Script:
         return scripts.stream(self.state)

@@ -3,7 +3,7 @@ they differ marked; the target and the foil; both runs' predictions and metrics.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.pair_step import PairStep, metrics_html, pair_html
 from app.panels.patching import scripts
@@ -33,6 +33,9 @@ class TwoRunsPage(PairStep):
             (self.tokens, self.metrics),
             wide=self.pair_wide,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"clean": self.clean_bars.plot, "corrupted": self.corrupt_bars.plot}
 
     def script(self) -> Script:
         return scripts.two_runs(self.state)

@@ -3,8 +3,6 @@ encodings, a learned table that runs out, RoPE's clock hands, and RoPE past the 
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from app.panels.base import Panel
 from app.panels.position.extension import ExtensionPage
 from app.panels.position.learned_table import TablePage
@@ -65,14 +63,3 @@ class PositionPanel(Panel):
         r.shift_slider.setValue(0)
         r.finish_animation()
         self.set_step(3)
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "order_a": self.order.map_a,
-            "order_b": self.order.map_b,
-            "sinusoidal": self.sinusoidal.heatmap,
-            "table": self.table.heatmap,
-            "rope_hands": self.rope.clocks,
-            "rope_score": self.rope.score_plot,
-            "extension": self.extension.over_plot,
-        }

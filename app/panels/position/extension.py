@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
 
 from app.panels.binding import set_quietly
 from app.panels.position import scripts
@@ -89,6 +89,9 @@ class ExtensionPage(Step):
             views,
             (self.formula, self.summary),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"extension": self.over_plot}
 
     def script(self) -> Script:
         return scripts.extension(self.state)

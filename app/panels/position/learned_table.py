@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QVBoxLayout
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
 
 from app.panels.position import scripts
 from app.panels.position.state import (
@@ -59,6 +59,9 @@ class TablePage(Step):
             controls,
             views,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"table": self.heatmap}
 
     def script(self) -> Script:
         return scripts.learned_table(self.state)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEasingCurve, QVariantAnimation
-from PySide6.QtWidgets import QFormLayout, QVBoxLayout
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
 
 from app.panels.position import scripts
 from app.panels.position.state import RopeResult, RopeState, compute_rope
@@ -69,6 +69,9 @@ class RopePage(Step):
         self.animation.setEndValue(1.0)
         self.animation.setEasingCurve(QEasingCurve.Type.OutCubic)
         self.animation.valueChanged.connect(self._frame)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"rope_hands": self.clocks, "rope_score": self.score_plot}
 
     def script(self) -> Script:
         return scripts.rope(self.state)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QVBoxLayout, QWidget
 
 from app.panels.position import scripts
 from app.panels.position.state import SinusoidalResult, SinusoidalState, compute_sinusoidal
@@ -51,6 +51,9 @@ class SinusoidalPage(Step):
             controls,
             views,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"sinusoidal": self.heatmap}
 
     def script(self) -> Script:
         return scripts.sinusoidal(self.state)

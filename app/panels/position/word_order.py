@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLineEdit, QWidget
 
 from app.panels.position import scripts
 from app.panels.position.state import ENCODINGS, OrderState, compute_order
@@ -56,6 +56,9 @@ class OrderPage(Step):
             (self.summary,),
             wide=(("Sentence A", self.edit_a), ("Sentence B", self.edit_b)),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"order_a": self.map_a, "order_b": self.map_b}
 
     @property
     def trace(self) -> pos.PermutationTrace:

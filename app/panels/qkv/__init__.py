@@ -116,28 +116,3 @@ class QKVPanel(Panel):
         self.reset()
         super().exercise()
         self.output.blend.select(1, 0)
-
-    def result_views(self, step: int) -> list[QWidget]:
-        """What a class predicts at each step: Q, K or V, then the scores, ... (not the embeddings)."""
-        views = (
-            self.projections.proj.c,
-            self.scores.score_map,
-            self.scaled.scaled_map,
-            self.weights.weight_map,
-            self.output.blend.c,
-        )
-        return [views[step - 1]] if step else []
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "embeddings": self.embeddings.x_view,
-            "projection input": self.projections.proj.a,
-            "projection weights": self.projections.proj.b,
-            "projection": self.projections.proj.c,
-            "scores": self.scores.score_map,
-            "scaled": self.scaled.scaled_map,
-            "weights": self.weights.weight_map,
-            "output weights": self.output.blend.a,
-            "values": self.output.blend.b,
-            "output": self.output.blend.c,
-        }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from PySide6.QtWidgets import QWidget
+
 from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
 from app.panels.scripts import Script
@@ -19,6 +21,9 @@ class BlendPage(Step):
         self.blend.set_explainer(lambda i, k: explain.blend(self.result.trace, self.result.V, i, k))
         self.output_note = note("")
         self.layout_with(self.output_note, None, self.blend)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"output weights": self.blend.a, "values": self.blend.b, "output": self.blend.c}
 
     def script(self) -> Script:
         return scripts.output(self.state)

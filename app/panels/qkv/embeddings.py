@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from PySide6.QtWidgets import QWidget
+
 from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult, edit_embedding
 from app.panels.scripts import Script
@@ -25,6 +27,12 @@ class EmbeddingsPage(Step):
             None,
             self.x_view,
         )
+
+    def result_views(self) -> list[QWidget]:
+        return []  # the embeddings are given, not predicted: the class guesses from step 2 on
+
+    def views(self) -> dict[str, QWidget]:
+        return {"embeddings": self.x_view}
 
     def script(self) -> Script:
         return scripts.embeddings(self.state)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QButtonGroup, QFormLayout, QHBoxLayout, QRadioButton
+from PySide6.QtWidgets import QButtonGroup, QFormLayout, QHBoxLayout, QRadioButton, QWidget
 
 from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
@@ -40,6 +40,9 @@ class ProjectionPage(Step):
             self.proj,
             on_top=True,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"projection input": self.proj.a, "projection weights": self.proj.b, "projection": self.proj.c}
 
     def set_projection(self, name: str) -> None:
         self.projection = name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtWidgets import QWidget
 
 from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
@@ -20,6 +21,9 @@ class ScaledPage(Step):
         self.scaled_map.set_describer(lambda i, j: explain.scaled(self.result.trace, i, j))
         self.scale_note = note("")
         self.layout_with(self.scale_note, None, self.scaled_map)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"scaled": self.scaled_map}
 
     def script(self) -> Script:
         return scripts.scaled(self.state)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from PySide6.QtWidgets import QWidget
+
 from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
 from app.panels.scripts import Script
@@ -21,6 +23,9 @@ class ScoresPage(Step):
             None,
             self.score_map,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"scores": self.score_map}
 
     def script(self) -> Script:
         return scripts.scores(self.state)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from PySide6.QtWidgets import QWidget
+
 from app.panels.qkv import scripts
 from app.panels.qkv.state import QKVResult
 from app.panels.scripts import Script
@@ -18,6 +20,9 @@ class WeightsPage(Step):
         self.weight_map.set_describer(lambda i, j: explain.weight(self.result.trace, i, j))
         self.sum_note = note("")
         self.layout_with(self.sum_note, None, self.weight_map)
+
+    def views(self) -> dict[str, QWidget]:
+        return {"weights": self.weight_map}
 
     def script(self) -> Script:
         return scripts.weights(self.state)

@@ -6,8 +6,6 @@ q·k with dₖ (measured in the background), temperature, and dₖ within the he
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from app.panels.base import Panel
 from app.panels.scale.growth import GrowthPage
 from app.panels.scale.heads import HeadsPage
@@ -58,14 +56,3 @@ class ScalePanel(Panel):
         heads.head_seed_spin.setValue(3)
         heads.head_seed_spin.setValue(0)
         super().exercise()
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "saturation": self.saturation.view,
-            "growth": self.growth.view,
-            "temperature_weights": self.temperature.temperature_map,
-            "entropy_vs_temperature": self.temperature.entropy_view,
-            "weights_with_scaling": self.heads.scaled_map,
-            "weights_without_scaling": self.heads.unscaled_map,
-            "entropy_vs_head_width": self.heads.heads_view,
-        }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from app.panels.binding import set_quietly
 from app.panels.scale import scripts
@@ -74,6 +74,9 @@ class GrowthPage(Step):
             (self.readout,),
             on_top=True,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"growth": self.view}
 
     @property
     def growth(self) -> scaling.Growth | None:

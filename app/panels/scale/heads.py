@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.panels.scale import scripts
 from app.panels.scale.state import HEAD_TOKENS, HEAD_WIDTHS, MAX_SEED, HeadsResult, HeadsState, compute_heads
@@ -70,6 +70,13 @@ class HeadsPage(Step):
             (self.readout,),
             on_top=True,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {
+            "weights_with_scaling": self.scaled_map,
+            "weights_without_scaling": self.unscaled_map,
+            "entropy_vs_head_width": self.heads_view,
+        }
 
     def script(self) -> Script:
         return scripts.heads(self.state)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from app.panels.scale import scripts
 from app.panels.scale.state import MULTIPLIER_GRID, SaturationResult, SaturationState, compute_saturation
@@ -59,6 +59,9 @@ class SaturationPage(Step):
             (self.readout,),
             on_top=True,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"saturation": self.view}
 
     def script(self) -> Script:
         return scripts.saturation(self.state)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
 
 from app.panels.binding import set_quietly
 from app.panels.scale import scripts
@@ -84,6 +84,9 @@ class TemperaturePage(Step):
             left,
             right,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"temperature_weights": self.temperature_map, "entropy_vs_temperature": self.entropy_view}
 
     def _on_preset(self, index: int) -> None:
         if index < len(scaling.PRESETS):  # "Custom" changes nothing

@@ -4,8 +4,6 @@ model with one vector added to the stream."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from app.panels.model_row import ModelRow
 from app.panels.row_panel import RowPanel
 from app.panels.step import Live
@@ -54,14 +52,3 @@ class StreamPanel(RowPanel):
         self.try_changes(steer, *bad, back=("plus", "layer", "strength", "mode"))
         super().exercise()
         worker.settle()
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "sizes": self.journey.sizes,
-            "cosine": self.journey.cosine,
-            "norm": self.norm.entries,
-            "direct": self.parts.direct_map,
-            "part_sizes": self.parts.sizes,
-            "probability": self.steer.prob,
-            "entropy": self.steer.entropy,
-        }

@@ -49,6 +49,9 @@ class JourneyPage(TokenStep):
             wide=self.wide,
         )
 
+    def views(self) -> dict[str, QWidget]:
+        return {"sizes": self.sizes, "cosine": self.cosine}
+
     def script(self) -> Script:
         return scripts.journey(self.state)
 

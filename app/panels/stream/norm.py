@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
 
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice
@@ -56,6 +57,9 @@ class NormPage(TokenStep):
             (self.working,),
             wide=self.wide,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"norm": self.entries}
 
     def script(self) -> Script:
         return scripts.norm(self.state)

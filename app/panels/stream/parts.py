@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QComboBox, QWidget
 
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice
@@ -42,6 +42,9 @@ class PartsPage(TokenStep):
             (self.summary,),
             wide=self.wide,
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"direct": self.direct_map, "part_sizes": self.sizes}
 
     def script(self) -> Script:
         return scripts.parts(self.state)

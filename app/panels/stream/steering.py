@@ -98,6 +98,9 @@ class SteerPage(Step):
             wide=(("Prompt", self.prompt),),
         )
 
+    def views(self) -> dict[str, QWidget]:
+        return {"probability": self.prob, "entropy": self.entropy}
+
     def script(self) -> Script:
         return scripts.steering(self.state)
 

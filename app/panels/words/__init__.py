@@ -5,7 +5,7 @@ One state for every step, computed in the worker; the prompt and the answer sit 
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit
 
 from app.panels.binding import bind
 from app.panels.model_row import ModelRow
@@ -67,14 +67,3 @@ class WordsPanel(RowPanel):
         )
         super().exercise()
         worker.settle()
-
-    def export(self) -> dict[str, QWidget]:
-        return {
-            "attention": self.attention.strips,
-            "gradients": self.gradients.strips,
-            "occlusion": self.occlusion.strips,
-            "agreement": self.agreement.matrix,
-            "agreement over the set": self.agreement.set_matrix,
-            "scatter": self.agreement.scatter,
-            "encoder": self.encoder.strips,
-        }

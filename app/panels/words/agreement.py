@@ -59,6 +59,9 @@ class AgreementPage(Step):
             (self.summary,),
         )
 
+    def views(self) -> dict[str, QWidget]:
+        return {"agreement": self.matrix, "agreement over the set": self.set_matrix, "scatter": self.scatter}
+
     def _views(self) -> QWidget:
         """The two matrices side by side, the scatter under them."""
         grid = QGridLayout()

@@ -3,7 +3,7 @@ attention rollout through every layer, with and without the first token."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
@@ -36,6 +36,9 @@ class AttentionPage(Step):
             self.strips,
             (self.summary,),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"attention": self.strips}
 
     def script(self) -> Script:
         return scripts.attention(self.state)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.scripts import Script, model_code
 from app.panels.step import Live, Notice, Step
@@ -67,6 +67,9 @@ class EncoderPage(Step):
             (self.summary,),
             wide=(("First sentence", self.first), ("Second sentence", self.second)),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"encoder": self.strips}
 
     def start(self) -> None:
         """The first compute, when the step is first shown (MiniLM loads then)."""

@@ -3,7 +3,7 @@ pushes the answer up, blue pushes it down."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QLineEdit
+from PySide6.QtWidgets import QFormLayout, QLineEdit, QWidget
 
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
@@ -33,6 +33,9 @@ class GradientsPage(Step):
             self.strips,
             (self.summary,),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"gradients": self.strips}
 
     def script(self) -> Script:
         return scripts.gradients(self.state)

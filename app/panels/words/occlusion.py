@@ -3,7 +3,7 @@ and the prediction without the token chosen (click a cell)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
@@ -35,6 +35,9 @@ class OcclusionPage(Step):
             side_by_side(self.strips, self.table),
             (self.summary,),
         )
+
+    def views(self) -> dict[str, QWidget]:
+        return {"occlusion": self.strips}
 
     def script(self) -> Script:
         return scripts.occlusion(self.state)
