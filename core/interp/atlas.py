@@ -174,14 +174,21 @@ def ov_reading(model: Any, layer: int, head: int, source: int) -> OVReading:
         unembed = adapter.unembed.weight[: embed.shape[0]]
         value, out = _ov(adapter, layer, head)
         written = out @ (value @ embed[source].double())  # (hidden,)
-        logits = (unembed @ written.to(unembed.dtype)).double()  # (vocab,)
-        top = logits.topk(TOP)
         # W_O W_V = q_o r_o r_vᵀ q_vᵀ: its singular vectors from the small head_dim × head_dim core.
         (q_o, r_o), (q_v, r_v) = torch.linalg.qr(out), torch.linalg.qr(value.T)
         u, sizes, vh = torch.linalg.svd(r_o @ r_v.T)
         inputs, outputs = (q_v @ vh.T)[:, :DIRECTIONS], (q_o @ u)[:, :DIRECTIONS]  # (hidden, DIRECTIONS)
-        reads = (embed @ inputs.to(embed.dtype)).topk(TOP, dim=0).indices.T  # (DIRECTIONS, TOP)
-        writes = (unembed @ outputs.to(unembed.dtype)).topk(TOP, dim=0).indices.T
+        unembedded = torch.cat([written[:, None], outputs], 1)  # (hidden, 1 + DIRECTIONS)
+        # Reading a vocabulary table is the cost here (memory, not arithmetic): a tied one is read once.
+        if unembed.data_ptr() == embed.data_ptr() and unembed.shape == embed.shape:
+            both = embed @ torch.cat([inputs, unembedded], 1).to(embed.dtype)
+            read, wrote = both[:, :DIRECTIONS], both[:, DIRECTIONS:]
+        else:
+            read, wrote = embed @ inputs.to(embed.dtype), unembed @ unembedded.to(unembed.dtype)
+        logits = wrote[:, 0].double()  # (vocab,)
+        top = logits.topk(TOP)
+        reads = read.topk(TOP, dim=0).indices.T  # (DIRECTIONS, TOP)
+        writes = wrote[:, 1:].topk(TOP, dim=0).indices.T
     return OVReading(
         source=source,
         out_tokens=tuple(top.indices.tolist()),

@@ -3,7 +3,8 @@
     python -m tests.perf.atlas_perf [--model smollm2|FOLDER]
 
 With the model loaded once: every score of every head (two runs and one small eigenproblem per
-head; target ≤ 2 s), the copying scores alone, and one head's query–key cloud (≤ 300 ms).
+head; target ≤ 2 s), the copying scores alone, one head's query–key cloud (≤ 300 ms) and its OV
+reading, which with the cloud is what another head costs once the atlas is kept.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def main() -> None:
     import torch
 
     from core import models
-    from core.interp.atlas import copying_scores, head_atlas, qk_cloud
+    from core.interp.atlas import copying_scores, head_atlas, ov_reading, qk_cloud
 
     model = models.load_model(args.model, expect=models.DECODER)
     print(f"{model.name}: {model.n_layers} × {model.n_heads} heads, torch threads {torch.get_num_threads()}")
@@ -31,6 +32,7 @@ def main() -> None:
         ("the copying scores alone", lambda: copying_scores(model), 5),
         ("one head's cloud", lambda: qk_cloud(atlas, model.n_layers // 2, [0]), 9),
         ("the cloud of heads sharing keys", lambda: qk_cloud(atlas, model.n_layers // 2, range(group)), 9),
+        ("one head's OV reading (step 4)", lambda: ov_reading(model, model.n_layers // 2, 0, 1000), 9),
     ):
         med, top = median_ms(action, repeats)
         print(f"{name}: median {med:.0f} ms, max {top:.0f} ms")
