@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.models.fetch import replace_folder, sha256
-from core.models.gguf_convert import check_converter, convert, save
+from core.models.gguf_convert import check_converter, convert, read_once, save
 
 WEIGHTS = "model.safetensors"
 RECEIPT = "attention-lab.json"  # written last: what was converted and the weights' checksum
@@ -103,10 +103,11 @@ def install(
         tick(2, total)
         partial = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=root))
         try:
-            model, tokenizer = convert(gguf, alive(2))
-            if check is not None:
-                tick(3, total)
-                check(model, tokenizer, gguf, alive(3))
+            with read_once(gguf):
+                model, tokenizer = convert(gguf, alive(2))
+                if check is not None:
+                    tick(3, total)
+                    check(model, tokenizer, gguf, alive(3))
             tick(total - 1, total)
             save(model, tokenizer, partial)
             written = {**receipt, "gguf_sha256": digest, "weights_sha256": sha256(partial / WEIGHTS)}

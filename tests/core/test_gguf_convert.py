@@ -110,3 +110,33 @@ def test_a_gemma3_file_converts_to_transformers_own_load(tiny_gemma3, monkeypatc
     with torch.no_grad():
         assert torch.allclose(model(input_ids=ids).logits, reference(input_ids=ids).logits, atol=1e-5)
     assert any(text and text.startswith("tensor 1 of") for text in said)
+
+
+def test_one_parse_of_the_file_serves_every_reading_within_read_once(tiny_gemma3, monkeypatch):
+    """Parsing a GGUF's header is what a reading costs (13 s for Gemma 3's vocabulary): within
+    ``read_once`` the conversion and transformers' own load share one reader, and after it the
+    reader class is the package's own again."""
+    import gguf
+
+    transformers = pytest.importorskip("transformers")
+    path, _ = tiny_gemma3
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *args, **kwargs: None)
+    parsed = []
+
+    class Counted(gguf.GGUFReader):
+        def __init__(self, *args, **kwargs):
+            parsed.append(args[0])
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(gguf, "GGUFReader", Counted)
+
+    def both() -> int:
+        parsed.clear()
+        gguf_convert.convert(path, lambda text=None: None)
+        transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
+        return len(parsed)
+
+    assert both() >= 3  # settings, weights, and transformers' load each parse the file
+    with gguf_convert.read_once(path):
+        assert both() == 1
+    assert gguf.GGUFReader is Counted
