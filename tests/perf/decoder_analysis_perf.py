@@ -70,8 +70,10 @@ def main() -> None:
     med, top = median_ms(lambda: next_token_probs(model, ids))
     print(f"clean forward pass: median {med:.0f} ms, max {top:.0f} ms")
 
+    layers, heads = model.n_layers, model.n_heads
+
     def one_ablation():
-        layer, head = int(rng.integers(30)), int(rng.integers(9))
+        layer, head = int(rng.integers(layers)), int(rng.integers(heads))
         with ablated(model, [(layer, head)]):
             next_token_probs(model, ids)
 
@@ -80,7 +82,7 @@ def main() -> None:
     means = head_means(loaded, tokenizer(REFERENCE)["input_ids"])
 
     def one_mean_ablation():
-        with ablated(model, [(int(rng.integers(30)), int(rng.integers(9)))], "mean", means):
+        with ablated(model, [(int(rng.integers(layers)), int(rng.integers(heads)))], "mean", means):
             next_token_probs(model, ids)
 
     med, top = median_ms(one_mean_ablation)
@@ -93,13 +95,13 @@ def main() -> None:
         seconds.append(time.perf_counter() - start)
     best = ranking.ranking.best
     print(
-        f"ranking all 270 heads by ablation: median {statistics.median(seconds):.1f} s, "
+        f"ranking all {layers * heads} heads by ablation: median {statistics.median(seconds):.1f} s, "
         f"max {max(seconds):.1f} s (top head: {best})"
     )
 
     med, top = median_ms(lambda: logit_lens(loaded, ids, target.id))
     lens = logit_lens(loaded, ids, target.id)
-    print(f"logit lens, 30 layers × {len(ids)} positions: median {med:.0f} ms, max {top:.0f} ms "
+    print(f"logit lens, {layers} layers × {len(ids)} positions: median {med:.0f} ms, max {top:.0f} ms "
           f"(target on top from layer {(lens.formed_at() or 0) + 1})")  # fmt: skip
     streams = streams_of(loaded, ids)
     med, top = median_ms(lambda: read_streams(loaded, streams, target.id))
@@ -141,7 +143,7 @@ def panel_timings(source: str) -> None:
     rng = np.random.default_rng(1)
     times = []
     for _ in range(REPEATS):
-        layer, head = int(rng.integers(30)), int(rng.integers(9))
+        layer, head = int(rng.integers(panel.model.n_layers)), int(rng.integers(panel.model.n_heads))
         start = time.perf_counter()
         panel.knock.grid.clicked.emit(layer, head)
         worker.wait_idle(600)
