@@ -143,7 +143,7 @@ def panel_timings(source: str) -> None:
     rng = np.random.default_rng(1)
     times = []
     for _ in range(REPEATS):
-        layer, head = int(rng.integers(panel.model.n_layers)), int(rng.integers(panel.model.n_heads))
+        layer, head = int(rng.integers(panel.row.model.n_layers)), int(rng.integers(panel.row.model.n_heads))
         start = time.perf_counter()
         panel.knock.grid.clicked.emit(layer, head)
         worker.wait_idle(600)
