@@ -4,6 +4,8 @@ join it to the keys it weighs most."""
 
 from __future__ import annotations
 
+from functools import cache, lru_cache
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QWidget
@@ -17,6 +19,21 @@ from app.widgets.text import note
 
 JOINED = 3  # keys a hovered query is joined to
 GOLDEN = 0.618034  # spreads token ids over the hues
+LEVELS = 256  # colours along a probe
+
+
+# The scatter renders one picture per brush object it is given and keeps it: the same colour is
+# one brush every time, so another head draws from pictures already made.
+@cache
+def position_brushes() -> tuple:
+    """LEVELS brushes from the start of a probe (dark) to its end (yellow)."""
+    colours = pg.colormap.get("viridis").map(np.linspace(0.0, 1.0, LEVELS), mode="qcolor")
+    return tuple(pg.mkBrush(c) for c in colours)
+
+
+@lru_cache(maxsize=4096)
+def token_brush(token: int):
+    return pg.mkBrush(pg.hsvColor((token * GOLDEN) % 1.0, 0.7, 0.9))
 
 
 class CloudPage(Step):
@@ -63,11 +80,11 @@ class CloudPage(Step):
                     for p, t in zip(c.probe, c.position, strict=True)
                 ]
             )
-            return [pg.hsvColor((i * GOLDEN) % 1.0, 0.7, 0.9) for i in ids[rows]]
+            return [token_brush(int(i)) for i in ids[rows]]
         lengths = np.array([len(r.atlas.text_ids), len(r.atlas.repeat_ids)])
         where = c.position[rows] / np.maximum(lengths[c.probe[rows]] - 1, 1)
-        colours = pg.colormap.get("viridis").map(where, mode="qcolor")
-        return list(colours)
+        brushes = position_brushes()
+        return [brushes[k] for k in np.rint(where * (LEVELS - 1)).astype(int)]
 
     def draw(self, r: AtlasResult) -> Notice:
         c = r.cloud
