@@ -254,3 +254,26 @@ def test_auto_stops_where_the_text_ends_and_on_a_new_run(panel, qtbot):
     settle(w.append_sample)
     assert not page.auto_button.isChecked() and "context is full" in panel.message.text()
     assert w.generation.length == prediction.context_limit(panel.model) and not w.generation.chosen
+
+
+def test_auto_waits_for_a_timing_then_goes_on(panel, qtbot, monkeypatch):
+    """Auto turned on while the KV cache step times a decode step: its next step waits for the
+    timing to end (nothing else runs beside it), then appends."""
+    import time
+
+    timed = prediction.time_decode
+
+    def slow(*args):
+        time.sleep(0.6)  # longer than Auto's pause
+        return timed(*args)
+
+    monkeypatch.setattr(prediction, "time_decode", slow)
+    w = panel.writing
+    panel.set_step(3)
+    panel.cache.measure_button.click()
+    assert w.busy
+    panel.generate.auto_button.setChecked(True)
+    qtbot.waitUntil(lambda: len(w.generation.chosen) > 0, timeout=patience_ms(30))
+    panel.generate.auto_button.setChecked(False)
+    idle()
+    assert "with the cache" in panel.cache.timing.text()

@@ -60,6 +60,8 @@ class Writing(QObject):
         self.auto = Live(AutoState(), lambda s: s)
         self.streams = DrawStreams()
         self.timing = worker.Newest()  # the KV cache step's timing of one decode step
+        self.pace = QTimer(self, singleShot=True, interval=AUTO_DELAY_MS)  # one Auto step pending at most
+        self.pace.timeout.connect(self._step)
         self.run.changed.connect(self._restart)
         self.text.changed.connect(self._next)
         self.auto.changed.connect(self._next)
@@ -102,7 +104,14 @@ class Writing(QObject):
         if self.auto.state.on and g is not None and ended(g) is not None:
             self.stop()
         elif self.auto.state.on:
-            QTimer.singleShot(AUTO_DELAY_MS, lambda: self.auto.state.on and self.append_sample())
+            self.pace.start()
+
+    def _step(self) -> None:
+        """Auto's decode step, once nothing else runs (a timing, say)."""
+        if self.auto.state.on and self.busy:
+            self.pace.start()
+        elif self.auto.state.on:
+            self.append_sample()
 
     def draw_preview(self) -> tuple[str, float] | None:
         """Step 2's seeded draw from the current distribution: (visible token, probability)."""
