@@ -21,7 +21,7 @@ import numpy as np
 
 from core.interp.analysis import analysis_of
 from core.interp.prediction import encode
-from core.interp.ranking import answer_token, rank_by_ablation
+from core.interp.ranking import answer_token
 from core.interp.sinks import sink_scores
 
 SINK = 0.5  # a sink puts more than this on the first token (as step 4 counts them)
@@ -82,8 +82,8 @@ def profile(
     chosen = answer_token(model.tokenizer, target, prompt), answer_token(model.tokenizer, foil, prompt)
     layers = model.n_layers
     tick = progress or (lambda done, total: None)
-    ranking = rank_by_ablation(model, ids, *chosen, progress=lambda done, _: tick(done, layers + 2))
-    analysis = analysis_of(model)
+    analysis = analysis_of(model)  # step 2's ranking, kept for both
+    ranking = analysis.ranking(tuple(ids), *chosen, progress=lambda done, _: tick(done, layers + 2))
     sink = sink_scores(analysis.clean_run(tuple(sink_ids)).attentions)
     tick(layers + 1, layers + 2)
     induction = analysis.induction(n, seed).induction

@@ -9,7 +9,8 @@
     occlusion(model, ids, answer)                    # (T,) m − m with token i's input zeroed
     without(model, ids, i)                           # (vocab,) the next token without token i
     spearman(a, b)                                   # rank correlation of two methods' scores
-    agreement_of(model, prompt, target, foil)        # (5, 5) Spearman's correlation of every pair
+    agreement(found)                                 # (5, 5) Spearman's correlation of every pair
+    agreement_of(model, prompt, target, foil)        # the same for one prompt's every method
     agreement_over(model).mean                       # (5, 5) the same over a built-in set of prompts
 
 The input e_i is what the first block receives at token i (the embedding, Gemma's scaled one, and
@@ -29,8 +30,8 @@ import numpy as np
 from core.decoder.run import Edit, hooked_run
 
 __all__ = [
-    "AGREEMENT_SET", "METHODS", "Agreement", "Answer", "Gradients", "agreement_of", "agreement_over",
-    "attention_rows",
+    "AGREEMENT_SET", "METHODS", "Agreement", "Answer", "Gradients", "agreement", "agreement_of",
+    "agreement_over", "attention_rows",
     "grad_x_input", "integrated_gradients", "named_answer", "occlusion", "rollout", "scores", "spearman",
     "without",
 ]  # fmt: skip
@@ -311,12 +312,18 @@ def scores(model: Any, ids: Sequence[int], answer: Answer, steps: int = 32) -> d
     }
 
 
+def agreement(found: dict[str, np.ndarray]) -> np.ndarray:
+    """(methods, methods) Spearman's correlation of every pair of METHODS' scores in ``found``."""
+    return np.array([[spearman(found[a], found[b]) for b in METHODS] for a in METHODS])
+
+
 def agreement_of(model: Any, prompt: str, target: str, foil: str, steps: int = 32) -> np.ndarray:
-    """(methods, methods) Spearman's correlation of every pair of METHODS on one prompt's answer."""
+    """(methods, methods) the agreement of every method on one prompt's answer."""
     from core.interp.prediction import encode
 
-    found = scores(model, encode(model, prompt)[0], named_answer(model, prompt, target, foil)[0], steps)
-    return np.array([[spearman(found[a], found[b]) for b in METHODS] for a in METHODS])
+    return agreement(
+        scores(model, encode(model, prompt)[0], named_answer(model, prompt, target, foil)[0], steps)
+    )
 
 
 def agreement_over(
@@ -324,13 +331,20 @@ def agreement_over(
     pairs: Sequence[tuple[str, str, str]] = AGREEMENT_SET,
     steps: int = 32,
     progress: Progress | None = None,
+    one: Callable[[tuple[str, str, str]], np.ndarray] | None = None,
+    partial: Callable[[Agreement], None] | None = None,
 ) -> Agreement:
     """Every method on each (prompt, target, foil) of ``pairs``, their rankings compared;
-    ``progress(done, prompts)`` after each prompt may raise to cancel."""
+    ``progress(done, prompts)`` after each prompt may raise to cancel. ``one(pair)`` gives a
+    prompt's matrix (default ``agreement_of``; a caller may keep them); ``partial(so far)`` hears
+    every prompt's result but the last."""
+    one = one or (lambda pair: agreement_of(model, *pair, steps))
     tick = progress or (lambda done, total: None)
     tick(0, len(pairs))
     each = []
     for k, pair in enumerate(pairs):
-        each.append(agreement_of(model, *pair, steps))
+        each.append(one(pair))
         tick(k + 1, len(pairs))
+        if partial is not None and k + 1 < len(pairs):
+            partial(Agreement(tuple(p for p, _, _ in pairs[: k + 1]), np.array(each), steps))
     return Agreement(tuple(p for p, _, _ in pairs), np.array(each), steps)

@@ -98,7 +98,7 @@ def test_the_set_averages_each_prompts_correlations(tiny, capsys, monkeypatch):
     folder, _ = tiny
     pairs = (("the cat sat on the", " mat", " cat"), ("the mat because the", " cat", " mat"))
     monkeypatch.setattr(ts, "AGREEMENT_SET", pairs)
-    monkeypatch.setattr(ts.agreement_over, "__defaults__", (pairs, 32, None))
+    monkeypatch.setattr(ts.agreement_over, "__defaults__", (pairs, *ts.agreement_over.__defaults__[1:]))
     assert main(["attribute", "--set", "--steps", "2", "--model", str(folder), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["prompts"] == 2 and doc["steps"] == 2 and len(doc["agreement"]) == 10

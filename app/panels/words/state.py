@@ -114,7 +114,6 @@ def compute_words(
         "ig": ig.scores,
         "occlusion": occlusion,
     }
-    agreement = np.array([[ts.spearman(methods[a], methods[b]) for b in ts.METHODS] for a in ts.METHODS])
     probs = kept("words next", ids, lambda: next_token_probs(model, ids))
     top = np.argsort(-probs)[:SHOWN]
     without = ()
@@ -134,7 +133,7 @@ def compute_words(
         methods=methods,
         rollout_rest=ts.rollout(patterns, drop_first=True),
         ig=ig,
-        agreement=agreement,
+        agreement=ts.agreement(methods),
         with_token=tuple((visible(piece([int(t)])), float(probs[t])) for t in top),
         without=tuple(float(p) for p in without),
         removed=removed,
@@ -143,14 +142,10 @@ def compute_words(
     )
     if not s.over_set:
         return result
-    pairs, each = ts.AGREEMENT_SET, []
-    for k, pair in enumerate(pairs):
-        tick(k, len(pairs))
-        one = lambda p=pair: ts.agreement_of(model, *p, s.steps)  # noqa: E731
-        each.append(kept("words set", (*pair, s.steps), one, keep=len(pairs)))
-        done = ts.Agreement(tuple(p for p, _, _ in pairs[: k + 1]), np.array(each), s.steps)
-        result = replace(result, over_set=done)
-        if partial is not None and k + 1 < len(pairs):
-            partial(result)
-    tick(len(pairs), len(pairs))
-    return result
+
+    def one(pair: tuple[str, str, str]) -> np.ndarray:  # each prompt's kept, so a cancel loses none
+        compute = lambda: ts.agreement_of(model, *pair, s.steps)  # noqa: E731
+        return kept("words set", (*pair, s.steps), compute, keep=len(ts.AGREEMENT_SET))
+
+    land = None if partial is None else lambda so_far: partial(replace(result, over_set=so_far))
+    return replace(result, over_set=ts.agreement_over(model, ts.AGREEMENT_SET, s.steps, tick, one, land))
