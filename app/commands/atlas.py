@@ -48,12 +48,15 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from core.interp.atlas import NATURAL, direct_map, head_atlas, qk_cloud
+    from core.interp.ranking import answer_pair
 
     text = NATURAL if args.text is None else args.text
     if not text.strip():
         raise ValueError("--text is empty; give a text of at least two tokens, or leave it out")
     if (args.target is None) != (args.foil is None):
         raise ValueError("--target and --foil go together: give both, or neither")
+    if args.target is not None and not args.answer.strip():
+        raise ValueError("--answer is empty; give the text the target and foil continue, or leave it out")
     model = load_model(args.model)  # a decoder, or an encoder with the scores that apply to it
     if args.qk is not None and (args.qk[0] > model.n_layers or args.qk[1] > model.n_heads):
         raise ValueError(
@@ -66,7 +69,8 @@ def run(args) -> int:
     if args.target is not None:  # first: a target and foil that make no answer are said at once
         stage("each head's direct share of the answer")
         shares, notes = direct_map(model, args.answer, args.target, args.foil)
-        direct = {"answer": args.answer, "target": args.target, "foil": args.foil,
+        target, foil = answer_pair(model.tokenizer, args.target, args.foil, args.answer)  # as read
+        direct = {"answer": args.answer, "target": target.text, "foil": foil.text,
                   "shares": rounded(shares), "notes": list(notes)}  # fmt: skip
     stage(f"scoring the heads of {model.name}")
     atlas = head_atlas(model, text, args.length, args.seed)
@@ -126,7 +130,8 @@ def lines(doc: dict, n: int) -> list[str]:
         named = " · ".join(
             f"L{k // grid.shape[1] + 1} H{k % grid.shape[1] + 1} {grid.flat[k]:+.3f}" for k in best
         )
-        out.append(f"direct share of logit {d['target']} − logit {d['foil']} (largest in size): {named}")
+        what = f"logit({d['target']!r}) − logit({d['foil']!r})"
+        out.append(f"direct share of {what} (largest in size): {named}")
         out += [f"note: {n}" for n in d["notes"]]
     if "qk" in doc:
         qk = doc["qk"]

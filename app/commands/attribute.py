@@ -96,16 +96,15 @@ def run(args) -> int:
     for flag, text in (("--target", args.target), ("--foil", args.foil)):
         if text is not None and not text.strip():
             raise ValueError(f"{flag} is empty; give a word, or leave it out")
-    answer, notes = ts.named_answer(model, args.text, args.target or "", args.foil or "")
+    answer = ts.named_answer(model, args.text, args.target or "", args.foil or "")
     baseline = None
     if args.baseline is not None:
         if not args.baseline.strip():
             raise ValueError(
                 "--baseline is empty; give a token (e.g. ' the') or leave it out for a zero input"
             )
-        baseline = answer_token(model.tokenizer, args.baseline).id
+        baseline = answer_token(model.tokenizer, args.baseline, what="--baseline").id
     doc = document(model, ids, list(pieces(model, ids)), answer, baseline, args)
-    doc["notes"] = list(notes)
     return report(doc, args.json, lambda: lines(doc))
 
 
@@ -185,7 +184,6 @@ def similarity(args) -> int:
                    "baseline": round(found.ig.baseline_metric, 6)},
         **scored(methods),
         "ig": {"steps": found.ig.steps, "completeness_gap": round(found.ig.gap, 6), "baseline": "zero"},
-        "notes": [],
     }  # fmt: skip
     return report(doc, args.json, lambda: lines(doc))
 
@@ -266,4 +264,4 @@ def lines(doc: dict) -> list[str]:
             f"{visible(doc['tokens'][top])!r} ({doc['rollout_without_first'][top]:.3f})"
         )
     out += [f"Spearman {pair}: {value:.3f}" for pair, value in doc["agreement"].items()]
-    return out + [f"note: {n}" for n in doc["notes"]]
+    return out

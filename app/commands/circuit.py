@@ -18,6 +18,12 @@ from app.commands.patch import DIRECTIONS
 from app.commands.progress import counter, load_model, stage
 
 METHODS = ("eap", "eap-ig")  # core.interp.circuits.METHODS, without importing NumPy for the parser
+SIGN = {  # what a score's sign means, per direction
+    "denoise": "a score is the change when the edge alone carries the clean run's value into the corrupted "
+    "run: 1 = the whole way from corrupted to clean, positive = it restores the answer",
+    "noise": "a score is the change when the edge alone carries the corrupted run's value into the clean "
+    "run: −1 = the whole way from clean to corrupted, negative = the edge carries the answer",
+}
 
 
 def add_arguments(parser) -> None:
@@ -77,8 +83,8 @@ def run(args) -> int:
         "target": pair.target.text, "foil": pair.foil.text,
         "metric": {"clean": scores.ends.clean.metric, "corrupt": scores.ends.corrupt.metric},
         "edges": rows, "count": scores.count,
-        "faithfulness": [{"edges": n, "recovered": r} for n, r in curve],
-        "nodes": nodes, **({"notes": list(pair.notices)} if pair.notices else {}),
+        "faithfulness": [{"edges": n, "recovered": round(r, 6) + 0.0} for n, r in curve],  # no −0.0
+        "nodes": nodes,
     }  # fmt: skip
     return report(doc, args.json, lambda: lines(model, pair, scores, rows, curve, nodes))
 
@@ -87,22 +93,26 @@ def lines(model, pair, scores, rows, curve, nodes) -> list[str]:
     """The pair, both metrics, the top edges, the curve and the circuit's nodes."""
     from core.interp.prediction import visible
 
-    out = [f"model: {model.name}", *(f"note: {n}" for n in pair.notices)]
+    out = [f"model: {model.name}"]
     target, foil = visible(pair.target.text), visible(pair.foil.text)
     for name, run in (("clean", scores.ends.clean), ("corrupt", scores.ends.corrupt)):
         out.append(f"{name:<7} logit {target} − logit {foil} = {run.metric:.3f}")
     how = scores.method + (f", {scores.steps} steps" if scores.method == "eap-ig" else "")
-    out.append(
-        f"{scores.count} edges scored ({how}, {scores.direction}); 1 = the whole way from corrupted to clean"
-    )
+    out.append(f"{scores.count} edges scored ({how}, {scores.direction}); {SIGN[scores.direction]}")
     out.append(f"{'from':<11} {'to':<11} {'input':<5} {'score':>8} {'exact':>8}")
     for row in rows:
         exact = "" if row["exact"] is None else f"{row['exact']:8.3f}"
         out.append(f"{row['from']:<11} {row['to']:<11} {row['input'] or '':<5} {row['score']:8.3f} {exact}")
-    out.append("faithfulness (edges: recovered): " + ", ".join(f"{n}: {r:.2f}" for n, r in curve))
+    out.append("faithfulness (edges: recovered): " + ", ".join(f"{n}: {r + 0.0:.2f}" for n, r in curve))
+    ways = ("clean", "corrupted") if scores.direction == "denoise" else ("corrupted", "clean")
+    out.append(
+        "  (the clean prompt with every edge outside the top N fed from the corrupted run, the kept edges "
+        f"from the run itself; an exact effect above patches one edge alone, from the {ways[0]} run into "
+        f"the {ways[1]} one, so a 1-edge circuit and the top edge's exact effect need not agree)"
+    )
     reached = next((n for n, r in curve if r >= 0.8), None)
     out.append(
         f"smallest circuit above 80 %: {reached if reached is not None else 'none of those sizes'} edges"
     )
-    out.append(f"the circuit's nodes ({len(nodes)}): {', '.join(nodes)}")
+    out.append(f"the circuit's nodes ({len(nodes)}): {', '.join(nodes) or 'none'}")
     return out

@@ -82,8 +82,6 @@ def run(args) -> int:
             "values": [[round(float(v), 6) for v in row] for row in grid.values],
             "raw": [[round(float(v), 6) for v in row] for row in grid.raw],
         }
-        if pair.notices:
-            doc["notes"] = list(pair.notices)
         json.dump(doc, sys.stdout, ensure_ascii=False)
         print()
         return 0
@@ -97,7 +95,6 @@ def lines(model, pair, grid, args) -> list[str]:
     from core.interp.prediction import visible
 
     out = [f"model: {model.name}"]
-    out += [f"note: {n}" for n in pair.notices]
     target, foil = visible(pair.target.text), visible(pair.foil.text)
     for name, pieces, metric in (
         ("clean", pair.clean_pieces, grid.clean),

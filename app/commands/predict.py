@@ -101,7 +101,7 @@ def add_arguments(parser) -> None:
         help="with --ablate: knock the heads out at the first token too (left alone by default: "
         "it is the attention sink)",
     )
-    parser.add_argument("--target", metavar="TOKEN", help="report this token's probability (its first piece)")
+    parser.add_argument("--target", metavar="TOKEN", help="report this token's probability (one token)")
     parser.add_argument("--foil", metavar="TOKEN", help="with --target: the logit difference target − foil")
     parser.add_argument(
         "--direct",
@@ -240,8 +240,8 @@ class DecoderReadout:
 
         self.model, self.mode, self.first = model, mode, first  # first: the first token too
         self.heads = check_heads(model, heads) if heads else ()
-        self.target = answer_token(model.tokenizer, target, text) if target is not None else None
-        self.foil = answer_token(model.tokenizer, foil, text) if foil is not None else None
+        self.target = answer_token(model.tokenizer, target, text, "--target") if target is not None else None
+        self.foil = answer_token(model.tokenizer, foil, text, "--foil") if foil is not None else None
         if self.target is not None and self.foil is not None:
             check_pair(self.target, self.foil)
         self.means = None
@@ -306,11 +306,8 @@ class DecoderReadout:
             doc["logit_difference"] = round(self.shares.logit_difference, 6)
         if lens is not None:
             doc["logit_lens"] = [self._lens_row(lens, layer) for layer in range(len(lens.top_ids))]
-        notes = [t.notice for t in (self.target, self.foil) if t is not None and t.notice]
         if self.shares is not None and self.shares.note:  # Gemma 2 caps the logits after the sum
-            notes.append(self.shares.note)
-        if notes:
-            doc["notes"] = notes
+            doc["notes"] = [self.shares.note]
         return doc
 
     def _lens_row(self, lens, layer: int) -> dict:
@@ -329,9 +326,7 @@ class DecoderReadout:
         """The same as plain text."""
         from core.interp.prediction import visible
 
-        out = [f"note: {t.notice}" for t in (self.target, self.foil) if t is not None and t.notice]
-        if self.shares is not None and self.shares.note:
-            out.append(f"note: {self.shares.note}")
+        out = [f"note: {self.shares.note}"] if self.shares is not None and self.shares.note else []
         if self.heads:
             named = " ".join(f"{layer + 1}.{head + 1}" for layer, head in self.heads)
             where = ", first token too" if self.first else ", first token left alone"

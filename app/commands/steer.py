@@ -2,13 +2,14 @@
 
     attention-lab steer --text "I went up to my friend and said" --plus " weddings" \\
         --minus " funerals" --layer 10 --strength 0.6
-    vector: ' weddings' − ' funerals' after 'I talk about', the stream leaving layer 10 (size …)
+    vector: 'I talk about weddings' − 'I talk about funerals' at their last tokens, the stream leaving …
     normal:  I went up to my friend and said, "I'm going to the party tonight." …
     steered: I went up to my friend and said I'm a total 10. …
 
 Both completions are greedy and equally long; the steered run adds strength × vector to the stream
 leaving the layer at every position but the first (the attention sink), in the prompt and in
-every new token, or with ``--mode remove`` takes the vector's direction out of it. Layers count
+every new token, or with ``--mode remove`` takes the vector's direction out of it. Each text is read
+after ``--prefix``, a word with the space that separates it, and printed as read. Layers count
 from 1.
 """
 
@@ -19,6 +20,7 @@ from app.commands.heads import MAX_LAYERS
 from app.commands.progress import counter, load_model, stage
 
 SWEEP_POINTS = 21
+SWAMPED = 10  # a note when strength × the vector's size passes this many times the streams' size
 
 
 def add_arguments(parser) -> None:
@@ -95,7 +97,9 @@ def sweep_document(model, args, ids, vector, normal) -> dict:
     from core.interp.ranking import answer_token
     from core.interp.steering import strength_sweep
 
-    token = normal.ids[0] if args.token is None else answer_token(model.tokenizer, args.token, args.text).id
+    token = normal.ids[0]
+    if args.token is not None:
+        token = answer_token(model.tokenizer, args.token, args.text, "--token").id
     stage("the strength sweep")
     sweep = strength_sweep(
         model, ids, vector, np.linspace(*args.sweep, SWEEP_POINTS), token, counter("strengths")
@@ -105,7 +109,7 @@ def sweep_document(model, args, ids, vector, normal) -> dict:
         "token": decode([token]),
         "points": [
             {"strength": round(float(s), 6), "prob": round(float(p), 6), "entropy": round(float(e), 6),
-             "top": decode([int(t)])}
+             "top": decode([int(t)]) if t >= 0 else None}
             for s, p, e, t in zip(sweep.strengths, sweep.prob, sweep.entropy, sweep.top, strict=True)
         ],
     }  # fmt: skip
@@ -119,16 +123,26 @@ def document(model, args, vector, normal, steered) -> dict:
         "strength": args.strength,
         "mode": args.mode,
         "prefix": args.prefix,
+        "read": {"plus": vector.read[0], "minus": vector.read[1]},
         "vector_norm": round(vector.norm, 6),
         "stream_norm": round(vector.stream_norm, 6),
         "normal": {"text": decode(list(normal.ids)), "ids": list(normal.ids)},
         "steered": {"text": decode(list(steered.ids)), "ids": list(steered.ids)},
     }
+    notes = []
+    added = abs(args.strength) * vector.norm
+    if args.mode == "add" and added > SWAMPED * vector.stream_norm:
+        notes.append(
+            f"strength × the vector's size is {added:.4g}, {added / vector.stream_norm:.3g} times the size "
+            f"of the streams there ({vector.stream_norm:.4g}): the steered stream is almost only the vector."
+        )
     if steered.overflow is not None:
-        doc["notes"] = [
+        notes.append(
             f"The steered logits stopped being finite numbers at new token {steered.overflow + 1}: "
             "the strength is too large for 32-bit floats, so the completion ends there."
-        ]
+        )
+    if notes:
+        doc["notes"] = notes
     return doc
 
 
@@ -136,8 +150,9 @@ def lines(doc: dict, args) -> list[str]:
     what = "remove its direction" if doc["mode"] == "remove" else f"strength {doc['strength']:g}"
     return [
         f"model: {doc['model']}",
-        f"vector: {args.plus!r} − {args.minus!r} after {doc['prefix']!r}, the stream leaving layer "
-        f"{doc['layer']} (size {doc['vector_norm']:.3f}; the streams there {doc['stream_norm']:.3f}); {what}",
+        f"vector: {doc['read']['plus']!r} − {doc['read']['minus']!r} at their last tokens, the stream "
+        f"leaving layer {doc['layer']} (size {doc['vector_norm']:.3f}; the streams there "
+        f"{doc['stream_norm']:.3f}); {what}",
         f"normal:  {args.text}{doc['normal']['text']}",
         f"steered: {args.text}{doc['steered']['text']}",
         *(f"note: {n}" for n in doc.get("notes", ())),
@@ -152,6 +167,7 @@ def sweep_lines(sweep: dict | None) -> list[str]:
 
     head = f"{'strength':>10} {'p(' + visible(sweep['token']) + ')':>12} {'entropy':>9}  top"
     return ["the next token by strength:", head] + [
-        f"{q['strength']:>10.3g} {q['prob']:>12.4f} {q['entropy']:>9.3f}  {visible(q['top'])!r}"
+        f"{q['strength']:>10.3g} {q['prob']:>12.4f} {q['entropy']:>9.3f}  "
+        + ("none (the logits overflowed)" if q["top"] is None else repr(visible(q["top"])))
         for q in sweep["points"]
     ]

@@ -35,7 +35,7 @@ from core.decoder.run import hooked_run
 from core.interp.analysis import analysis_of
 from core.interp.head import direct_shares, record
 from core.interp.prediction import encode
-from core.interp.ranking import answer_token, check_pair
+from core.interp.ranking import answer_pair
 from core.models.kinds import DECODER
 
 __all__ = [
@@ -301,13 +301,12 @@ def qk_cloud(atlas: HeadAtlas, layer: int, heads: Sequence[int]) -> QKCloud:
 
 def direct_map(model: Any, answer: str, target: str, foil: str) -> tuple[np.ndarray, tuple[str, ...]]:
     """(layers, heads): each head's direct share of logit(target) − logit(foil) at the end of
-    ``answer`` (the final norm's scale frozen, ``core.interp.head.direct_shares``), and notices (a
-    word of several pieces); ValueError when the target and the foil do not make an answer."""
-    tokens = [answer_token(model.tokenizer, word, answer) for word in (target, foil)]
-    check_pair(*tokens)
+    ``answer`` (the final norm's scale frozen, ``core.interp.head.direct_shares``), and notices
+    (Gemma 2's capped logits); ValueError when the target and the foil do not make an answer."""
+    tokens = answer_pair(model.tokenizer, target, foil, answer)
     ids = tuple(encode(model, answer)[0])
     key = (ids, tokens[0].id, tokens[1].id)
     shares = analysis_of(model).once(
         "atlas direct", key, lambda: direct_shares(record(model, ids), tokens[0].id, tokens[1].id)
     )
-    return shares.heads, tuple(n for n in (tokens[0].notice, tokens[1].notice, shares.note) if n)
+    return shares.heads, (shares.note,) if shares.note else ()

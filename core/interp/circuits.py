@@ -115,12 +115,11 @@ class Scores:
 
 
 def circuit_nodes(graph: Graph, mask: np.ndarray) -> list[str]:
-    """The names of the nodes the edges of ``mask`` (S, R) join, in graph order ("embeddings",
-    "L1 H1", …, "L1 MLP", …, "logits"); a shared key or value names every head it feeds."""
-    used = np.zeros(graph.senders + 1, bool)
-    used[: graph.senders] = mask.any(1)
-    for r in np.flatnonzero(mask.any(0)):
-        used[list(graph.receiver_nodes[r])] = True
+    """The names of the nodes the edges of a pruned ``mask`` (S, R) join, in graph order
+    ("embeddings", "L1 H1", …, "L1 MLP", …, "logits"). In a pruned circuit every node that
+    receives an edge sends one on, but for the heads that only share a key/value group with the
+    head that does: they are left out, so the senders of kept edges and the logits are the nodes."""
+    used = np.append(mask.any(1), mask[:, graph.logits].any())
     return [(*graph.sender_names, "logits")[i] for i in np.flatnonzero(used)]
 
 

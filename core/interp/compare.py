@@ -21,7 +21,7 @@ import numpy as np
 
 from core.interp.analysis import analysis_of
 from core.interp.prediction import encode
-from core.interp.ranking import answer_token
+from core.interp.ranking import answer_pair
 from core.interp.sinks import sink_scores
 
 SINK = 0.5  # a sink puts more than this on the first token (as step 4 counts them)
@@ -79,7 +79,7 @@ def profile(
     against foil), the first token's weight on ``sink_prompt``, and the induction score on ``n``
     seeded random tokens repeated twice. ``progress(done, total)``: one per layer, then two."""
     ids, sink_ids = encode(model, prompt)[0], encode(model, sink_prompt)[0]
-    chosen = answer_token(model.tokenizer, target, prompt), answer_token(model.tokenizer, foil, prompt)
+    chosen = answer_pair(model.tokenizer, target, foil, prompt)
     layers = model.n_layers
     tick = progress or (lambda done, total: None)
     analysis = analysis_of(model)  # step 2's ranking, kept for both

@@ -34,7 +34,7 @@ from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run, prefix
 from core.interp.patching_cells import Cells, by_site, run_sites
 from core.interp.prediction import context_limit, visible
-from core.interp.ranking import AnswerToken, answer_token, check_pair
+from core.interp.ranking import AnswerToken, answer_pair
 from core.models.kinds import DECODER, check_kind
 
 WHATS = ("resid", "attn", "mlp", "heads", "q", "k", "v", "pattern", "heads_pos", "head")
@@ -70,7 +70,6 @@ class PatchPair:
     target: AnswerToken
     foil: AnswerToken
     differ: tuple[int, ...]  # positions where the two prompts differ
-    notices: tuple[str, ...] = ()  # e.g. a target of several pieces, judged by its first
 
     @property
     def length(self) -> int:
@@ -113,15 +112,9 @@ def prepare(model: Any, clean: str, corrupt: str, target: str, foil: str) -> Pat
             "The two prompts are the same tokens, so there is nothing to patch (the metric's two "
             "ends would be equal). Change a word of the corrupted prompt."
         )
-    answers = []
-    for what, text in (("Target", target), ("Foil", foil)):
-        try:
-            answers.append(answer_token(tok, text, clean))
-        except ValueError as exc:
-            raise ValueError(f"{what}: {exc}") from exc
-    check_pair(*answers)
-    notices = tuple(t.notice for t in answers if t.notice)
-    return PatchPair(a, b, pieces["clean"], pieces["corrupted"], *answers, differ, notices)
+    return PatchPair(
+        a, b, pieces["clean"], pieces["corrupted"], *answer_pair(tok, target, foil, clean), differ
+    )
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Which heads matter for one prediction: rank them by knocking each out, and by attention weight.
 
-    target = answer_token(tokenizer, " Mary", prompt)       # first piece, with a notice if split
+    target = answer_token(tokenizer, " Mary", prompt)       # one token, or ValueError
     foil = answer_token(tokenizer, " John", prompt)
     ranking = rank_by_ablation(model, ids, target, foil)    # every head knocked out alone
     ranking.ranking.best                                     # the head whose loss hurts most
@@ -28,8 +28,8 @@ from core.interp.ablation import knockout
 from core.maths.head_analysis import HeadRanking
 
 __all__ = [
-    "AblationRanking", "AnswerToken", "Progress", "answer_token", "check_pair", "rank_by_ablation",
-    "rank_by_attention"
+    "AblationRanking", "AnswerToken", "Progress", "answer_pair", "answer_token", "check_pair",
+    "rank_by_ablation", "rank_by_attention"
 ]  # fmt: skip
 
 Progress = Callable[[int, int], None]
@@ -37,31 +37,41 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class AnswerToken:
-    """A token the prediction is judged by: its id, how it reads, and what was changed to get it."""
+    """A token the prediction is judged by: its id and how it reads."""
 
     id: int
     text: str  # the piece as the model sees it, e.g. " Mary"
-    notice: str = ""  # non-empty when the text was several pieces and only the first is used
 
 
-def answer_token(tokenizer: Any, text: str, prompt: str = "") -> AnswerToken:
+def answer_token(tokenizer: Any, text: str, prompt: str = "", what: str = "Target") -> AnswerToken:
     """The token ``text`` stands for as the continuation of ``prompt``.
 
     A word that continues a prompt ending without a space starts with one (" Mary"), so the
-    space is added when missing. Text that is several pieces is judged by its first piece,
-    and ``notice`` says so. ValueError on empty text.
+    space is added when missing. ValueError, its message starting with ``what`` (the box or flag
+    it came from), on empty text, and on text of several tokens: the message names its pieces
+    and, where the first is more than a letter (" Mary" of " Maryanne"), offers it as the one to type.
     """
     if not text.strip():
-        raise ValueError("Name a target token: the text is empty.")
+        raise ValueError(f"{what}: the text is empty; name one token, e.g. ' Mary'.")
     if prompt and not prompt[-1].isspace() and not text[0].isspace():
         text = " " + text
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    first = tokenizer.decode(ids[:1])
-    notice = ""
-    if len(ids) > 1:
-        pieces = " + ".join(repr(tokenizer.decode([i])) for i in ids)
-        notice = f"'{text.strip()}' is {len(ids)} pieces here ({pieces}); using the first, {first!r}."
-    return AnswerToken(int(ids[0]), first, notice)
+    if len(ids) != 1:
+        pieces = [tokenizer.decode([i]) for i in ids]
+        spelling = f", e.g. {pieces[0]!r}" if len(pieces[0].strip()) > 1 else ""  # a word, not a letter
+        raise ValueError(
+            f"{what}: {text!r} is {len(ids)} tokens here ({' + '.join(map(repr, pieces))}), not one: "
+            f"type one token{spelling}."
+        )
+    return AnswerToken(int(ids[0]), tokenizer.decode(ids))
+
+
+def answer_pair(tokenizer: Any, target: str, foil: str, prompt: str = "") -> tuple[AnswerToken, AnswerToken]:
+    """The target's and the foil's tokens (``answer_token``); ValueError when either is not one
+    token or they are the same."""
+    pair = answer_token(tokenizer, target, prompt, "Target"), answer_token(tokenizer, foil, prompt, "Foil")
+    check_pair(*pair)
+    return pair
 
 
 def check_pair(target: AnswerToken, foil: AnswerToken) -> None:

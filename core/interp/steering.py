@@ -5,13 +5,13 @@
     steered = greedy(model, ids, 20, steer(vector, strength=4.0))     # every position but the first
     sweep = strength_sweep(model, ids, vector, np.linspace(0, 2, 21), token_id)   # the next token
 
-Each text is read after the same prefix ("I talk about" unless given), so that its last token is
-not the first of the run: the first token's stream is the attention sink, many times the size of
-the others', and would swamp the difference. The vector is the difference of the two last
-tokens' streams leaving block ``layer``. Steering adds strength × vector to that stream at every
-position but the first, of the prompt and of every generated token, or (mode "remove") takes the
-vector's direction out of it. Generation is greedy, with the KV cache. A sweep of strengths is
-one batched run per few strengths, each a row. Layers are 0-based.
+Each text is read after the same prefix ("I talk about" unless given; a word gets its space), so
+that its last token is not the first of the run: the first token's stream is the attention sink,
+many times the size of the others', and would swamp the difference. The vector is the difference
+of the two last tokens' streams leaving block ``layer``. Steering adds strength × vector to that
+stream at every position but the first, of the prompt and of every generated token, or (mode
+"remove") takes the vector's direction out of it. Generation is greedy, with the KV cache. A sweep
+of strengths is one batched run per few strengths, each a row. Layers are 0-based.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from core.decoder.run import Edit, hooked_run
 from core.interp.prediction import encode
 
 __all__ = [
-    "MODES", "PREFIX", "Generated", "SteeringVector", "StrengthSweep", "greedy", "steer", "steering_vector",
-    "strength_sweep",
+    "MODES", "PREFIX", "Generated", "SteeringVector", "StrengthSweep", "after_prefix", "greedy", "steer",
+    "steering_vector", "strength_sweep",
 ]  # fmt: skip
 ROWS = 5  # strengths per batched run of a sweep: a cancel lands within one
 
@@ -44,6 +44,7 @@ class SteeringVector:
     layer: int
     vector: Any  # (hidden,) torch float32
     stream_norm: float  # the mean size of the two streams it is the difference of
+    read: tuple[str, str]  # the two texts exactly as run: the prefix and each text, joined
 
     @property
     def norm(self) -> float:
@@ -58,28 +59,37 @@ class Generated:
     overflow: int | None = None
 
 
+def after_prefix(prefix: str, text: str) -> str:
+    """``text`` read after ``prefix`` as a person means it: a word gets the space that separates it
+    from the prefix ("I talk about" + "love" → "I talk about love"); punctuation and text that
+    starts with a space are joined as typed."""
+    gap = prefix and not prefix[-1].isspace() and text[:1].isalnum()
+    return prefix + " " * bool(gap) + text
+
+
 def steering_vector(model: Any, plus: str, minus: str, layer: int, prefix: str = PREFIX) -> SteeringVector:
-    """The stream of ``prefix + plus`` minus that of ``prefix + minus`` at their last tokens,
-    leaving block ``layer`` of ``model`` (a LoadedModel decoder); ValueError for an empty or
-    identical text, a layer that does not exist, or a last token with nothing before it."""
+    """The stream of ``plus`` minus that of ``minus`` at their last tokens, each read after
+    ``prefix`` (``after_prefix``), leaving block ``layer`` of ``model`` (a LoadedModel decoder);
+    ValueError for an empty or identical text, a layer that does not exist, or a last token with
+    nothing before it."""
     if not plus.strip() or not minus.strip():
         raise ValueError("Give two texts to steer between, e.g. ' weddings' and ' funerals'.")
     if plus == minus:
         raise ValueError("The two texts are the same, so their difference is zero; change one.")
     if not 0 <= layer < model.n_layers:
         raise ValueError(f"Layer {layer + 1} does not exist: this model has layers 1 to {model.n_layers}.")
-    streams = []
-    for text in (plus, minus):
-        ids = encode(model, prefix + text)[0]
+    streams, read = [], (after_prefix(prefix, plus), after_prefix(prefix, minus))
+    for text in read:
+        ids = encode(model, text)[0]
         if len(ids) < 2:
             raise ValueError(
-                f"{prefix + text!r} is one token: its stream would be the first token's, the attention "
+                f"{text!r} is one token: its stream would be the first token's, the attention "
                 "sink. Give a prefix (e.g. 'I talk about')."
             )
         streams.append(hooked_run(model, ids, cache=[("resid_post", layer)], unembed=False).cache[
             "resid_post", layer][0, -1].float())  # fmt: skip
     a, b = streams
-    return SteeringVector(layer, a - b, float((a.norm() + b.norm()) / 2))
+    return SteeringVector(layer, a - b, float((a.norm() + b.norm()) / 2), read)
 
 
 def steer(vector: SteeringVector, strength: float = 1.0, mode: str = "add") -> list[Edit]:
@@ -132,7 +142,7 @@ class StrengthSweep:
     token: int  # the token followed
     prob: np.ndarray  # (S,) its probability
     entropy: np.ndarray  # (S,) of the whole next-token distribution, in nats
-    top: np.ndarray  # (S,) int: the most likely next token
+    top: np.ndarray  # (S,) int: the most likely next token; −1 where the logits overflowed
     most: float  # the largest entropy there can be: every token alike, ln(vocabulary)
 
     @property
@@ -175,7 +185,8 @@ def strength_sweep(
         tick(min(start + ROWS, total), total)
     logp = torch.cat(rows)  # (S, vocab)
     entropy = -(logp.exp() * logp.nan_to_num(neginf=0.0)).sum(-1)
+    top = torch.where(logp.isnan().any(-1), -1, logp.argmax(-1))  # an overflowed row has none
     return StrengthSweep(
-        strengths, token, logp[:, token].exp().numpy(), entropy.numpy(), logp.argmax(-1).numpy(),
+        strengths, token, logp[:, token].exp().numpy(), entropy.numpy(), top.numpy(),
         math.log(logp.shape[-1]),
     )  # fmt: skip

@@ -1,7 +1,7 @@
 """Which input tokens mattered for one answer of a decoder, by five methods, each a score per token.
 
     answer = Answer(target_id, foil_id)              # logit(target) − logit(foil); foil None: log p
-    answer, notices = named_answer(model, prompt, " Mary", " John")   # the same from texts
+    answer = named_answer(model, prompt, " Mary", " John")   # the same from texts
     attention_rows(model, ids)                       # (layers, heads, T): the last position's weights
     rollout(patterns, drop_first=False)              # (T,) Abnar and Zuidema's attention rollout
     grad_x_input(model, ids, answer)                 # (T,) Σ_d ∂m/∂e_i · e_i, and the metric
@@ -70,23 +70,21 @@ class Answer:
         return f"logit {target} − logit {visible(tokenizer.decode([self.foil]))}"
 
 
-def named_answer(model: Any, prompt: str, target: str = "", foil: str = "") -> tuple[Answer, tuple[str, ...]]:
-    """The answer ``target`` and ``foil`` name as continuations of ``prompt`` (a word of several
-    pieces is judged by its first, which the notices say); no target: the model's top next token;
-    no foil: log p(target). ValueError for a foil without a target, or one equal to it."""
+def named_answer(model: Any, prompt: str, target: str = "", foil: str = "") -> Answer:
+    """The answer ``target`` and ``foil`` name as continuations of ``prompt``, one token each;
+    no target: the model's top next token; no foil: log p(target). ValueError for a word of
+    several tokens, a foil without a target, or one equal to it."""
     from core.interp.ablation import next_token_probs
     from core.interp.prediction import encode
-    from core.interp.ranking import answer_token, check_pair
+    from core.interp.ranking import answer_pair, answer_token
 
     if not target.strip():
         if foil.strip():
             raise ValueError("A foil is compared with a target: name the target too, e.g. Mary.")
-        return Answer(int(np.argmax(next_token_probs(model, encode(model, prompt)[0])))), ()
-    named = [answer_token(model.tokenizer, t, prompt) for t in (target, foil) if t.strip()]
-    if len(named) == 2:
-        check_pair(*named)
-    notices = tuple(t.notice for t in named if t.notice)
-    return Answer(*(t.id for t in named)), notices
+        return Answer(int(np.argmax(next_token_probs(model, encode(model, prompt)[0]))))
+    if foil.strip():
+        return Answer(*(t.id for t in answer_pair(model.tokenizer, target, foil, prompt)))
+    return Answer(answer_token(model.tokenizer, target, prompt).id)
 
 
 def attention_rows(model: Any, ids: Sequence[int]) -> np.ndarray:
@@ -322,7 +320,7 @@ def agreement_of(model: Any, prompt: str, target: str, foil: str, steps: int = 3
     from core.interp.prediction import encode
 
     return agreement(
-        scores(model, encode(model, prompt)[0], named_answer(model, prompt, target, foil)[0], steps)
+        scores(model, encode(model, prompt)[0], named_answer(model, prompt, target, foil), steps)
     )
 
 

@@ -83,7 +83,6 @@ def test_the_other_steps_follow_the_chosen_head(panel, llama_folder):
         ({"layer": 9}, "Layer 9, head 1 does not exist"),
         ({"low": 1000}, "too few to draw"),
         ({"length": 1}, "at least 2"),
-        ({"token": " "}, "empty"),
     ],
 )
 def test_bad_input_keeps_the_last_result(panel, change, message):
@@ -126,3 +125,17 @@ def test_an_encoder_shows_the_scores_that_apply_and_says_why_not_the_others(pane
     assert not np.isnan(panel.probes.text_map.values).any()  # an encoder reads both ways
     settle(panel.set_step, 3)
     assert panel.copies.summary.text() == f"Nothing to read out: {NOT_FOR_ENCODERS['copying']}."
+
+
+def test_a_token_of_several_pieces_is_refused_in_step_four_and_the_rest_stands(panel):
+    r = panel.live.result  # the default token, " Mary", is five pieces in the tiny vocabulary
+    assert r.ov is None and r.ranking and r.cloud is not None
+    settle(panel.set_step, 3)
+    assert "Nothing to read out: Token: ' Mary' is 5 tokens here (' ' + 'M' + 'a' + 'r' + 'y')" in (
+        panel.copies.summary.text()
+    )
+    assert "' Mary' is 5 tokens here" in panel.message.text()
+    settle(panel.copies.token.setText, " ")
+    assert "Token: the text is empty" in panel.copies.summary.text() and panel.live.result.ranking
+    settle(panel.copies.token.setText, " the")
+    assert panel.live.result.ov is not None and panel.live.result.unread == ""

@@ -156,6 +156,7 @@ def knock(panel) -> None:
     settle(panel.knock.prompt.setText, PROMPT)
     settle(panel.rank.target.setText, " because")
     settle(panel.rank.foil.setText, " the")
+    settle(panel.lens.target.setText, " because")
     settle(panel.knock.mode.setCurrentIndex, 1)  # mean-ablation
     settle(panel.knock.grid.clicked.emit, 1, 2)
     settle(panel.rank.ranked.setChecked, True)  # every head ranked: step 2's map of drops
@@ -205,7 +206,7 @@ def atlas(panel) -> None:
 def attribute(panel) -> None:
     """Which words mattered: a pair the tiny model has, one head, a token baseline, a token taken away."""
     settle(panel.live.apply, prompt=PROMPT, target=" because", foil=" the", layer=1, head=2)
-    settle(panel.live.apply, steps=4, baseline=" cat", removed=3, x="ig", y="rollout")
+    settle(panel.live.apply, steps=4, baseline=" it", removed=3, x="ig", y="rollout")
 
 
 def circuit(panel) -> None:

@@ -207,9 +207,9 @@ def test_the_ranking_runs_in_the_worker_and_equals_core(panel, llama_folder, qtb
     _, attentions = run(model, ids, attentions=True)
     looking = rank_by_attention(attentions, ids, answer_token(model.tokenizer, " the"))
     np.testing.assert_allclose(panel.rank.weight_map.values, looking.scores, atol=1e-6)
-    settle(panel.rank.target.setText, " cat")  # another target: ranked again for it
+    settle(panel.rank.target.setText, " it")  # another target: ranked again for it
     again = rank_by_ablation(
-        model, ids, answer_token(model.tokenizer, " cat"), answer_token(model.tokenizer, " because")
+        model, ids, answer_token(model.tokenizer, " it"), answer_token(model.tokenizer, " because")
     )
     np.testing.assert_allclose(panel.rank.effect_map.values, again.drop, atol=1e-5)
     settle(panel.rank.ranked.setChecked, False)
@@ -259,6 +259,11 @@ def test_logit_lens_equals_core(panel, llama_folder):
     np.testing.assert_allclose(panel.lens.grid.values, lens.top_probs, atol=1e-6)
     assert panel.lens.grid.texts[0] == model.tokenizer.decode([int(lens.top_ids[0, 0])]).replace(" ", "␣")[:4]
     np.testing.assert_array_equal(panel.lens.rank_line.xData, lens.target_rank)
+    settle(panel.lens.target.setText, "sat")  # two pieces: refused, the lens stays without a rank
+    assert "Target: ' sat' is 2 tokens here (' s' + 'at'), not one" in panel.message.text()
+    assert panel.lens.summary.text().startswith("Target: ' sat' is 2 tokens")
+    np.testing.assert_allclose(panel.lens.grid.values, lens.top_probs, atol=1e-6)
+    assert panel.lens.rank_line.xData is None or len(panel.lens.rank_line.xData) == 0
 
 
 def test_sinks_and_the_dropped_first_token(panel):
@@ -365,7 +370,7 @@ def test_the_rankings_progress_says_what_it_counts(panel, qtbot):
     assert bar.text() == "not ranked" and bar.toolTip()
     settle(panel.rank.ranked.setChecked, True)
     assert bar.text() == "all ranked" and bar.value() == bar.maximum()
-    settle(panel.rank.target.setText, " cat")
+    settle(panel.rank.target.setText, " it")
     assert bar.text() == "all ranked"
     settle(panel.rank.ranked.setChecked, False)
     assert bar.text() == "not ranked"

@@ -9,6 +9,7 @@ from core.interp.ranking import answer_token, rank_by_ablation
 from core.models import load_model
 from tests.app.conftest import idle, settle
 from tests.app.readable import blank_beside
+from tests.sums import assert_adds_up
 from tests.waits import patience_ms
 
 pytestmark = pytest.mark.models
@@ -62,15 +63,15 @@ def test_step_one_shows_the_models_own_weight_and_a_click_follows_a_cell(panel, 
 def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_folder):
     model, ids, out = model_weights(llama_folder, PROMPT)
     r, score = panel.live.result.parts, panel.live.result.step.score
-    assert r.split.query_totals.sum() == pytest.approx(score, rel=1e-5)
-    assert r.split.key_totals.sum() == pytest.approx(score, rel=1e-5)
+    assert_adds_up(r.split.query_totals, score)
+    assert_adds_up(r.split.key_totals, score)
     panel.set_step(1)
     shown = panel.why.query_map.values
     assert shown.shape == (1, 5) and np.isfinite(shown).all() and "Score" in panel.why.summary.text()
     panel.set_step(3)
     logits = out.logits[0, -1].double()
     target, foil = r.target.id, r.foil.id
-    assert r.direct.values.sum() == pytest.approx(float(logits[target] - logits[foil]), rel=1e-5)
+    assert_adds_up(r.direct.values, float(logits[target] - logits[foil]))
     np.testing.assert_allclose(panel.direct.direct_map.values[:, :4], r.direct.heads)
     settle(panel.direct.knockout.setChecked, True)
     assert panel.live.state.knockout  # in the state: a saved lesson and a script reproduce it
@@ -86,7 +87,8 @@ def test_why_here_and_the_direct_shares_add_up_to_the_real_numbers(panel, llama_
 def test_what_it_writes_lists_tokens_and_splits_the_copy_by_key(panel):
     panel.set_step(2)
     w = panel.live.result.parts.writes
-    assert panel.writes.up.rowCount() == 10 and w.paths.sum() == pytest.approx(w.whole)
+    assert panel.writes.up.rowCount() == 10 and len(w.paths) == len(panel.live.result.labels)
+    assert_adds_up(w.paths, w.whole)
     assert "rank" in panel.writes.summary.text()
 
 

@@ -9,6 +9,7 @@ from app import worker
 from app.panels.stream import StreamPanel
 from core.models import load_model
 from tests.app.conftest import idle, settle
+from tests.sums import assert_adds_up
 from tests.waits import patience
 
 pytestmark = pytest.mark.models
@@ -56,10 +57,10 @@ def test_the_journey_and_the_parts_are_transformers_streams_and_logits(panel, ll
     top = np.argsort(-logits)[:5]
     values = panel.parts.direct_map.values  # (embeddings, L1, L2, biases) × the top tokens
     assert values.shape == (model.n_layers + 2, 5)
-    np.testing.assert_allclose(values.sum(0), logits[top], rtol=1e-5, atol=1e-6)
+    assert_adds_up(values, logits[top])
     settle(panel.parts.group.setCurrentIndex, 2)  # by kind
     assert panel.parts.direct_map.row_labels == ["embeddings", "attention", "MLPs", "biases"]
-    np.testing.assert_allclose(panel.parts.direct_map.values.sum(0), logits[top], rtol=1e-5, atol=1e-6)
+    assert_adds_up(panel.parts.direct_map.values, logits[top])
 
 
 def test_the_norm_written_out_is_the_models_rmsnorm(panel, llama_folder):
@@ -116,6 +117,7 @@ def test_steering_is_the_vector_added_by_a_hand_written_hook(panel, llama_folder
             ][0, -1]
     vector = stream[" cat"] - stream[" mat"]
     assert r.vector.norm == pytest.approx(float(vector.norm()), rel=1e-5)
+    assert "stream of 'I talk about cat' minus that of 'I talk about mat'" in panel.steer.summary.text()
     settle(panel.steer.live.apply, strength=3.0)
     r = panel.steer.live.result
     assert r.steered.ids == generated_by_hand(model, ids, 6, 3.0 * vector)

@@ -111,8 +111,8 @@ def test_a_shorter_prompt_keeps_its_run_and_says_the_token_is_gone(panel):
 def test_the_built_in_prompts_fill_in_one_by_one_and_a_cancel_keeps_those_done(
     panel, llama_folder, monkeypatch, qtbot
 ):
-    pairs = (("the cat sat on the", " mat", " the"), ("the mat because the", " cat", " mat"),
-             ("on the mat the cat", " sat", " on"))  # fmt: skip
+    pairs = (("the cat sat on the", " because", " the"), ("the mat because the", " it", " was"),
+             ("on the mat the cat", " the", " it"))  # fmt: skip
     monkeypatch.setattr(ts, "AGREEMENT_SET", pairs)
     arrived = []
     panel.live.changed.connect(lambda: arrived.append(panel.live.result.over_set))

@@ -83,6 +83,12 @@ def test_the_direct_shares_are_core_s_for_the_answer(tiny, low_ids, capsys):
     expected = inside.direct_shares(inside.record(model, tuple(ids)), *ends).heads
     np.testing.assert_allclose(doc["shares"], expected, atol=2e-6)
     assert (doc["target"], doc["foil"]) == (" because", " the")
+    flags[flags.index("--target") + 1] = "because"  # typed without its space: read with it, and said so
+    assert main(["atlas", "--model", str(folder), *flags[:-1]]) == 0
+    assert "direct share of logit(' because') − logit(' the') (largest in size)" in capsys.readouterr().out
+    flags[flags.index("--answer") + 1] = " "
+    assert main(["atlas", "--model", str(folder), *flags]) == 2
+    assert "--answer is empty; give the text the target and foil continue" in capsys.readouterr().err
 
 
 def test_an_encoder_gets_the_scores_that_apply_and_says_why_not_the_others(capsys):

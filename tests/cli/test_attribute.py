@@ -96,7 +96,7 @@ def test_bad_input_is_one_clear_line(tiny, capsys, flags, message):
 
 def test_the_set_averages_each_prompts_correlations(tiny, capsys, monkeypatch):
     folder, _ = tiny
-    pairs = (("the cat sat on the", " mat", " cat"), ("the mat because the", " cat", " mat"))
+    pairs = (("the cat sat on the", " because", " the"), ("the mat because the", " it", " was"))
     monkeypatch.setattr(ts, "AGREEMENT_SET", pairs)
     monkeypatch.setattr(ts.agreement_over, "__defaults__", (pairs, *ts.agreement_over.__defaults__[1:]))
     assert main(["attribute", "--set", "--steps", "2", "--model", str(folder), "--json"]) == 0

@@ -24,7 +24,7 @@ def tiny(tmp_path_factory):
 
 
 def circuit(folder, *flags):
-    pair = ["--clean", CLEAN, "--corrupt", CORRUPT, "--target", "cat", "--foil", "dog"]
+    pair = ["--clean", CLEAN, "--corrupt", CORRUPT, "--target", "it", "--foil", "was"]
     return ["circuit", "--model", str(folder), *pair, *flags]
 
 
@@ -32,7 +32,7 @@ def test_the_json_lists_the_top_edges_with_exact_effects_and_the_curve(tiny, cap
     folder, model = tiny
     assert main(circuit(folder, "--edges", "6", "--exact", "3", "--json")) == 0, capsys.readouterr().err
     doc = json.loads(capsys.readouterr().out)
-    scores = circuits.edge_scores(model, prepare(model, CLEAN, CORRUPT, " cat", " dog"))
+    scores = circuits.edge_scores(model, prepare(model, CLEAN, CORRUPT, " it", " was"))
     assert [e["score"] for e in doc["edges"]] == pytest.approx([e.score for e in scores.top(6)])
     assert doc["edges"][0] == {**scores.top(1)[0].describe(scores.graph), "exact": pytest.approx(
         circuits.exact_effects(model, scores, scores.top(1))[0])}  # fmt: skip
@@ -43,7 +43,8 @@ def test_the_json_lists_the_top_edges_with_exact_effects_and_the_curve(tiny, cap
     assert curve[0] == {"edges": 0, "recovered": pytest.approx(0.0, abs=1e-5)}
     assert curve[-1] == {"edges": doc["count"], "recovered": pytest.approx(1.0, abs=1e-5)}
     assert 6 in [c["edges"] for c in curve]
-    assert doc["nodes"][0] == "embeddings" or doc["nodes"][-1] == "logits"
+    assert doc["nodes"] == circuits.circuit_nodes(scores.graph, scores.circuit(6))
+    assert curve[0]["recovered"] == 0.0 and str(curve[0]["recovered"]) == "0.0"  # rounded, no −0.0
     assert doc["metric"]["clean"] == pytest.approx(scores.ends.clean.metric)
 
 
@@ -54,9 +55,14 @@ def test_every_edge_with_zero_and_the_text(tiny, capsys):
     assert len(doc["edges"]) == doc["count"] and doc["method"] == "eap-ig" and doc["steps"] == 5
     assert main(circuit(folder, "--edges", "4", "--exact", "2", "--direction", "noise")) == 0
     out = capsys.readouterr().out
-    assert "edges scored (eap, noise)" in out and "faithfulness (edges: recovered): 0: " in out
+    assert "edges scored (eap, noise)" in out and "faithfulness (edges: recovered): 0: 0.00," in out
     table = out.split("score    exact\n")[1].split("faithfulness")[0].splitlines()
     assert len(table) == 4 and sum(bool(line.split()[-1]) for line in table) == 4
+    assert "negative = the edge carries the answer" in out and "from the corrupted run into the clean" in out
+    assert main(circuit(folder, "--edges", "1", "--exact", "0")) == 0
+    out = capsys.readouterr().out
+    assert "positive = it restores the answer" in out
+    assert "the circuit's nodes (0): none" in out  # its one edge does not reach the logits
 
 
 @pytest.mark.parametrize(
@@ -83,6 +89,6 @@ def test_flags_out_of_range_stop_at_the_parser(tiny, capsys):
 
 def test_prompts_that_do_not_line_up_are_refused_as_patching_refuses_them(tiny, capsys):
     folder, _ = tiny
-    flags = ["--clean", CLEAN, "--corrupt", "the dog sat", "--target", "cat", "--foil", "dog"]
+    flags = ["--clean", CLEAN, "--corrupt", "the dog sat", "--target", "it", "--foil", "was"]
     assert main(["circuit", "--model", str(folder), *flags]) == 2
     assert "different numbers of tokens" in capsys.readouterr().err

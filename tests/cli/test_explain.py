@@ -76,9 +76,9 @@ def test_predict_direct_shares_sum_to_the_logit_difference(folder, capsys):
         "--model",
         str(folder),
         "--target",
-        "sat",
+        "it",
         "--foil",
-        "on",
+        "was",
         "--direct",
     ]
     doc = run_json(capsys, *argv)
@@ -114,7 +114,7 @@ def test_gemma2s_caps_are_named_where_the_parts_add_up_before_them(capsys, tmp_p
     doc = run_json(capsys, *explain(gemma))
     assert any("before the cap" in n for n in doc["notes"])
     assert sum(p["value"] for p in doc["query_parts"]) == pytest.approx(doc["score"], abs=1e-4)
-    argv = ["predict", "--text", PROMPT, "--model", str(gemma), "--target", " the", "--foil", " cat"]
+    argv = ["predict", "--text", PROMPT, "--model", str(gemma), "--target", " the", "--foil", " it"]
     doc = run_json(capsys, *argv, "--direct")
     assert doc["direct_sum"] == pytest.approx(doc["logit_difference"], abs=1e-4)
     assert any("cap" in n for n in doc["notes"])

@@ -61,7 +61,7 @@ def test_resid_rows_and_columns_and_the_approximation(llama, capsys):
 
 
 def test_patch_prints_a_table(llama, capsys):
-    assert main(["patch", *PAIR, "--model", llama, "--what", "attn", "--target", "sat"]) == 0
+    assert main(["patch", *PAIR, "--model", llama, "--what", "attn", "--target", "it"]) == 0
     out = capsys.readouterr().out
-    assert "note: 'sat' is 2 pieces" in out and "attention outputs, denoise (patched runs)" in out
+    assert "logit ␣it − logit ␣because" in out and "attention outputs, denoise (patched runs)" in out
     assert "layer 2 " in out and "7 on/in" in out

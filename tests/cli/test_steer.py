@@ -43,7 +43,8 @@ def test_the_json_holds_both_completions_and_the_vectors_size(tiny, capsys):
     assert doc["steered"]["ids"] == list(
         generated_by_hand(module, model_type, ids, 5, lambda h: h + 8 * vector)
     )
-    assert doc["steered"]["text"] == model.tokenizer.decode(doc["steered"]["ids"]) and "notes" not in doc
+    assert doc["steered"]["text"] == model.tokenizer.decode(doc["steered"]["ids"])
+    assert not any("finite" in n for n in doc.get("notes", ()))  # no overflow
     assert main([*steer(folder, strength="0"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["steered"] == doc["normal"]  # strength 0: the normal text
 
@@ -92,3 +93,37 @@ def test_a_sweep_follows_the_next_token_from_no_steering_to_the_strength_given(t
     assert all(p["entropy"] >= 0 and 0 <= p["prob"] <= 1 for p in points)
     assert main([*steer(folder), "--sweep", "0", "8"]) == 0
     assert "the next token by strength:" in capsys.readouterr().out
+
+
+def test_a_word_after_the_prefix_gets_its_space_and_is_printed_as_read(tiny, capsys):
+    """A word typed after the prefix gets its space ("love" reads "I talk about love", as " love"
+    does); punctuation is joined as typed; the line says exactly what was run."""
+    folder, model_type, model = tiny
+    argv = steer(folder)
+    argv[argv.index("--plus") + 1] = "cat"  # typed without its space
+    assert main([*argv, "--json"]) == 0, capsys.readouterr().err
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["read"] == {"plus": "the dog saw cat", "minus": "the dog saw mat"}
+    end = stream_by_hand(model.module, model_type, model.tokenizer("the dog saw cat")["input_ids"], 0)[-1]
+    other = stream_by_hand(model.module, model_type, model.tokenizer("the dog saw mat")["input_ids"], 0)[-1]
+    assert doc["vector_norm"] == pytest.approx(float((end - other).norm()), rel=1e-5)
+    assert main(argv) == 0
+    assert "vector: 'the dog saw cat' − 'the dog saw mat' at their last tokens" in capsys.readouterr().out
+    argv[argv.index("--plus") + 1] = ", cat"
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["read"]["plus"] == "the dog saw, cat"
+
+
+def test_a_huge_strength_is_said_and_an_overflowed_sweep_row_names_no_token(tiny, capsys):
+    folder, _, _ = tiny
+    assert main([*steer(folder, strength="1e9"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ratio = 1e9 * doc["vector_norm"] / doc["stream_norm"]
+    assert any(f"{ratio:.3g} times the size of the streams there" in n for n in doc["notes"])
+    assert main([*steer(folder, strength="0.5"), "--json"]) == 0
+    assert "notes" not in json.loads(capsys.readouterr().out)  # half the vector: no word needed
+    assert main([*steer(folder), "--sweep", "0", "1e300", "--json"]) == 0
+    points = json.loads(capsys.readouterr().out)["sweep"]["points"]
+    assert points[0]["top"] is not None and points[-1]["top"] is None  # 1e300 × the vector overflows
+    assert main([*steer(folder), "--sweep", "0", "1e300"]) == 0
+    assert "none (the logits overflowed)" in capsys.readouterr().out

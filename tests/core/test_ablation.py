@@ -1,5 +1,6 @@
 """Head ablation and the ablation ranking on a tiny random Llama with grouped-query attention."""
 
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -212,13 +213,20 @@ def test_rows_of_a_batch_get_their_own_heads(loaded, ids):
 def test_answer_tokens(llama):
     _, tokenizer = llama
     word = answer_token(tokenizer, "because", PROMPT)
-    assert word.text == " because" and not word.notice  # the space a continuing word starts with
+    assert word.text == " because"  # the space a continuing word starts with
     assert answer_token(tokenizer, "the", PROMPT + " ").text == "the"
-    long = answer_token(tokenizer, " suitcase", PROMPT)
-    pieces = tokenizer(" suitcase", add_special_tokens=False)["input_ids"]
-    assert len(pieces) > 1 and long.id == pieces[0]
-    assert "pieces here" in long.notice and "using the first" in long.notice
-    with pytest.raises(ValueError, match="Name a target token"):
+    pieces = [tokenizer.decode([i]) for i in tokenizer(" suitcase", add_special_tokens=False)["input_ids"]]
+    assert len(pieces) > 1
+    named = " + ".join(map(repr, pieces))  # a word of several tokens is refused, its pieces named
+    with pytest.raises(
+        ValueError, match=re.escape(f"Foil: ' suitcase' is {len(pieces)} tokens here ({named})")
+    ):
+        answer_token(tokenizer, "suitcase", PROMPT, "Foil")
+    with pytest.raises(ValueError, match=re.escape("(' s' + 'uit' + 'ca' + 'se'), not one: type one token.")):
+        answer_token(tokenizer, " suitcase", PROMPT)  # ' s' is a letter, no word to offer
+    with pytest.raises(ValueError, match=re.escape("(' wa' + 'rm'), not one: type one token, e.g. ' wa'.")):
+        answer_token(tokenizer, " warm", PROMPT)
+    with pytest.raises(ValueError, match="Target: the text is empty"):
         answer_token(tokenizer, "  ", PROMPT)
 
 

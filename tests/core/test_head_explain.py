@@ -11,6 +11,7 @@ import pytest
 from core.decoder.adapter import adapter_of, transformers_own
 from core.interp.head import direct_shares, head_step, record, token_position, what_it_writes, why_here
 from core.models import load_model, run
+from tests.sums import assert_adds_up
 from tests.tiny_models import LLAMA_PROMPT, save_tiny_decoder
 
 pytestmark = pytest.mark.models
@@ -120,7 +121,7 @@ def test_a_head_writes_its_output_through_the_frozen_final_norm(tiny):
     writes = what_it_writes(rec, 1, 1, 6, 3)
     assert writes.up[0][1] >= writes.up[-1][1] and writes.down[0][1] <= writes.down[-1][1]
     assert writes.key_token == ids[3] and writes.rank >= 1 and writes.copy == writes.paths[3]
-    assert writes.paths.sum() == pytest.approx(writes.whole, rel=1e-5)  # every key's value path adds up
+    assert_adds_up(writes.paths, writes.whole)  # every key's value path adds up
     assert not writes.paths[7:].any()  # keys after the query: weight 0 by the mask
 
 

@@ -304,8 +304,10 @@ def test_bad_pairs_are_refused_with_what_to_change(tiny):
         prepare(model, CLEAN * 20, CORRUPT * 20, "the", "because")
     with pytest.raises(ValueError, match="encoder"):
         prepare(SimpleNamespace(name="MiniLM", kind="encoder"), CLEAN, CORRUPT, "the", "because")
-    split = prepare(model, CLEAN, CORRUPT, "sat", "because")
-    assert split.notices and "first" in split.notices[0]
+    with pytest.raises(
+        ValueError, match=r"^Target: ' sat' is \d tokens here \(.*\), not one: type one token"
+    ):
+        prepare(model, CLEAN, CORRUPT, "sat", "because")
     with pytest.raises(ValueError, match="Unknown patch"):
         patch(tiny.model, tiny.pair, "everything")
     with pytest.raises(ValueError, match="no layer 9"):

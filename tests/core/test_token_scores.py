@@ -166,7 +166,7 @@ def test_spearman_is_the_rank_correlation():
 
 def test_agreement_over_prompts_compares_each_prompts_rankings(tiny):
     model, _, _ = tiny
-    pairs = [("the cat sat on the", " mat", " cat"), ("the mat because the", " cat", " mat")]
+    pairs = [("the cat sat on the", " because", " the"), ("the mat because the", " it", " was")]
     calls = []
     found = agreement_over(model, pairs, steps=2, progress=lambda d, t: calls.append((d, t)))
     assert calls == [(0, 2), (1, 2), (2, 2)] and found.each.shape == (2, 5, 5)

@@ -87,7 +87,7 @@ COMMANDS = {
     "heads (decoder)": ["heads", "--model", "{decoder}", "--pattern", "induction"],
     "predict": ["predict", "--model", "{decoder}", "--text", PROMPT, "--generate", "3", "--logit-lens"],
     "predict (knockout)": ["predict", "--model", "{decoder}", "--text", PROMPT, "--ablate", "1.1", "2.3",
-                           "--target", " cat", "--foil", " mat"],
+                           "--target", " it", "--foil", " was"],
     "stream": ["stream", "--model", "{decoder}", "--text", PROMPT],
     "steer": ["steer", "--model", "{decoder}", "--text", PROMPT, "--plus", " cat", "--minus", " mat",
               "--layer", "1", "--strength", "2", "--generate", "3"],

@@ -3,6 +3,8 @@ token's embedding, its copying score, and the strongest directions of W_O W_V re
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtWidgets import QFormLayout, QLineEdit
 
 from app.panels.atlas import scripts
@@ -42,7 +44,7 @@ class CopiesPage(Step):
         if ov is None:
             fill_table(self.out, [])
             fill_table(self.directions, [])
-            self.summary.setText(f"Nothing to read out: {r.atlas.missing['copying']}.")
+            self.summary.setText(f"Nothing to read out: {html.escape(r.unread, quote=False).rstrip('.')}.")
             return (r.notice, "warning") if r.notice else None
         fill_table(
             self.out, [[r.piece(t), f"{v:.3f}"] for t, v in zip(ov.out_tokens, ov.out_logits, strict=True)]

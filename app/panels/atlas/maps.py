@@ -16,6 +16,7 @@ from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
 from core.interp.atlas import SCORES
+from core.models import DECODER
 
 NAMES = {
     "previous_token": "Previous token",
@@ -103,7 +104,7 @@ class MapsPage(Step):
             "Direct share of the answer"
             if r.direct is not None
             else "Direct share: name a target and a foil"
-            if r.ov is not None
+            if r.model.kind == DECODER
             else "Direct share: not for an encoder"
         )
         for view in self.maps.values():

@@ -57,9 +57,10 @@ class AtlasResult:
     text_labels: tuple[str, ...]  # the probes' tokens as shown
     repeat_labels: tuple[str, ...]
     cloud: atlases.QKCloud
-    ov: atlases.OVReading | None  # None for an encoder: it has no unembedding
+    ov: atlases.OVReading | None  # None for an encoder, or a token that is not one
+    unread: str  # why ``ov`` is None, or ""
     direct: np.ndarray | None  # (layers, heads) each head's direct share of the answer, or None
-    notice: str  # a token is several pieces, or what the direct shares leave out, or ""
+    notice: str  # what the direct shares leave out, or why a score's list is empty, or ""
 
     def piece(self, token: int) -> str:
         return visible(self.model.tokenizer.decode([token]))
@@ -86,8 +87,9 @@ def compute_atlas(s: AtlasState, progress: Progress | None = None) -> AtlasResul
     group = model.n_heads // model.n_kv_heads if model.n_kv_heads else 1
     heads = range(head - head % group, head - head % group + group) if s.together else [head]
     decoder = model.kind == models.DECODER
-    token = answer_token(model.tokenizer, s.token)
+    ov, unread = _ov(model, s, layer, head, atlas)
     direct, notices = _direct(model, s) if decoder else (None, ())
+    notices += (unread,) if decoder and unread else ()  # a token refused: step 4 says so too
     if s.score in atlas.missing:
         notices += (f"The list is empty: the {s.score.replace('_', '-')} score does not apply here, as "
                     f"{atlas.missing[s.score]}; sort by another score.",)  # fmt: skip
@@ -105,10 +107,25 @@ def compute_atlas(s: AtlasState, progress: Progress | None = None) -> AtlasResul
         text_labels=tuple(visible(piece([t])) for t in atlas.text_ids),
         repeat_labels=tuple(visible(piece([t])) for t in atlas.repeat_ids),
         cloud=atlases.qk_cloud(atlas, layer, list(heads)),
-        ov=atlases.ov_reading(model, layer, head, token.id) if decoder else None,
+        ov=ov,
+        unread=unread,
         direct=direct,
-        notice=" ".join(n for n in (token.notice, *notices) if n),
+        notice=" ".join(notices),
     )
+
+
+def _ov(
+    model: models.LoadedModel, s: AtlasState, layer: int, head: int, atlas: atlases.HeadAtlas
+) -> tuple[atlases.OVReading | None, str]:
+    """Step 4's reading of the head with ``s.token`` fed in, or None and why not (an encoder has no
+    unembedding; a token of several pieces is refused): the other steps stand without it."""
+    if model.kind != models.DECODER:
+        return None, atlas.missing["copying"]
+    try:
+        token = answer_token(model.tokenizer, s.token, what="Token")
+    except ValueError as exc:
+        return None, str(exc)
+    return atlases.ov_reading(model, layer, head, token.id), ""
 
 
 def _direct(model: models.LoadedModel, s: AtlasState) -> tuple[np.ndarray | None, tuple[str, ...]]:

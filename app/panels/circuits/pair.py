@@ -47,4 +47,4 @@ class PairPage(PairStep):
         ends = r.scores.ends
         self.metrics.setText(metrics_html(r.pair, ends.clean.metric, ends.corrupt.metric))
         self.bars.setOpts(height=[ends.clean.metric, ends.corrupt.metric])
-        return (" ".join(r.pair.notices), "warning") if r.pair.notices else None
+        return None

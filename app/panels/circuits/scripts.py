@@ -51,7 +51,7 @@ def circuit(s: CircuitState) -> Script:
     for e in shown:
         d = e.describe(graph)
         print(f"{{d['from']:>11}} -> {{d['to']:<11}} {{d['input'] or '':<2}} {{e.score:.4f}}")
-    print("Nodes:", ", ".join(circuits.circuit_nodes(graph, mask)))
+    print("Nodes:", ", ".join(circuits.circuit_nodes(graph, mask)) or "none")
     """
         + (
             f"""

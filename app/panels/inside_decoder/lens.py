@@ -87,8 +87,8 @@ class LensPage(Step):
         self.blank_note.setVisible(bool(blank))
         if lens.target_rank is None or r.target is None:
             self.rank_line.setData([], [])
-            self.summary.setText("Name a target to follow its rank layer by layer.")
-            return None
+            self.summary.setText(r.refused or "Name a target to follow its rank layer by layer.")
+            return (r.refused, "warning") if r.refused else None
         self.rank_line.setData(lens.target_rank.astype(float), np.arange(1, layers + 1))
         formed = lens.formed_at()
         name = visible(r.target.text)
@@ -102,7 +102,7 @@ class LensPage(Step):
             f"{where} Its probability after the last layer: {lens.target_prob[-1]:.1%}; after "
             f"layer {half}: {lens.target_prob[half - 1]:.2%} (rank {lens.target_rank[half - 1]})."
         )
-        return (r.target.notice, "warning") if r.target.notice else None
+        return None
 
 
 def blank_name(piece: str) -> str | None:

@@ -45,7 +45,7 @@ def answers_code(target: str, foil: str, prompt: str = "prompt") -> str:
     """Code that reads the target and the foil as tokens ``target`` and ``foil``."""
     return f"""
     # The answer tokens: a word continuing the prompt starts with a space; a word of several
-    # pieces is judged by its first.
+    # tokens is refused (ValueError names its pieces).
     target = answer_token(model.tokenizer, {target!r}, {prompt})
     foil = answer_token(model.tokenizer, {foil!r}, {prompt})
     """

@@ -73,12 +73,7 @@ def top_tokens(model: models.LoadedModel, probs: np.ndarray, k: int = TOP) -> li
 
 
 def _answer(model: models.LoadedModel, text: str, prompt: str, what: str) -> AnswerToken | None:
-    if not text.strip():
-        return None
-    try:
-        return answer_token(model.tokenizer, text, prompt)
-    except ValueError as exc:
-        raise ValueError(f"{what}: {exc}") from exc
+    return answer_token(model.tokenizer, text, prompt, what) if text.strip() else None
 
 
 def _means_for(source: str, mode: str) -> np.ndarray | None:
@@ -134,7 +129,7 @@ def compute_knock(s: KnockState, progress: Progress | None = None) -> KnockResul
     with ablated(model, s.heads, s.mode, means, s.first) as heads:
         if heads:
             probs = next_token_probs(model, prompt.ids)
-    notices = [t.notice for t in (target, foil) if t is not None and t.notice]
+    notices = []
     if prompt.dropped:
         notices.append(f"The prompt was cut to its last {len(prompt.ids)} tokens.")
     looking = None
@@ -169,14 +164,19 @@ class LensResult:
     lens: LogitLens
     top_pieces: np.ndarray  # (layers, T) object: the text of each top token
     target: AnswerToken | None
+    refused: str  # why the target typed is not followed (not one token), or ""
 
 
 def compute_lens(s: LensState, progress: Progress | None = None) -> LensResult:
     """The lens of the prompt; a prompt read before keeps its lens and reads only the new
-    target's rank (typing a target costs ~15 ms instead of a whole lens)."""
+    target's rank (typing a target costs ~15 ms instead of a whole lens). A target that is not one
+    token is refused, the lens shown without it."""
     model = decoder(s.source, progress)
     prompt = read_prompt(model, s.prompt)
-    target = _answer(model, s.target, s.prompt, "Target")
+    try:
+        target, refused = _answer(model, s.target, s.prompt, "Target"), ""
+    except ValueError as exc:
+        target, refused = None, str(exc)
     target_id = None if target is None else target.id
     streams = clean_run(s.source, prompt.ids).streams  # the forward pass the other steps share
 
@@ -188,7 +188,7 @@ def compute_lens(s: LensState, progress: Progress | None = None) -> LensResult:
     lens, pieces = analysis_of(model).lens(prompt.ids, whole_lens)
     if lens.target_id != target_id:
         lens = with_target(model, streams, lens, target_id)
-    return LensResult(model, prompt, lens, pieces, target)
+    return LensResult(model, prompt, lens, pieces, target, refused)
 
 
 # --- 4. Attention sinks -------------------------------------------------------------------------------

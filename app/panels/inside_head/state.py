@@ -23,7 +23,7 @@ from core.interp import head as inside
 from core.interp.analysis import analysis_of
 from core.interp.head.step import check_cell
 from core.interp.prediction import encode, pieces, visible
-from core.interp.ranking import AblationRanking, AnswerToken, answer_token, check_pair
+from core.interp.ranking import AblationRanking, AnswerToken, answer_pair
 from core.models.loaded import shared as loaded_models
 
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
@@ -86,12 +86,7 @@ def read(model: models.LoadedModel, text: str) -> tuple[int, ...]:
 def _answers(model, s: HeadState) -> tuple[AnswerToken | None, AnswerToken | None]:
     if model.kind != models.DECODER or not (s.target.strip() and s.foil.strip()):
         return None, None
-    target, foil = (
-        answer_token(model.tokenizer, s.target, s.prompt),
-        answer_token(model.tokenizer, s.foil, s.prompt),
-    )
-    check_pair(target, foil)
-    return target, foil
+    return answer_pair(model.tokenizer, s.target, s.foil, s.prompt)
 
 
 def _cell(s: HeadState, progress: Progress | None = None):
@@ -139,8 +134,7 @@ def compute_inside(
         direct = inside.direct_shares(rec, target.id, foil.id) if target is not None else None
         if s.knockout and target is not None:
             knocked = analysis_of(model).ranking(ids, target, foil, progress=progress)
-    notices = [t.notice for t in (target, foil) if t is not None and t.notice]
-    notices += [direct.note] if direct is not None and direct.note else []  # Gemma 2's final cap
+    notices = [direct.note] if direct is not None and direct.note else []  # Gemma 2's final cap
     parts = PartsResult(
         model, layer, split, writes, direct, knocked, target, foil, why_not, unanswered, tuple(notices)
     )

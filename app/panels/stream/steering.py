@@ -123,8 +123,10 @@ class SteerPage(Step):
         what = (
             "removes the vector's direction" if s.mode == "remove" else f"adds {s.strength:.2f} × the vector"
         )
+        plus, minus = (html.escape(repr(t), quote=False) for t in v.read)
         text = (
-            f"The vector has size {v.norm:.4g}; the streams it is the difference of, {v.stream_norm:.4g}. "
+            f"The vector is the stream of {plus} minus that of {minus} at their last tokens, size "
+            f"{v.norm:.4g}; the streams it is the difference of, {v.stream_norm:.4g}. "
             f"The steered run {what} after layer {s.layer}."
         )
         if sweep is None:

@@ -65,7 +65,7 @@ class WordsResult:
     # token removed the top ones without it too
     without: tuple[float, ...]  # their probabilities without the removed token (empty: none removed)
     removed: int  # the token taken away, from 1; 0 = none
-    notices: tuple[str, ...]  # for the message bar: a word of several pieces, a token past the end
+    notices: tuple[str, ...]  # for the message bar: a token past the prompt's end
 
 
 def compute_words(
@@ -85,11 +85,12 @@ def compute_words(
         )
     if s.x not in ts.METHODS or s.y not in ts.METHODS:
         raise ValueError(f"Choose two of {', '.join(ts.METHODS)}.")
-    answer, notices = ts.named_answer(model, s.prompt, s.target, s.foil)
+    answer = ts.named_answer(model, s.prompt, s.target, s.foil)
     removed = s.removed if 0 <= s.removed <= len(ids) else 0  # a shorter prompt does not lose its run
+    notices = ()
     if removed != s.removed:
-        notices += (f"Token {s.removed} is past the prompt's end (1 to {len(ids)}): none is taken away.",)
-    baseline = answer_token(model.tokenizer, s.baseline).id if s.baseline.strip() else None
+        notices = (f"Token {s.removed} is past the prompt's end (1 to {len(ids)}): none is taken away.",)
+    baseline = answer_token(model.tokenizer, s.baseline, what="Baseline").id if s.baseline.strip() else None
     kept = analysis_of(model).once
     patterns = kept("words patterns", ids, lambda: ts.attention_rows(model, ids))
     gxi, metric = kept("words gradients", (ids, answer), lambda: ts.grad_x_input(model, ids, answer))
