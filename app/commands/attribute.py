@@ -54,7 +54,7 @@ def add_arguments(parser) -> None:
         type=count("--steps", 512),
         default=32,
         metavar="K",
-        help="integrated gradients' steps (1-512)",
+        help="integrated gradients' steps (1-512), by the midpoint rule: the gradient at α = (j + ½)/K",
     )
     parser.add_argument(
         "--baseline", default=None, metavar="TOKEN",
@@ -144,10 +144,10 @@ def document(model, ids, tokens, answer, baseline, args) -> dict:
                    "baseline": None if ig is None else round(ig.baseline_metric, 6)},
         "attention": {"layer": layer + 1, "head": args.head},
         **scored(methods),
-        **{name: [round(float(v), 6) for v in values] for name, values in extra.items()},
+        **{name: [float(v) for v in values] for name, values in extra.items()},
     }  # fmt: skip
     if ig is not None:
-        doc["ig"] = {"steps": ig.steps, "completeness_gap": round(ig.gap, 6),
+        doc["ig"] = {"steps": ig.steps, "rule": ts.IG_RULE, "completeness_gap": ig.gap,
                      "baseline": "zero" if baseline is None else decode([baseline])}  # fmt: skip
     return doc
 
@@ -183,7 +183,12 @@ def similarity(args) -> int:
         "metric": {"kind": "cosine", "value": round(found.cosine, 6),
                    "baseline": round(found.ig.baseline_metric, 6)},
         **scored(methods),
-        "ig": {"steps": found.ig.steps, "completeness_gap": round(found.ig.gap, 6), "baseline": "zero"},
+        "ig": {"steps": found.ig.steps, "rule": ts.IG_RULE, "completeness_gap": found.ig.gap,
+               "baseline": "zero"},
+        "aggregation": {
+            "attention": "the last layer's weights, the mean over every head and every query position",
+            "rollout": "attention rollout over every layer, the mean over every query position",
+        },
     }  # fmt: skip
     return report(doc, args.json, lambda: lines(doc))
 
@@ -195,8 +200,8 @@ def scored(methods: dict) -> dict:
 
     names = list(methods)
     return {
-        "methods": {name: [round(float(v), 6) for v in methods[name]] for name in names},
-        "agreement": {f"{a}~{b}": round(spearman(methods[a], methods[b]), 6)
+        "methods": {name: [float(v) for v in methods[name]] for name in names},  # full precision: ranks
+        "agreement": {f"{a}~{b}": spearman(methods[a], methods[b])  # recomputed from them agree
                       for k, a in enumerate(names) for b in names[k + 1 :]},
     }  # fmt: skip
 
@@ -206,21 +211,29 @@ def over_the_set(args) -> int:
     model = load_model(args.model, "decoder")
     from core.interp import token_scores as ts
 
-    stage(f"{len(ts.AGREEMENT_SET)} prompts, every method")
-    found = ts.agreement_over(model, steps=args.steps, progress=counter("prompts"))
-    mean = found.mean
+    pairs = ts.AGREEMENT_SET
+    stage(f"{len(pairs)} prompts, every method")
+    found = ts.agreement_over(model, pairs, steps=args.steps, progress=counter("prompts"))
     names = list(ts.METHODS)
+
+    def named(matrix) -> dict:
+        return {
+            f"{a}~{b}": float(matrix[i, j]) for i, a in enumerate(names) for j, b in enumerate(names) if j > i
+        }
+
     doc = {
         "model": model.name,
-        "prompts": len(found.prompts),
         "steps": found.steps,
-        "agreement": {f"{a}~{b}": round(float(mean[i, j]), 6)
-                      for i, a in enumerate(names) for j, b in enumerate(names) if j > i},
+        "ig_rule": ts.IG_RULE,
+        "agreement": named(found.mean),  # the mean over the prompts, a constant method's NaN left out
+        "prompts": [{"text": text, "target": target, "foil": foil, "agreement": named(each)}
+                    for (text, target, foil), each in zip(pairs, found.each, strict=True)],
     }  # fmt: skip
 
     def text() -> list[str]:
         out = [
-            f"model: {doc['model']}; {doc['prompts']} prompts, integrated gradients in {doc['steps']} steps",
+            f"model: {doc['model']}; {len(pairs)} prompts, integrated gradients in {doc['steps']} steps "
+            "(--json gives each prompt's numbers)",
             "Spearman's rank correlation, the mean over the prompts:",
         ]
         return out + [f"  {pair}: {value:.3f}" for pair, value in doc["agreement"].items()]
@@ -254,8 +267,8 @@ def lines(doc: dict) -> list[str]:
     if "ig" in doc:
         ig = doc["ig"]
         out.append(
-            f"integrated gradients, {ig['steps']} steps from {ig['baseline']!r}: the scores add up to the "
-            f"metric's change but for {ig['completeness_gap']:.4f} (the completeness gap)"
+            f"integrated gradients, {ig['steps']} steps from {ig['baseline']!r} ({ig['rule']}): the scores "
+            f"add up to the metric's change but for {ig['completeness_gap']:.4f} (the completeness gap)"
         )
     if "rollout_without_first" in doc:
         top = max(range(len(doc["tokens"])), key=lambda k: doc["rollout_without_first"][k])

@@ -30,13 +30,15 @@ import numpy as np
 from core.decoder.run import Edit, hooked_run
 
 __all__ = [
-    "AGREEMENT_SET", "METHODS", "Agreement", "Answer", "Gradients", "agreement", "agreement_of",
-    "agreement_over", "attention_rows",
+    "AGREEMENT_SET", "GAP_STEPS", "IG_RULE", "METHODS", "Agreement", "Answer", "Gradients", "agreement",
+    "agreement_of", "agreement_over", "attention_rows", "gap_by_steps",
     "grad_x_input", "integrated_gradients", "named_answer", "occlusion", "rollout", "scores", "spearman",
     "without",
 ]  # fmt: skip
 METHODS = ("attention", "rollout", "gradxinput", "ig", "occlusion")
 ROWS = 8  # batch rows per run for the steps of integrated gradients and for occlusion
+IG_RULE = "midpoint rule: the gradient at α = (j + ½)/K, j = 0 … K−1, averaged"  # how the path is summed
+GAP_STEPS = (8, 16, 32, 64, 128, 256)  # the step counts whose completeness gaps show whether it settles
 Progress = Callable[[int, int], None]
 
 
@@ -181,6 +183,34 @@ def integrated_gradients(
         base_metric = float(answer.of(hooked_run(model, ids, edits=[_replaced(base)]).logits)[0])
     scores = ((e - base) * total / steps).sum(-1).numpy()
     return Gradients(scores, metric, base_metric, steps)
+
+
+def gap_by_steps(
+    model: Any,
+    ids: Sequence[int],
+    answer: Answer,
+    baseline: int | None = None,
+    counts: Sequence[int] = GAP_STEPS,
+    progress: Progress | None = None,
+    one: Callable[[int, Progress], Gradients] | None = None,
+    partial: Callable[[np.ndarray], None] | None = None,
+) -> np.ndarray:
+    """(len(counts),) integrated gradients' completeness gap in each number of ``counts`` steps, to
+    see whether it settles as the steps grow. ``one(k, progress)`` gives the run of k steps
+    (default ``integrated_gradients``; a caller may keep them); ``partial(gaps)`` hears each count's
+    gap as it lands, NaN for those to come; ``progress(done, total steps)`` may raise to cancel."""
+    tick = progress or (lambda done, total: None)
+    one = one or (lambda k, step: integrated_gradients(model, ids, answer, k, baseline, step))
+    total, done = sum(counts), 0
+    gaps = np.full(len(counts), np.nan)
+    tick(0, total)
+    for i, k in enumerate(counts):
+        gaps[i] = one(k, lambda d, _, before=done: tick(before + d, total)).gap
+        done += k
+        tick(done, total)
+        if partial is not None and i + 1 < len(counts):
+            partial(gaps.copy())
+    return gaps
 
 
 def _replaced(value: Any) -> Edit:

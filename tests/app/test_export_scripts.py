@@ -206,7 +206,7 @@ def atlas(panel) -> None:
 def attribute(panel) -> None:
     """Which words mattered: a pair the tiny model has, one head, a token baseline, a token taken away."""
     settle(panel.live.apply, prompt=PROMPT, target=" because", foil=" the", layer=1, head=2)
-    settle(panel.live.apply, steps=4, baseline=" it", removed=3, x="ig", y="rollout")
+    settle(panel.live.apply, steps=4, baseline=" it", removed=3, x="ig", y="rollout", settles=True)
 
 
 def circuit(panel) -> None:

@@ -48,7 +48,17 @@ def test_the_strips_are_each_methods_scores(panel, llama_folder):
     )
     ig = ts.integrated_gradients(model, ids, answer, 4)
     np.testing.assert_allclose(panel.gradients.strips.values[1], ig.scores, atol=1e-6)
-    assert f"{ig.gap:.4f}" in panel.gradients.summary.text()
+    assert f"{ig.gap:.4f}" in panel.gradients.summary.text() and ts.IG_RULE in panel.gradients.summary.text()
+    assert "Tick the box" in panel.gradients.summary.text() and panel.gradients.gap_curve.xData is None
+    landed = []
+    panel.live.changed.connect(lambda: landed.append(panel.live.result.gaps))
+    settle(panel.gradients.settles.setChecked, True)  # the gap at 8 … 256 steps, landing count by count
+    gaps = panel.live.result.gaps
+    for gap, k in zip(gaps, ts.GAP_STEPS, strict=True):
+        assert gap == pytest.approx(ts.integrated_gradients(model, ids, answer, k).gap, abs=1e-9)
+    assert panel.gradients.gap_curve.yData.tolist() == gaps.tolist()
+    assert any(g is not None and np.isnan(g).any() for g in landed)  # partial curves came first
+    assert "At 8, 16, 32, 64, 128, 256 steps the gap is" in panel.gradients.summary.text()
     settle(panel.set_step, 3)
     matrix = panel.agreement.matrix.values
     assert matrix[0, 4] == pytest.approx(ts.spearman(strips[0], ts.occlusion(model, ids, answer)))

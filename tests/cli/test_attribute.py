@@ -48,14 +48,18 @@ def test_the_json_scores_every_token_by_every_method(tiny, capsys):
     np.testing.assert_allclose(doc["methods"]["attention"], last, atol=2e-6)
     answer = ts.Answer(because, the)
     np.testing.assert_allclose(doc["methods"]["occlusion"], ts.occlusion(model, ids, answer), atol=2e-6)
-    assert doc["ig"]["steps"] == 4 and doc["ig"]["baseline"] == "zero"
+    assert doc["ig"]["steps"] == 4 and doc["ig"]["baseline"] == "zero" and doc["ig"]["rule"] == ts.IG_RULE
     gap = sum(doc["methods"]["ig"]) - doc["metric"]["value"]
     assert doc["ig"]["completeness_gap"] == pytest.approx(gap, abs=1e-4)
     pairs = doc["agreement"]
     assert len(pairs) == 10
     a, b = doc["methods"]["rollout"], doc["methods"]["occlusion"]
-    assert pairs["rollout~occlusion"] == pytest.approx(ts.spearman(a, b), abs=1e-6)
+    assert pairs["rollout~occlusion"] == ts.spearman(a, b)  # the JSON's own numbers give the same ranks
+    core_rollout = ts.rollout(ts.attention_rows(model, ids))
+    assert doc["methods"]["rollout"] == [float(v) for v in core_rollout]  # every digit: no ties made
     assert doc["rollout_without_first"][0] == 0
+    assert main([*attribute(folder, "--target", " because", "--steps", "4")]) == 0
+    assert f"steps from 'zero' ({ts.IG_RULE})" in capsys.readouterr().out
 
 
 def test_one_method_one_head_and_the_top_token_by_default(tiny, capsys):
@@ -101,11 +105,16 @@ def test_the_set_averages_each_prompts_correlations(tiny, capsys, monkeypatch):
     monkeypatch.setattr(ts.agreement_over, "__defaults__", (pairs, *ts.agreement_over.__defaults__[1:]))
     assert main(["attribute", "--set", "--steps", "2", "--model", str(folder), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["prompts"] == 2 and doc["steps"] == 2 and len(doc["agreement"]) == 10
+    assert doc["steps"] == 2 and len(doc["agreement"]) == 10 and doc["ig_rule"] == ts.IG_RULE
     from core import models
 
-    expected = ts.agreement_over(models.load_model(folder), pairs, steps=2).mean
-    assert doc["agreement"]["gradxinput~occlusion"] == pytest.approx(expected[2, 4], abs=1e-6)
+    expected = ts.agreement_over(models.load_model(folder), pairs, steps=2)
+    assert doc["agreement"]["gradxinput~occlusion"] == pytest.approx(expected.mean[2, 4], abs=1e-12)
+    assert [(p["text"], p["target"], p["foil"]) for p in doc["prompts"]] == list(pairs)
+    for k, prompt in enumerate(doc["prompts"]):  # each prompt's numbers, the mean recomputable from them
+        assert prompt["agreement"]["gradxinput~occlusion"] == pytest.approx(expected.each[k, 2, 4], abs=1e-12)
+    mean = np.mean([p["agreement"]["attention~ig"] for p in doc["prompts"]])
+    assert doc["agreement"]["attention~ig"] == pytest.approx(mean, abs=1e-12)
 
 
 def test_pair_explains_two_texts_similarity_in_the_bundled_encoder(capsys):
@@ -118,6 +127,7 @@ def test_pair_explains_two_texts_similarity_in_the_bundled_encoder(capsys):
     expected = similarity_scores(load_model("minilm"), text, pair, steps=2)
     assert doc["model"] == "all-MiniLM-L6-v2" and doc["ids"] == list(expected.ids)
     assert doc["pair"] == {"text": pair, "ids": list(expected.other_ids)}
+    assert "every query position" in doc["aggregation"]["attention"] and "rollout" in doc["aggregation"]
     assert doc["metric"]["kind"] == "cosine" and doc["metric"]["value"] == pytest.approx(
         expected.cosine, abs=1e-6
     )

@@ -10,9 +10,11 @@ import pytest
 from core import models
 from core.interp.token_scores import (
     AGREEMENT_SET,
+    GAP_STEPS,
     Answer,
     agreement_over,
     attention_rows,
+    gap_by_steps,
     grad_x_input,
     integrated_gradients,
     occlusion,
@@ -128,6 +130,20 @@ def test_integrated_gradients_from_a_token_baseline_and_more_steps(tiny):
     assert abs(fine.gap) <= abs(rough.gap) + 1e-9  # the midpoint sum closes on the integral
     with pytest.raises(ValueError, match="1 to 512 steps"):
         integrated_gradients(model, ids, answer, 0)
+
+
+def test_the_gap_by_steps_is_each_counts_own_run_landing_one_by_one(tiny):
+    model, _, ids = tiny
+    answer = Answer(5, 7)
+    ticks, landed = [], []
+    gaps = gap_by_steps(
+        model, ids, answer, 3, (2, 4, 8), lambda d, t: ticks.append((d, t)), partial=landed.append
+    )
+    for gap, k in zip(gaps, (2, 4, 8), strict=True):
+        assert gap == integrated_gradients(model, ids, answer, k, baseline=3).gap
+    assert [d for d, _ in ticks] == sorted(d for d, _ in ticks) and ticks[-1] == (14, 14)
+    assert len(landed) == 2 and np.isnan(landed[0][1:]).all() and landed[1][1] == gaps[1]
+    assert GAP_STEPS == (8, 16, 32, 64, 128, 256)
 
 
 def test_occlusion_is_runs_with_one_tokens_input_zeroed(tiny):

@@ -77,6 +77,11 @@ def gradients(s: WordsState) -> Script:
     print(table(strips, ["gradient x input", "integrated gradients"], pieces))
     """
     )
+    if s.settles:
+        body += f"""
+    gaps = ts.gap_by_steps(model, ids, answer, baseline={baseline})  # at each of ts.GAP_STEPS steps
+    print(table(gaps, [str(k) for k in ts.GAP_STEPS], ["completeness gap"]))
+    """
     return Script(body, heatmap("strips", '["gradient x input", "IG"]', "pieces", "Gradients"))
 
 

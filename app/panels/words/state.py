@@ -42,6 +42,7 @@ class WordsState:
     head: int = 0  # from 1; 0 = the mean of the layer's heads
     steps: int = 32  # integrated gradients
     baseline: str = ""  # integrated gradients from this token's input everywhere; "": from zero
+    settles: bool = False  # step 2: the completeness gap at each of GAP_STEPS steps too (~500 steps)
     removed: int = 0  # step 3: the token taken away, from 1; 0 = none
     x: str = "attention"  # step 4's scatter: two of core.interp.token_scores.METHODS
     y: str = "occlusion"
@@ -59,6 +60,7 @@ class WordsResult:
     methods: dict[str, np.ndarray]  # name in METHODS → (T,)
     rollout_rest: np.ndarray  # (T,) rollout with the first token left out
     ig: ts.Gradients
+    gaps: np.ndarray | None  # (len(GAP_STEPS),) the gap at each count, NaN to come; None: not asked
     agreement: np.ndarray  # (5, 5) Spearman's correlation of every pair of methods
     over_set: ts.Agreement | None  # the same over the built-in prompts scored so far, when asked for
     with_token: tuple[tuple[str, float], ...]  # step 3: the top next tokens, (token, p), and with a
@@ -139,8 +141,18 @@ def compute_words(
         without=tuple(float(p) for p in without),
         removed=removed,
         notices=notices,
+        gaps=None,
         over_set=None,
     )
+    if s.settles:  # each count's run kept, so a cancel loses none and 32 steps is step 2's own
+
+        def ig_of(k: int, step: Progress) -> ts.Gradients:
+            compute = lambda: ts.integrated_gradients(model, ids, answer, k, baseline, step)  # noqa: E731
+            return kept("words ig", (ids, answer, k, baseline), compute)  # the last 8 runs are kept
+
+        land = None if partial is None else lambda so_far: partial(replace(result, gaps=so_far))
+        gaps = ts.gap_by_steps(model, ids, answer, baseline, ts.GAP_STEPS, tick, ig_of, land)
+        result = replace(result, gaps=gaps)
     if not s.over_set:
         return result
 
