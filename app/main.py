@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from contextlib import contextmanager
 
 import core
 from core.offline import switch_off_hub
@@ -70,10 +71,26 @@ def main(argv: list[str] | None = None) -> int:
     # Inside the session: an open progress line ("loading steps: 2/5") is ended before the error.
     with progress.session(args.command, to_stdout=args.command in progress.REPORTS_ON_STDOUT):
         try:
-            return command(args.command).run(args)
+            with reading_at_most(getattr(args, "context", None)):
+                return command(args.command).run(args)
         except (ValueError, OSError) as exc:
             print(f"attention-lab {args.command}: error: {exc}", file=sys.stderr)
             return 2
+
+
+@contextmanager
+def reading_at_most(tokens: int | None):
+    """Inside: prompts are read to at most ``tokens`` (a command's --context; None: the model's own)."""
+    if tokens is None:
+        yield
+        return
+    from core.interp.prediction import set_context_limit
+
+    set_context_limit(tokens)
+    try:
+        yield
+    finally:
+        set_context_limit(None)
 
 
 def open_window(panel: str | None = None, exit_after_paint: str | None = None) -> int:

@@ -177,6 +177,22 @@ def save_tiny_decoder(folder: Path, model_type: str, n_positions: int = 64) -> P
     return folder
 
 
+LONG_TEXT = " ".join(["the cat sat on the mat because it was warm"] * 45)  # 676 tokens, <bos> first
+
+
+def save_long_gemma(folder: Path) -> Path:
+    """A tiny Gemma 3 reading up to 1,024 tokens (its first layer's window: 4), its tokenizer putting
+    the vocabulary's one special token (id 0) first, as Gemma's puts <bos>."""
+    from tokenizers.processors import TemplateProcessing
+    from transformers import AutoTokenizer
+
+    save_tiny_decoder(folder, "gemma3_text", n_positions=1024)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    tokenizer._tokenizer.post_processor = TemplateProcessing(single=f"{END} $A", special_tokens=[(END, 0)])
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
 OUT_PROJECTIONS = {  # written by hand, not read from the adapters: each family's own module names
     "llama": lambda m, layer: m.model.layers[layer].self_attn.o_proj,
     "qwen3": lambda m, layer: m.model.layers[layer].self_attn.o_proj,

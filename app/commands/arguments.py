@@ -46,12 +46,32 @@ def seed(name: str) -> Callable[[str], int]:
 
 
 def decoder_flags(parser, default: str | None = "smollm2", more: str = "") -> None:
-    """``--model`` (a decoder, SmolLM2 by default; None: the command chooses, as ``more`` says)
-    and ``--json``."""
+    """``--model`` (a decoder, SmolLM2 by default; None: the command chooses, as ``more`` says),
+    ``--context`` and ``--json``."""
     parser.add_argument(
         "--model", default=default, metavar="smollm2|PATH", help=f"'smollm2' (once added) or a decoder{more}"
     )
+    context_flag(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+
+
+def context_flag(parser) -> None:
+    """``--context N``: read at most N tokens of a prompt (default: as many as the model's context)."""
+    parser.add_argument(
+        "--context", type=count("--context", 10**7, low=2), metavar="N",
+        help="read at most N tokens of a prompt (default: the model's own context, where memory allows); "
+        "a longer prompt keeps its first special token and its last tokens, and says so",
+    )  # fmt: skip
+
+
+def read_prompt(model, text: str) -> tuple[list[int], list[str]]:
+    """The ids of ``text`` as ``model`` reads it (core.interp.prediction.encode) and the notes for
+    the output: what a cut dropped, or none."""
+    from core.interp.prediction import cut_note, encode
+
+    ids, dropped = encode(model, text)
+    note = cut_note(model, ids, dropped)
+    return ids, [note] if note else []
 
 
 def report(doc: dict, as_json: bool, lines: Callable[[], Iterable[str]]) -> int:

@@ -19,7 +19,7 @@ cosine similarity of the two texts' mean-pooled vectors, explained on the first 
 
 from __future__ import annotations
 
-from app.commands.arguments import count, decoder_flags, report
+from app.commands.arguments import count, decoder_flags, read_prompt, report
 from app.commands.heads import MAX_LAYERS
 from app.commands.progress import counter, load_model, stage
 
@@ -81,10 +81,10 @@ def run(args) -> int:
         raise ValueError("--foil compares with --target; give --target too")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
     from core.interp import token_scores as ts
-    from core.interp.prediction import encode, pieces
+    from core.interp.prediction import pieces
     from core.interp.ranking import answer_token
 
-    ids = encode(model, args.text)[0]
+    ids, notes = read_prompt(model, args.text)
     if len(ids) < 2:
         raise ValueError("The text is one token: there is nothing to compare it with; give a longer text")
     if args.layer is not None and args.layer > model.n_layers:
@@ -105,6 +105,8 @@ def run(args) -> int:
             )
         baseline = answer_token(model.tokenizer, args.baseline, what="--baseline").id
     doc = document(model, ids, list(pieces(model, ids)), answer, baseline, args)
+    if notes:
+        doc["notes"] = notes
     return report(doc, args.json, lambda: lines(doc))
 
 
@@ -277,4 +279,4 @@ def lines(doc: dict) -> list[str]:
             f"{visible(doc['tokens'][top])!r} ({doc['rollout_without_first'][top]:.3f})"
         )
     out += [f"Spearman {pair}: {value:.3f}" for pair, value in doc["agreement"].items()]
-    return out
+    return out + [f"note: {n}" for n in doc.get("notes", ())]

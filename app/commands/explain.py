@@ -14,7 +14,7 @@ step 1 is shown: the split and the unembedding need a decoder.
 
 from __future__ import annotations
 
-from app.commands.arguments import count, report
+from app.commands.arguments import context_flag, count, read_prompt, report
 from app.commands.heads import MAX_LAYERS, echoed
 from app.commands.progress import load_model, stage
 
@@ -39,6 +39,7 @@ def add_arguments(parser) -> None:
         metavar="smollm2|minilm|PATH",
         help="a decoder (all steps) or an encoder (step 1)",
     )
+    context_flag(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
 
@@ -48,10 +49,11 @@ def run(args) -> int:
     model = load_model(args.model)  # its stage line comes first: the imports below take a while
     from core import models
     from core.interp import head
-    from core.interp.prediction import encode, pieces
+    from core.interp.prediction import pieces
 
+    cut = []
     if model.kind == models.DECODER:
-        ids = encode(model, args.text)[0]
+        ids, cut = read_prompt(model, args.text)
     else:
         ids = model.tokenizer(args.text, truncation=True, max_length=model.max_tokens)["input_ids"]
     tokens = pieces(model, ids)
@@ -69,6 +71,8 @@ def run(args) -> int:
         writes = head.what_it_writes(rec, step.layer, step.head, i, j)
         note = ""
     doc = document(model, tokens, step, split, writes, note)
+    if cut:
+        doc["notes"] = [*cut, *doc.get("notes", ())]
     return report(doc, args.json, lambda: lines(doc, step))
 
 

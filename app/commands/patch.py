@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
-from app.commands.arguments import pair_arguments
+from app.commands.arguments import context_flag, pair_arguments
 from app.commands.progress import counter, load_model, stage
 
 WHATS = ("resid", "attn", "mlp", "heads")
@@ -49,6 +49,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--model", default="smollm2", metavar="smollm2|PATH", help="'smollm2' (once added) or a decoder"
     )
+    context_flag(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
 

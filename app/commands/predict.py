@@ -26,18 +26,13 @@ from __future__ import annotations
 import json
 import sys
 
-from app.commands.arguments import count, number, seed
+from app.commands.arguments import context_flag, count, number, seed
 from app.commands.heads import echoed
 from app.commands.progress import load_model, loading, stage
 
 MAX_LISTED = 1000
 MAX_TEMPERATURE = 100.0
-# core.decoder.MAX_CONTEXT (not imported for the parser: it pulls in NumPy): the most tokens a
-# prompt and its generated tokens may have here, whatever the model's own context. Every head's
-# weights are kept for each run (layers × heads × n² numbers: 283 MB for SmolLM2 at 512 tokens).
-CONTEXT = 512
-MAX_GENERATED = CONTEXT  # more would not fit the context anyway
-WHY_CONTEXT = "every head's weights are kept for each run, layers × heads × n² numbers"
+MAX_GENERATED = 512  # new tokens in one command: each keeps every head's weights over all before it
 MODES = ("zero", "mean")  # core.interp.ablation.MODES, without importing NumPy to build the parser
 
 
@@ -45,8 +40,8 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--text",
         required=True,
-        help=f"the prompt to continue; a longer one than {CONTEXT} tokens, or the model's context if "
-        f"shorter, is cut to its last tokens ({WHY_CONTEXT})",
+        help="the prompt to continue, read up to the model's context (or --context N) where memory allows; "
+        "a longer one keeps its first special token and its last tokens, and says so",
     )
     parser.add_argument(
         "--model",
@@ -55,6 +50,7 @@ def add_arguments(parser) -> None:
         help="'smollm2' (once added), a decoder folder, or a model id in the local Hugging Face cache "
         "(gpt2, EleutherAI/pythia-70m; attention-lab models list shows them)",
     )
+    context_flag(parser)
     parser.add_argument(
         "--top", type=count("--top", MAX_LISTED), default=10, metavar="K", help="how many candidates to list"
     )
@@ -188,6 +184,8 @@ def run(args) -> int:
             doc["seed"] = args.seed
             doc["generated"] = [{"token": g.piece, "id": g.id, "prob": round(g.prob, 6)} for g in generated]
         doc.update(readout.document(prompt.logits, lens))
+        if prompt.dropped:  # what the cut lost, before what the readout says
+            doc["notes"] = [prediction.cut_note(model, prompt.ids, prompt.dropped), *doc.get("notes", ())]
         json.dump(doc, sys.stdout, ensure_ascii=False)
         print()
         return 0
@@ -199,7 +197,7 @@ def run(args) -> int:
     print(context_line(model, prediction.context_limit(model)))
     print(f"tokens ({len(prompt.ids)}): {echoed([prediction.visible(p) for p in prompt.pieces], '|')}")
     if prompt.dropped:
-        print(f"note: the prompt was cut to its last {len(prompt.ids)} tokens; {prompt.dropped} were dropped")
+        print(f"note: {prediction.cut_note(model, prompt.ids, prompt.dropped)}")
     cuts = [f"top-k {settings.top_k}"] * (settings.top_k is not None) + [f"top-p {settings.top_p:g}"] * (
         settings.top_p < 1
     )
@@ -220,13 +218,10 @@ def run(args) -> int:
 
 
 def context_line(model, limit: int) -> str:
-    """How many tokens of a prompt this command reads, and why not the model's whole context."""
+    """How many tokens of a prompt this command reads: the model's context, or fewer (--context)."""
     if limit >= model.max_tokens:
         return f"context: up to {limit} tokens (the model's own)"
-    return (
-        f"context: up to {limit} tokens here, of the model's {model.max_tokens} "
-        f"({WHY_CONTEXT}); a longer prompt is cut to its last {limit}"
-    )
+    return f"context: up to {limit} tokens here (--context), of the model's {model.max_tokens}"
 
 
 class DecoderReadout:

@@ -15,7 +15,7 @@ from 1.
 
 from __future__ import annotations
 
-from app.commands.arguments import count, decoder_flags, number, report
+from app.commands.arguments import count, decoder_flags, number, read_prompt, report
 from app.commands.heads import MAX_LAYERS
 from app.commands.progress import counter, load_model, stage
 
@@ -70,20 +70,19 @@ def run(args) -> int:
             "--sweep varies how much of the vector is added; it has no meaning with --mode remove"
         )
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
-    from core.interp.prediction import encode
     from core.interp.steering import greedy, steer, steering_vector
 
     if args.layer > model.n_layers:
         raise ValueError(
             f"--layer {args.layer} does not exist: {model.name} has layers 1 to {model.n_layers}"
         )
-    ids = encode(model, args.text)[0]
+    ids, cut = read_prompt(model, args.text)
     stage("the vector")
     vector = steering_vector(model, args.plus, args.minus, args.layer - 1, args.prefix)
     normal = greedy(model, ids, args.generate, progress=counter("the normal completion, tokens"))
     edits = steer(vector, args.strength, args.mode)
     steered = greedy(model, ids, args.generate, edits, counter("the steered completion, tokens"))
-    doc = document(model, args, vector, normal, steered)
+    doc = document(model, args, vector, normal, steered, cut)
     if args.sweep is not None:
         doc["sweep"] = sweep_document(model, args, ids, vector, normal)
     return report(doc, args.json, lambda: lines(doc, args))
@@ -115,7 +114,7 @@ def sweep_document(model, args, ids, vector, normal) -> dict:
     }  # fmt: skip
 
 
-def document(model, args, vector, normal, steered) -> dict:
+def document(model, args, vector, normal, steered, notes: list[str]) -> dict:
     decode = model.tokenizer.decode
     doc = {
         "model": model.name,
@@ -129,7 +128,7 @@ def document(model, args, vector, normal, steered) -> dict:
         "normal": {"text": decode(list(normal.ids)), "ids": list(normal.ids)},
         "steered": {"text": decode(list(steered.ids)), "ids": list(steered.ids)},
     }
-    notes = []
+    notes = list(notes)  # what a cut prompt lost, then what the run says
     added = abs(args.strength) * vector.norm
     if args.mode == "add" and added > SWAMPED * vector.stream_norm:
         notes.append(

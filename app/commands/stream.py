@@ -17,7 +17,7 @@ default the last).
 
 from __future__ import annotations
 
-from app.commands.arguments import decoder_flags, report, typed
+from app.commands.arguments import decoder_flags, read_prompt, report, typed
 from app.commands.heads import MAX_LAYERS, echoed
 from app.commands.progress import load_model, stage
 from core import inputs
@@ -51,10 +51,10 @@ def run(args) -> int:
     if not args.text.strip():
         raise ValueError("--text is empty; give a text for the model to read")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
-    from core.interp.prediction import encode, pieces
+    from core.interp.prediction import pieces
     from core.interp.stream import direct_effects, norm_step, stream_journey
 
-    ids = encode(model, args.text)[0]
+    ids, notes = read_prompt(model, args.text)
     position = len(ids) - 1 if args.position is None else args.position
     if not 0 <= position < len(ids):
         raise ValueError(f"--position {position} does not exist: the text has tokens 0 to {len(ids) - 1}.")
@@ -68,6 +68,8 @@ def run(args) -> int:
     if args.norm is not None:
         layer = model.n_layers if args.norm == "final" else args.norm - 1  # 0-based; layers: the final
         doc["norm"] = norm_document(model, norm_step(model, ids, position, layer))
+    if notes:
+        doc["notes"] = notes
     return report(doc, args.json, lambda: lines(doc))
 
 
@@ -178,4 +180,4 @@ def lines(doc: dict) -> list[str]:
         f"largest direct pushes on {visible(top)!r}: "
         + ", ".join(f"{q['name']} {q['direct'][0]:+.3f}" for q in pushes)
     )
-    return out + norm_lines(doc.get("norm"))
+    return out + norm_lines(doc.get("norm")) + [f"note: {n}" for n in doc.get("notes", ())]

@@ -31,15 +31,42 @@ from core.models.libraries import libraries
 if TYPE_CHECKING:
     from core.models.loading import LoadedModel
 
-# Every head's weights are kept for each run: at n tokens that is layers · heads · n² floats
-# (283 MB for SmolLM2 at 512), so prompts are cut to this many tokens even where the model's own
-# context is longer.
-MAX_CONTEXT = 512
+_chosen: list[int | None] = [None]  # the most tokens read, where a person chose fewer than the model's
+
+
+def set_context_limit(tokens: int | None) -> None:
+    """Read at most ``tokens`` of a prompt (the app's setting, a command's --context); None: as many
+    as the model's own context holds."""
+    if tokens is not None and tokens < 2:
+        raise ValueError(f"Read at least 2 tokens of a prompt; got {tokens}.")
+    _chosen[0] = tokens
 
 
 def context_limit(model: LoadedModel) -> int:
-    """The most tokens a prompt plus its generated tokens may have here."""
-    return min(model.max_tokens, MAX_CONTEXT)
+    """The most tokens a prompt plus its generated tokens may have here: the model's own context,
+    or fewer where a person chose fewer (``set_context_limit``)."""
+    return min(model.max_tokens, _chosen[0] or model.max_tokens)
+
+
+def weights_bytes(model: LoadedModel, tokens: int) -> int:
+    """Bytes of every head's weights over ``tokens`` tokens, kept for each run: layers · heads · n²
+    float32 numbers (283 MB for SmolLM2 at 512 tokens, 4.5 GB at 2,048)."""
+    return model.n_layers * model.n_heads * tokens * tokens * 4
+
+
+def check_fits(model: LoadedModel, tokens: int) -> None:
+    """ValueError, with the numbers, before a run of ``tokens`` tokens whose weights (twice over: a
+    run needs room beside what it keeps) do not fit the memory free now."""
+    from core.models import available_memory
+
+    need, free = weights_bytes(model, tokens), available_memory()
+    if free is not None and 2 * need > free:
+        raise ValueError(
+            f"A prompt of {tokens:,} tokens needs about {_size(need)} to keep every head's weights "
+            f"({model.n_layers} layers × {model.n_heads} heads × {tokens:,}² numbers), twice that to run, "
+            f"and {_size(free)} of memory is free. Shorten the prompt (on the command line, --context N "
+            "reads only its first special token and its last tokens)."
+        )
 
 
 @dataclass(frozen=True)
@@ -63,14 +90,42 @@ class Chosen:
     prob: float  # under the settings it was chosen with (after temperature)
 
 
+def _size(n: int) -> str:
+    """Bytes as people read them: "15 MiB", "4.5 GiB"."""
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
+
+
 def encode(model: LoadedModel, text: str) -> tuple[list[int], int]:
-    """Token ids of ``text`` (its last ``context_limit`` when longer) and how many were dropped."""
+    """Token ids of ``text`` and how many were dropped: past ``context_limit`` the first special
+    token (the family's <bos>, where its tokenizer adds one) and the last tokens are kept, the ones
+    after the first dropped (``cut_note`` says so). ValueError for an empty text, or one whose run
+    does not fit in memory (``check_fits``)."""
     check_kind(model.name, model.kind, DECODER)
     if not (text or "").strip():
         raise ValueError("Type a prompt first: the model continues the text you give it.")
     ids = model.tokenizer(text, add_special_tokens=True)["input_ids"]
-    keep = ids[-context_limit(model) :]
+    limit = context_limit(model)
+    keep = ids
+    if len(ids) > limit:
+        first = ids[:1] if ids[0] in model.tokenizer.all_special_ids else []
+        keep = first + ids[len(ids) - limit + len(first) :]
+    check_fits(model, len(keep))
     return keep, len(ids) - len(keep)
+
+
+def cut_note(model: LoadedModel, ids, dropped: int) -> str:
+    """What a cut prompt lost, in one sentence (``ids`` as ``encode`` kept them); "" when whole."""
+    if not dropped:
+        return ""
+    first = int(ids[0]) in model.tokenizer.all_special_ids
+    start = 2 if first else 1
+    kept = f"the last {len(ids) - (start - 1)} kept"
+    if first:
+        kept = f"the first ({visible(model.tokenizer.decode([int(ids[0])]))}) and {kept}"
+    return (
+        f"The prompt is {len(ids) + dropped:,} tokens, more than the {context_limit(model):,} read here: "
+        f"tokens {start} to {start + dropped - 1} were dropped, {kept}."
+    )
 
 
 # Characters a token may hold that print as nothing, or as a blank, and the sign shown for each.
@@ -173,6 +228,7 @@ class Generation:
         torch, _ = libraries()
         if self.length >= context_limit(self.model):
             raise ValueError(f"The context is full ({context_limit(self.model)} tokens); undo a step first.")
+        check_fits(self.model, self.length + 1)
         with self.shared.lock, torch.inference_mode():
             cache = self.shared.cache
             extra = cache.get_seq_length() - self.length  # what later generations of this line added
@@ -341,7 +397,8 @@ def time_decode(model: LoadedModel, ids, tokens: int, repeats: int = 5) -> Decod
 
 
 __all__ = [  # re-exported by core.decoder
-    "FROM_DECODING", "FROM_PROMPT", "LET_GO", "MAX_CONTEXT", "CacheSize", "Chosen", "DecodeTiming",
-    "Generation", "Prediction", "cache_size", "context_limit", "encode", "generate", "kept_cells",
-    "kv_head_of", "pieces", "predict", "prefill", "query_groups", "size_curve", "time_decode", "visible",
+    "FROM_DECODING", "FROM_PROMPT", "LET_GO", "CacheSize", "Chosen", "DecodeTiming", "Generation",
+    "Prediction", "cache_size", "check_fits", "context_limit", "cut_note", "encode", "generate",
+    "kept_cells", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "set_context_limit",
+    "size_curve", "time_decode", "visible", "weights_bytes",
 ]  # fmt: skip

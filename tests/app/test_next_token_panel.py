@@ -199,7 +199,8 @@ def test_bad_input_keeps_the_previous_result(panel):
     settle(panel.use_model, "minilm")
     assert "is an encoder" in panel.message.text() and panel.model is model
     settle(panel.prompt.setText, "the " * 200)
-    assert panel.message.level == "warning" and "left out" in panel.message.text()
+    assert panel.message.level == "warning"
+    assert "is 201 tokens, more than the 64 read here: tokens 1 to 137 were dropped" in panel.message.text()
     assert panel.writing.generation.length == prediction.context_limit(panel.model)
 
 

@@ -318,6 +318,13 @@ CASES.update(
         ("circuit", "--json"): [["--json=1"]],
     }
 )
+CONTEXT_CASES = [["--context", n] for n in ("1", "0", "x", "1.5")] + [["--context"]]
+CASES.update(
+    {
+        (command, "--context"): CONTEXT_CASES
+        for command in ("predict", "explain", "patch", "stream", "steer", "atlas", "attribute", "circuit")
+    }
+)
 AROUND = {  # a good value of every other flag, given around the one bad value
     "patch": PATCH_PAIR,
     "circuit": {**PATCH_PAIR, "--steps": "2"},

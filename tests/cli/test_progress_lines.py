@@ -148,12 +148,9 @@ def test_models_list_has_a_header_row(capsys):
 
 def test_predict_says_the_context_it_reads_and_why():
     from app.commands import predict
-    from core.interp.prediction import MAX_CONTEXT
 
-    assert predict.CONTEXT == MAX_CONTEXT
-    line = predict.context_line(SimpleNamespace(max_tokens=8192), MAX_CONTEXT)
-    assert line.startswith(f"context: up to {MAX_CONTEXT} tokens here, of the model's 8192")
-    assert "every head's weights are kept" in line
+    line = predict.context_line(SimpleNamespace(max_tokens=8192), 600)
+    assert line == "context: up to 600 tokens here (--context), of the model's 8192"
     assert (
         predict.context_line(SimpleNamespace(max_tokens=64), 64)
         == "context: up to 64 tokens (the model's own)"

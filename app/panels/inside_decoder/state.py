@@ -131,7 +131,7 @@ def compute_knock(s: KnockState, progress: Progress | None = None) -> KnockResul
             probs = next_token_probs(model, prompt.ids)
     notices = []
     if prompt.dropped:
-        notices.append(f"The prompt was cut to its last {len(prompt.ids)} tokens.")
+        notices.append(prediction.cut_note(model, prompt.ids, prompt.dropped))
     looking = None
     if target is not None:
         try:

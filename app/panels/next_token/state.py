@@ -89,15 +89,9 @@ def snapshot(generation: prediction.Generation, s: SamplingState) -> Snapshot:
 
 def context_notice(generation: prediction.Generation) -> tuple[str, str] | None:
     """A warning when the prompt was cut to fit, else None."""
-    dropped = generation.prompt.dropped
-    if not dropped:
-        return None
-    limit = prediction.context_limit(generation.model)
-    return (
-        f"The prompt is longer than the {limit} tokens read at once here; its first {dropped} tokens "
-        "were left out.",
-        "warning",
-    )
+    prompt = generation.prompt
+    note = prediction.cut_note(generation.model, prompt.ids, prompt.dropped)
+    return (note, "warning") if note else None
 
 
 class DrawStreams:

@@ -79,4 +79,4 @@ class JourneyPage(TokenStep):
             f"to {rows[-1].norm_out:.3g}. It points within 60° of where it ends (cosine ≥ 0.5) from "
             f"layer {halfway} on; the lens reads {r.lens[-1]} after the last block."
         )
-        return None
+        return (r.cut, "warning") if r.cut else None

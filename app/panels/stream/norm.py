@@ -87,4 +87,4 @@ class NormPage(TokenStep):
             f"{n.gain.mean():.4g}). The model's own norm gives the same to {n.module_error:.1e}. "
             f"{SCALED:g} × the stream reads the same (it changes by {n.scaled_change:.1e}). {then}"
         )
-        return None
+        return (r.cut, "warning") if r.cut else None

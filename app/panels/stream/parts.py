@@ -64,4 +64,4 @@ class PartsPage(TokenStep):
             f"their pushes (with the biases) to the logits: {r.top[0]} {e.logits[0]:.4g}, "
             f"{r.top[1]} {e.logits[1]:.4g}. The largest pushes on {r.top[0]}: {pushes}. {e.note}"
         )
-        return None
+        return (r.cut, "warning") if r.cut else None

@@ -20,7 +20,7 @@ import numpy as np
 from core import models
 from core.interp import stream
 from core.interp.analysis import analysis_of
-from core.interp.prediction import encode, pieces, visible
+from core.interp.prediction import cut_note, encode, pieces, visible
 from core.interp.ranking import answer_token
 from core.interp.steering import (
     PREFIX,
@@ -59,12 +59,13 @@ class StreamResult:
     top: tuple[str, ...]  # (K,) the tokens step 3's direct effects land on, as shown
     effects: stream.DirectEffects
     groups: stream.PartGroups  # step 3's rows
+    cut: str  # what a prompt longer than the context lost (core.interp.prediction.cut_note), or ""
 
 
 def compute_stream(s: StreamState, progress: Progress | None = None) -> StreamResult:
     """Steps 1–3 for the token of ``s``; ValueError saying what to change."""
     model = loaded_models.get(s.source, progress, expect=models.DECODER)
-    ids = encode(model, s.prompt)[0]
+    ids, dropped = encode(model, s.prompt)
     if not 0 <= s.position <= len(ids):
         raise ValueError(f"Token {s.position} does not exist: the prompt has tokens 1 to {len(ids)}.")
     if not 0 <= s.norm <= model.n_layers:
@@ -82,6 +83,7 @@ def compute_stream(s: StreamState, progress: Progress | None = None) -> StreamRe
         top=tuple(visible(piece([t])) for t in effects.tokens),
         effects=effects,
         groups=stream.grouped(journey, effects, s.group),
+        cut=cut_note(model, ids, dropped),
     )
 
 
@@ -110,6 +112,7 @@ class SteerResult:
     steered_pieces: tuple[str, ...]
     sweep: StrengthSweep | None  # None when the reach is 0 or the mode removes
     token: str  # the token the sweep follows, as shown
+    cut: str  # what a prompt longer than the context lost, or ""
 
 
 def compute_steer(s: SteerState, progress: Progress | None = None) -> SteerResult:
@@ -119,7 +122,8 @@ def compute_steer(s: SteerState, progress: Progress | None = None) -> SteerResul
     model = loaded_models.get(s.source, progress, expect=models.DECODER)
     if not s.prompt.strip():
         raise ValueError("Type a prompt for the model to continue.")
-    ids = tuple(encode(model, s.prompt)[0])
+    ids, dropped = encode(model, s.prompt)
+    ids = tuple(ids)
     kept = analysis_of(model).once
     vector = kept(
         "steer vector",
@@ -136,7 +140,9 @@ def compute_steer(s: SteerState, progress: Progress | None = None) -> SteerResul
 
     normal = kept("steer normal", (ids, s.new), lambda: greedy(model, ids, s.new, progress=at(0)))
     steered = greedy(model, ids, s.new, edits, at(s.new))
-    token = normal.ids[0] if not s.token.strip() else answer_token(model.tokenizer, s.token, s.prompt).id
+    token = (
+        normal.ids[0] if not s.token.strip() else answer_token(model.tokenizer, s.token, s.prompt, "Token").id
+    )
     sweep = None
     if points:
         key = (ids, s.plus, s.minus, s.layer, s.prefix, s.reach, token)
@@ -155,4 +161,5 @@ def compute_steer(s: SteerState, progress: Progress | None = None) -> SteerResul
         steered_pieces=tuple(visible(piece([t])) for t in steered.ids),
         sweep=sweep,
         token=visible(piece([token])),
+        cut=cut_note(model, ids, dropped),
     )

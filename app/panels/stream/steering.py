@@ -153,8 +153,6 @@ class SteerPage(Step):
             for name, g in (("normal", r.normal), ("steered", r.steered))
         )
         self.summary.setText(text)
-        return (
-            None
-            if r.steered.overflow is None
-            else ("The strength is too large: the logits overflowed.", "warning")
-        )
+        if r.steered.overflow is not None:
+            return "The strength is too large: the logits overflowed.", "warning"
+        return (r.cut, "warning") if r.cut else None

@@ -21,7 +21,7 @@ from core import models
 from core.interp import token_scores as ts
 from core.interp.ablation import next_token_probs
 from core.interp.analysis import analysis_of
-from core.interp.prediction import encode, pieces, visible
+from core.interp.prediction import cut_note, encode, pieces, visible
 from core.interp.ranking import answer_token
 from core.models.loaded import shared as loaded_models
 
@@ -67,7 +67,7 @@ class WordsResult:
     # token removed the top ones without it too
     without: tuple[float, ...]  # their probabilities without the removed token (empty: none removed)
     removed: int  # the token taken away, from 1; 0 = none
-    notices: tuple[str, ...]  # for the message bar: a token past the prompt's end
+    notices: tuple[str, ...]  # for the message bar: what a cut prompt lost, a token past its end
 
 
 def compute_words(
@@ -77,7 +77,8 @@ def compute_words(
     ``over_set``, the built-in prompts follow one by one, each kept once scored; ``partial`` gets
     the result after each (a cancel keeps those done)."""
     model = loaded_models.get(s.source, progress, expect=models.DECODER)
-    ids = tuple(encode(model, s.prompt)[0])
+    ids, dropped = encode(model, s.prompt)
+    ids = tuple(ids)
     if len(ids) < 2:
         raise ValueError("The prompt is one token: there is nothing to compare it with; type a longer one.")
     if not (0 <= s.layer <= model.n_layers and 0 <= s.head <= model.n_heads):
@@ -89,9 +90,9 @@ def compute_words(
         raise ValueError(f"Choose two of {', '.join(ts.METHODS)}.")
     answer = ts.named_answer(model, s.prompt, s.target, s.foil)
     removed = s.removed if 0 <= s.removed <= len(ids) else 0  # a shorter prompt does not lose its run
-    notices = ()
+    notices = (cut_note(model, ids, dropped),) if dropped else ()
     if removed != s.removed:
-        notices = (f"Token {s.removed} is past the prompt's end (1 to {len(ids)}): none is taken away.",)
+        notices += (f"Token {s.removed} is past the prompt's end (1 to {len(ids)}): none is taken away.",)
     baseline = answer_token(model.tokenizer, s.baseline, what="Baseline").id if s.baseline.strip() else None
     kept = analysis_of(model).once
     patterns = kept("words patterns", ids, lambda: ts.attention_rows(model, ids))
