@@ -19,6 +19,7 @@ from PySide6.QtGui import QAction, QActionGroup, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
+    QInputDialog,
     QLabel,
     QListWidget,
     QMainWindow,
@@ -65,6 +66,7 @@ class MainWindow(QMainWindow):
         self.base_point_size = float(app.property("base_point_size"))
         self.font_scale = 1.0
         self.theme = "system"
+        self.context = 0  # the most tokens of a prompt read; 0: as many as the model's context holds
 
         self.nav = QListWidget()
         self.nav.addItems([cls.title for cls in self.classes])
@@ -351,6 +353,7 @@ class MainWindow(QMainWindow):
             checkable=True,
         )
         action(view, "&Reveal the result", self.reveal.reveal, "Ctrl+R")
+        action(view, "Longest &prompt read…", self.ask_context)
         theme_menu = view.addMenu("&Theme")
         self.theme_actions = QActionGroup(self)
         for name in THEMES:
@@ -370,6 +373,33 @@ class MainWindow(QMainWindow):
         self.end_tour_action.setEnabled(False)
         action(help_menu, "&About Attention Lab", self.about)
 
+    def ask_context(self) -> None:
+        tokens, ok = QInputDialog.getInt(
+            self, "Longest prompt read",
+            "Read at most this many tokens of a prompt; a longer one keeps its first special token\n"
+            "and its last tokens, and says so. 0: as many as the model's own context holds, where\n"
+            "memory allows.",
+            self.context, 0, 10_000_000,
+        )  # fmt: skip
+        if not ok:
+            return
+        try:
+            self.set_context(tokens)
+        except ValueError as exc:  # 1 token: nothing to read after the first
+            QMessageBox.warning(self, "Longest prompt read", str(exc))
+
+    def set_context(self, tokens: int, rerun: bool = True) -> None:
+        """Read at most ``tokens`` of every prompt from now on (0: the model's own context); with
+        ``rerun``, the panel on screen reads its prompt again."""
+        from core.interp.prediction import set_context_limit
+
+        set_context_limit(tokens or None)
+        self.context = tokens
+        said = f"at most {tokens:,} tokens" if tokens else "as many tokens as the model's context holds"
+        self.statusBar().showMessage(f"Prompts are read to {said}.", 8000)
+        if rerun:
+            self.current().reread()
+
     # --- remembered state -------------------------------------------------------------------
     def _restore(self) -> None:
         s = settings()
@@ -386,6 +416,12 @@ class MainWindow(QMainWindow):
             self.set_font_scale(float(s.value("view/font_scale", 1.0)))
         except (TypeError, ValueError):
             self.set_font_scale(1.0)
+        try:
+            context = max(int(s.value("models/context", 0)), 0)
+        except (TypeError, ValueError):
+            context = 0
+        if context:
+            self.set_context(context, rerun=False)
         lesson_visible = str(s.value("view/lesson", "true")) == "true"
         self.lesson_action.setChecked(lesson_visible)
         self.lesson.setVisible(lesson_visible)
@@ -399,6 +435,7 @@ class MainWindow(QMainWindow):
         s.setValue("window/splitter", self.splitter.saveState())
         s.setValue("view/theme", self.theme)
         s.setValue("view/font_scale", self.font_scale)
+        s.setValue("models/context", self.context)
         s.setValue("view/lesson", "true" if self.lesson_action.isChecked() else "false")
         s.setValue("view/presenting", "true" if self.presenting else "false")
         s.setValue("view/panel", self.current().key)

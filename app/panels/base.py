@@ -103,6 +103,7 @@ class Panel(QWidget):
         self.body = QVBoxLayout()
         root.addLayout(self.body, 1)
         self.pages: PageStack | None = None  # the Step pages, once add_steps has run
+        self._lives: list = []  # every Live the pages draw from, once each (add_steps)
 
     def add_steps(self, *pages: Step, into: QBoxLayout | QSplitter | None = None) -> None:
         """One Step page per lecture step, in order, stacked into ``into`` (a layout or splitter;
@@ -112,7 +113,7 @@ class Panel(QWidget):
             raise ValueError(f"{self.key} names {len(self.steps)} steps but gives {len(pages)} pages.")
         self.pages = PageStack()  # only the step on screen sets the panel's least size
         self.step_pages = pages
-        lives = []
+        lives = self._lives
         for page in dict.fromkeys(pages):  # a page may serve several consecutive steps
             self.pages.addWidget(page)
             page.told.connect(lambda text, level, page=page: self._tell(page, text, level))
@@ -136,6 +137,17 @@ class Panel(QWidget):
     def title(self) -> str:
         """As written on this panel's PANELS entry."""
         return entry_of(type(self)).title
+
+    def lives(self) -> list:
+        """The Lives this panel's steps draw from."""
+        return list(self._lives)
+
+    def reread(self) -> None:
+        """Read the prompt again (the longest prompt read changed): every Live whose state holds a
+        prompt computes anew."""
+        for live in self.lives():
+            if hasattr(live.state, "prompt"):
+                live.apply()
 
     def set_step(self, i: int) -> None:
         """Go to lecture step ``i`` (clamped to the panel's steps)."""

@@ -140,7 +140,7 @@ def model_code(source: str, prompt: str | None, *imports: str) -> str:
     if prompt is not None:
         code += f"""
     prompt = {prompt!r}
-    ids, dropped = prediction.encode(model, prompt)  # token ids; a long prompt keeps its last tokens
+    ids, dropped = prediction.encode(model, prompt)  # past the context: the first and last tokens
     pieces = [prediction.visible(p) for p in prediction.pieces(model, ids)]
     print("Tokens:", " | ".join(pieces))
     """

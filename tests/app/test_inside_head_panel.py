@@ -100,6 +100,11 @@ def test_bad_input_keeps_the_result_and_a_later_key_is_masked(panel):
     settle(panel.live.apply, query=3, key=9)
     step = panel.live.result.step
     assert step.masked and step.weight == 0 and "mask" in panel.message.text()
+    settle(panel.prompt.setText, " ".join(["the"] * 80))  # past the tiny model's 64 tokens: cut, and said
+    assert panel.live.result.cut.startswith(
+        "The prompt is 80 tokens, more than the 64 read here: tokens 1 to 16"
+    )
+    assert panel.message.level == "warning" and panel.message.text() == panel.live.result.cut
 
 
 def test_an_encoder_gets_step_one_and_steps_two_to_four_say_why_not(panel):

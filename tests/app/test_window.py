@@ -129,6 +129,34 @@ def test_settings_are_remembered(window, qtbot):
     again.set_theme("light")
 
 
+@pytest.mark.models
+def test_the_longest_prompt_read_is_a_setting_that_rereads_the_step_on_screen(window, qtbot, llama_folder):
+    from app.window import MainWindow
+    from core.interp import prediction
+
+    panel = window.show_panel("next_token")
+    panel.use_model(llama_folder)
+    idle()
+    panel.prompt.setText("the cat sat on the mat because the cat")  # 14 tokens
+    qtbot.waitUntil(
+        lambda: panel.writing.generation is not None and not panel.writing.busy, timeout=patience_ms(30_000)
+    )
+    try:
+        window.set_context(8)  # the step on screen reads its prompt again: its last 8 tokens
+        qtbot.waitUntil(lambda: panel.writing.generation.length == 8, timeout=patience_ms(30_000))
+        assert "is 14 tokens, more than the 8 read here: tokens 1 to 6 were dropped" in panel.message.text()
+        window.close()
+        assert int(settings().value("models/context")) == 8
+        prediction.set_context_limit(None)
+        again = MainWindow()
+        qtbot.addWidget(again)
+        assert again.context == 8 and prediction.context_limit(panel.model) == 8  # read back at start
+        again.set_context(0)
+        assert prediction.context_limit(panel.model) == panel.model.max_tokens
+    finally:
+        prediction.set_context_limit(None)
+
+
 def test_dark_theme_restyles_plots(window):
     panel = window.show_panel("qkv")
     window.set_theme("dark")

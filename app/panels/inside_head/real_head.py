@@ -87,6 +87,8 @@ class RealHeadPage(Step):
             f"softmax: {softmax}<br>"
             f"output = Σ weight × v = {vector(s.output)}"
         )
+        if r.cut:
+            return r.cut, "warning"
         return (
             (f"{s.hidden[0].upper()}{s.hidden[1:]}, so its weight is 0 by the mask.", "info")
             if s.masked

@@ -23,7 +23,7 @@ def cell_code(s: HeadState, kind: str, *imports: str) -> str:
         )
     )
     if kind == DECODER:
-        ids = "ids, dropped = encode(model, prompt)  # token ids; a long prompt keeps its last tokens"
+        ids = "ids, dropped = encode(model, prompt)  # past the context: the first and last tokens"
         lines = lines.replace("import pieces", "import encode, pieces")
     else:
         ids = 'ids = model.tokenizer(prompt, truncation=True, max_length=model.max_tokens)["input_ids"]'

@@ -22,7 +22,7 @@ from core import models
 from core.interp import head as inside
 from core.interp.analysis import analysis_of
 from core.interp.head.step import check_cell
-from core.interp.prediction import encode, pieces, visible
+from core.interp.prediction import cut_note, encode, pieces, visible
 from core.interp.ranking import AblationRanking, AnswerToken, answer_pair
 from core.models.loaded import shared as loaded_models
 
@@ -71,16 +71,27 @@ class HeadResult:
     queries: np.ndarray  # (T, d) this head's queries, for the hover of any cell
     keys: np.ndarray  # (T, d)
     weights: np.ndarray  # (T, T) this head's weights
+    cut: str  # what a text longer than the model reads lost, or ""
     parts: PartsResult | None = None  # steps 2–4, once computed
 
 
-def read(model: models.LoadedModel, text: str) -> tuple[int, ...]:
-    """Token ids of ``text`` as this model reads it (an encoder adds its special tokens)."""
+def read(model: models.LoadedModel, text: str) -> tuple[tuple[int, ...], str]:
+    """Token ids of ``text`` as this model reads it (an encoder adds its special tokens), and what
+    a cut lost ("" when whole): a decoder keeps its first special token and its last tokens, an
+    encoder its first tokens and its closing one."""
     if model.kind == models.DECODER:
-        return tuple(encode(model, text)[0])
+        ids, dropped = encode(model, text)
+        return tuple(ids), cut_note(model, ids, dropped)
     if not text.strip():
         raise ValueError("Type some text first: the model needs at least one word.")
-    return tuple(model.tokenizer(text, truncation=True, max_length=model.max_tokens)["input_ids"])
+    whole = len(model.tokenizer(text)["input_ids"])
+    ids = tuple(model.tokenizer(text, truncation=True, max_length=model.max_tokens)["input_ids"])
+    cut = (
+        f"The text is {whole:,} tokens; {model.name} reads {len(ids)}: the rest was dropped."
+        if whole > len(ids)
+        else ""
+    )
+    return ids, cut
 
 
 def _answers(model, s: HeadState) -> tuple[AnswerToken | None, AnswerToken | None]:
@@ -90,13 +101,14 @@ def _answers(model, s: HeadState) -> tuple[AnswerToken | None, AnswerToken | Non
 
 
 def _cell(s: HeadState, progress: Progress | None = None):
-    """(model, ids, run, layer, head, query, key) of ``s``, 0-based; ValueError for a bad cell."""
+    """(model, ids, what a cut lost, run, layer, head, query, key) of ``s``, 0-based; ValueError for
+    a bad cell."""
     model = loaded_models.get(s.source, progress)
-    ids = read(model, s.prompt)
+    ids, cut = read(model, s.prompt)
     rec = analysis_of(model).once("recorded", ids, lambda: inside.record(model, ids), KEPT_RUNS)
     cell = (s.layer - 1, s.head - 1, (s.query or len(ids)) - 1, s.key - 1)
     check_cell(rec, *cell)
-    return model, ids, rec, *cell
+    return model, ids, cut, rec, *cell
 
 
 def compute_inside(
@@ -105,7 +117,7 @@ def compute_inside(
     """Every step for the cell of ``s``; ValueError saying what to change. Step 1 goes to
     ``partial`` before steps 2–4 are computed, unless the knock-out is asked for (then a cancel
     finds the state on screen as it was, the box unticked)."""
-    model, ids, rec, layer, head, query, key = _cell(s, progress)
+    model, ids, cut, rec, layer, head, query, key = _cell(s, progress)
     try:
         target, foil = _answers(model, s)
         unanswered = ""
@@ -119,6 +131,7 @@ def compute_inside(
         queries=rec.q[layer][head].numpy().astype(np.float64),
         keys=rec.k[layer][rec.kv_head(head)].numpy().astype(np.float64),
         weights=rec.weights[layer][head].numpy().astype(np.float64),
+        cut=cut,
     )
     if partial is not None and not s.knockout:
         partial(result)

@@ -60,6 +60,9 @@ class NextTokenPanel(RowPanel):
         """A load, an add, a run, a decode step or a timing is running."""
         return self.row.busy or self.writing.busy
 
+    def reread(self) -> None:
+        self.writing.run.apply()  # the prompt's run: the text grows from it again
+
     def _build_rows(self) -> None:
         self.prompt = bind(QLineEdit(DEFAULT_PROMPT), self.writing.run, "prompt")
         prompt_row = QHBoxLayout()
