@@ -91,5 +91,7 @@ def pair_arguments(parser) -> None:
     parser.add_argument(
         "--corrupt", required=True, metavar="TEXT", help="the same number of tokens with a word changed"
     )
-    parser.add_argument("--target", required=True, metavar="T", help="the answer of the clean prompt")
-    parser.add_argument("--foil", required=True, metavar="F", help="the answer the corruption points to")
+    parser.add_argument("--target", required=True, metavar="T", help="the clean prompt's answer, one token")
+    parser.add_argument(
+        "--foil", required=True, metavar="F", help="the answer the corruption points to, one token"
+    )

@@ -35,9 +35,9 @@ def add_arguments(parser) -> None:
         "--answer", default=ANSWER, metavar="TEXT",
         help="with --target and --foil: each head's direct share of logit(target) − logit(foil) after it",
     )  # fmt: skip
-    parser.add_argument("--target", default=None, metavar="T", help="the answer token (with --foil)")
+    parser.add_argument("--target", default=None, metavar="T", help="the answer, one token (with --foil)")
     parser.add_argument(
-        "--foil", default=None, metavar="F", help="the token it is weighed against (with --target)"
+        "--foil", default=None, metavar="F", help="the one token it is weighed against (with --target)"
     )
     parser.add_argument(
         "--qk", nargs=2, type=count("--qk", MAX_LAYERS), metavar=("L", "H"),

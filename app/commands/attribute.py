@@ -36,9 +36,9 @@ def add_arguments(parser) -> None:
         "and their mean rank correlations",
     )  # fmt: skip
     parser.add_argument(
-        "--target", metavar="X", help="the answer explained (default: the model's top next token)"
+        "--target", metavar="X", help="the answer explained, one token (default: the model's top next token)"
     )
-    parser.add_argument("--foil", metavar="Y", help="compare with this answer: logit(X) − logit(Y)")
+    parser.add_argument("--foil", metavar="Y", help="compare with this one-token answer: logit(X) − logit(Y)")
     parser.add_argument("--method", choices=CHOICES, default="all", help="one method, or all (default)")
     parser.add_argument(
         "--layer",
@@ -58,7 +58,7 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--baseline", default=None, metavar="TOKEN",
-        help="integrated gradients from this token's input at every position (default: a zero input)",
+        help="integrated gradients from this one token's input at every position (default: a zero input)",
     )  # fmt: skip
     parser.add_argument(
         "--pair", metavar="TEXT2",

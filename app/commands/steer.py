@@ -53,7 +53,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--token",
         metavar="T",
-        help="the next token the sweep follows (default: the normal completion's first)",
+        help="the next token the sweep follows, one token (default: the normal completion's first)",
     )
     decoder_flags(parser)
 
