@@ -86,6 +86,8 @@ def run(args) -> int:
     }
     if atlas.missing:
         doc["not_applicable"] = atlas.missing
+    if atlas.cut:
+        doc["notes"] = [atlas.cut]
     if direct is not None:
         doc["direct"] = direct
     if args.qk is not None:
@@ -124,6 +126,7 @@ def lines(doc: dict, n: int) -> list[str]:
         )
         out.append(f"{name:<16} {named}   mean {grid.mean():.3f}")
     out += [f"{name:<16} does not apply: {why}" for name, why in doc.get("not_applicable", {}).items()]
+    out += [f"note: {n}" for n in doc.get("notes", ())]
     if "direct" in doc:
         d, grid = doc["direct"], np.asarray(doc["direct"]["shares"])
         best = np.argsort(-np.abs(grid), axis=None)[:TOP]

@@ -34,7 +34,7 @@ from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run
 from core.interp.analysis import analysis_of
 from core.interp.head import direct_shares, record
-from core.interp.prediction import encode
+from core.interp.prediction import cut_note, encode
 from core.interp.ranking import answer_pair
 from core.models.kinds import DECODER
 
@@ -74,6 +74,7 @@ class HeadAtlas:
     repeat_weights: np.ndarray  # (layers, heads, 1 + 2n, 1 + 2n) float32
     queries: tuple[Any, Any]  # per probe, (layers, heads, T, head_dim) torch: after rotary
     keys: tuple[Any, Any]  # per probe, (layers, kv_heads, T, head_dim) torch
+    cut: str  # what a text longer than a decoder reads lost (core.interp.prediction.cut_note), or ""
 
 
 def repeat_probe(model: Any, n: int, seed: int, low: int | None = None) -> tuple[int, ...]:
@@ -206,11 +207,12 @@ def head_atlas(
     """Every head's scores on ``text`` and on ``n`` random tokens seeded by ``seed``, repeated."""
     import torch
 
-    encoder = model.kind != DECODER
+    encoder, cut = model.kind != DECODER, ""
     if encoder:
         text_ids = tuple(model.tokenizer(text, truncation=True, max_length=model.max_tokens)["input_ids"])
     else:
-        text_ids = tuple(encode(model, text)[0])
+        ids, dropped = encode(model, text)
+        text_ids, cut = tuple(ids), cut_note(model, ids, dropped)
     if len(text_ids) < 2:
         raise ValueError("The text is one token: the scores need at least two; type a longer text.")
     repeat_ids = repeat_probe(model, n, seed, low)
@@ -244,6 +246,7 @@ def head_atlas(
         repeat_weights=weights[1],
         queries=queries,
         keys=keys,
+        cut=cut,
     )
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from core import models
 from core.interp import prediction
+from core.interp.atlas import head_atlas
 from tests.tiny_models import LONG_TEXT as TEXT
 from tests.tiny_models import save_long_gemma
 
@@ -52,6 +53,8 @@ def test_past_the_limit_the_first_token_and_the_last_are_kept_and_said(gemma, li
         f"The prompt is {len(ids):,} tokens, more than the 100 read here: tokens 2 to {len(ids) - 99} were "
         "dropped, the first (<|endoftext|>) and the last 99 kept."
     )
+    atlas = head_atlas(gemma, TEXT, 6, low=20)  # the atlas's text probe is read the same way, and says so
+    assert atlas.text_ids == p.ids and atlas.cut == prediction.cut_note(gemma, p.ids, p.dropped)
     with pytest.raises(ValueError, match="at least 2 tokens"):
         limit(1)
 

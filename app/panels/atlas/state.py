@@ -90,6 +90,7 @@ def compute_atlas(s: AtlasState, progress: Progress | None = None) -> AtlasResul
     ov, unread = _ov(model, s, layer, head, atlas)
     direct, notices = _direct(model, s) if decoder else (None, ())
     notices += (unread,) if decoder and unread else ()  # a token refused: step 4 says so too
+    notices = ((atlas.cut,) if atlas.cut else ()) + notices  # what a long text lost, first
     if s.score in atlas.missing:
         notices += (f"The list is empty: the {s.score.replace('_', '-')} score does not apply here, as "
                     f"{atlas.missing[s.score]}; sort by another score.",)  # fmt: skip
