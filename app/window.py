@@ -417,10 +417,10 @@ class MainWindow(QMainWindow):
         except (TypeError, ValueError):
             self.set_font_scale(1.0)
         try:
-            context = max(int(s.value("models/context", 0)), 0)
+            context = int(s.value("models/context", 0))
         except (TypeError, ValueError):
             context = 0
-        if context:
+        if context >= 2:  # a value set_context refuses (a hand-edited file) leaves the model's own
             self.set_context(context, rerun=False)
         lesson_visible = str(s.value("view/lesson", "true")) == "true"
         self.lesson_action.setChecked(lesson_visible)

@@ -153,6 +153,10 @@ def test_the_longest_prompt_read_is_a_setting_that_rereads_the_step_on_screen(wi
         assert again.context == 8 and prediction.context_limit(panel.model) == 8  # read back at start
         again.set_context(0)
         assert prediction.context_limit(panel.model) == panel.model.max_tokens
+        settings().setValue("models/context", 1)  # a value the setting refuses: the window still opens
+        third = MainWindow()
+        qtbot.addWidget(third)
+        assert third.context == 0 and prediction.context_limit(panel.model) == panel.model.max_tokens
     finally:
         prediction.set_context_limit(None)
 
