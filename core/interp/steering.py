@@ -6,8 +6,9 @@
     sweep = strength_sweep(model, ids, vector, np.linspace(0, 2, 21), token_id)   # the next token
 
 Each text is read after the same prefix ("I talk about" unless given; a word gets its space), so
-that its last token is not the first of the run: the first token's stream is the attention sink,
-many times the size of the others', and would swamp the difference. The vector is the difference
+that its last token is not the first of the run: the first position is the attention sink, and its
+stream there holds that job more than the word (on SmolLM2 after layer 10, " weddings" − " funerals"
+read alone has a cosine of 0.14 with the vector read after the prefix). The vector is the difference
 of the two last tokens' streams leaving block ``layer``. Steering adds strength × vector to that
 stream at every position but the first, of the prompt and of every generated token, or (mode
 "remove") takes the vector's direction out of it. Generation is greedy, with the KV cache. A sweep

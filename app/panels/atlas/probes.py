@@ -54,9 +54,10 @@ class ProbesPage(Step):
         controls.addRow("Seed", self.seed)
         controls.addRow("Ids from", self.low)
         self.layout_with(
-            "The head's weights on each probe (rows: queries, columns: keys). Its scores are the "
-            "means along the dashed diagonals: orange the token before, red the same token in the "
-            "first copy, green the token after it, where an induction head looks.",
+            "The head's weights on each probe (rows: queries, columns: keys). Its scores are means of "
+            "these weights: along the dashed diagonals (orange the token before, red the same token in "
+            "the first copy, green the token after it, where an induction head looks), along the main "
+            "diagonal (self) and down the first column (first token).",
             controls,
             side_by_side(self.text_map, self.repeat_map),
             (self.summary,),

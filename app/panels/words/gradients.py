@@ -67,10 +67,11 @@ class GradientsPage(Step):
         self.summary.setText(
             f"{r.answer_text} = {r.metric:.4f}; from {start} it is {ig.baseline_metric:.4f}. The "
             f"{ig.steps} steps ({IG_RULE}) add up to {ig.scores.sum():.4f}: a completeness gap of "
-            f"<b>{ig.gap:.4f}</b>. More steps close it where the path is smooth. Here the first "
-            "norm divides each input by its own size, so near the zero input a tiny step changes "
-            "the normed input a lot: the path is steep there, and a sum of a few dozen points can "
-            "miss by a lot. " + self._settles(r)
+            f"<b>{ig.gap:.4f}</b>. More steps close it only where the answer changes smoothly along "
+            "the path. Every norm divides its input by its size, so even a tiny input is scaled "
+            "back up: near the zero input the answer can jump within a sliver of the path, and "
+            "a sum of a few dozen points misses such jumps by a different amount for every "
+            "number of steps. " + self._settles(r)
         )
         return told(r.notices)
 
