@@ -1,6 +1,6 @@
 """Two decoders side by side on the same prompts: which heads carry an answer, which are attention
-sinks, which do induction. Each layer sits at its depth, (layer + ½) / layers, so that models
-of different sizes line up.
+sinks, which do induction. Each layer sits at its depth, (layer + ½) / layers with layers counted
+from 0 (layer 1 of 30 at 0.017, layer 30 at 0.983), so that models of different sizes line up.
 
     a = profile(smol, IOI_PROMPT, "Mary", "John", SINK_PROMPT)   # one model's heads
     b = profile(gemma, IOI_PROMPT, "Mary", "John", SINK_PROMPT)
@@ -42,7 +42,7 @@ class Profile:
 
     @property
     def depth(self) -> np.ndarray:
-        """(layers, heads) each head's depth in (0, 1): (layer + ½) / layers."""
+        """(layers, heads) each head's depth in (0, 1): (layer + ½) / layers, layers from 0."""
         layers, heads = self.answer.shape
         return np.repeat((np.arange(layers)[:, None] + 0.5) / layers, heads, axis=1)
 

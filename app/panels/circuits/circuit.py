@@ -11,7 +11,6 @@ from app.panels.circuits.drawing import DRAWN, CircuitView
 from app.panels.circuits.state import CircuitResult
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
-from app.widgets.reflow_grid import side_by_side
 from app.widgets.sliders import LabelledSlider
 from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
@@ -43,18 +42,19 @@ class CircuitPage(Step):
         self.hover = note()
         self.summary = note(rich=True)
         self.chosen = note(rich=True)
-        controls = QFormLayout()
-        controls.addRow("Method", self.method)
-        controls.addRow("EAP-IG steps", self.steps)
-        controls.addRow(self.circuit_size)
+        form = QFormLayout()
+        form.addRow("Method", self.method)
+        form.addRow("EAP-IG steps", self.steps)
+        form.addRow(self.circuit_size)
+        self.table.setMinimumHeight(0)  # in the notes' scrolling column: it scrolls with them
         self.layout_with(
             "Every edge joins a part that writes into the stream (the embeddings, a head, an MLP) to "
             "one that reads it later (a head's query, key or value, an MLP, the logits). The top N "
             "edges by |score| make the circuit; edges off every path from the embeddings to the "
             "logits are pruned.",
-            controls,
-            side_by_side(self.view, self.table),
-            (self.hover, self.summary, self.chosen),
+            form,
+            self.view,  # the table folds under the controls: the drawing gets the width
+            (self.summary, self.table, self.hover, self.chosen),
         )
         self.view.hovered.connect(self.hover.setText)
         self.view.edge_clicked.connect(lambda i: self.apply(edge=i + 1))

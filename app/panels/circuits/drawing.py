@@ -20,6 +20,7 @@ UP, DOWN = "#d62728", "#1f77b4"  # an edge that helps the answer; one that works
 DRAWN = 300  # the most edges drawn (the largest |score|)
 WIDTHS = (1.0, 2.0, 3.5, 5.5)  # pens by |score| relative to the largest
 NEAR_PX = 8  # how close the pointer must be to a node or an edge
+NODE_PX = 13  # a node's size on screen
 
 
 @cache
@@ -61,13 +62,16 @@ class CircuitView(QWidget):
                      for sign in (True, False) for w in WIDTHS}  # fmt: skip
         for item in self.pens.values():
             self.view.addItem(item)
-        self.nodes = pg.ScatterPlotItem(size=13, pen=pg.mkPen("#333333"), brush=pg.mkBrush("#ffffff"))
+        self.nodes = pg.ScatterPlotItem(size=NODE_PX, pen=pg.mkPen("#333333"), brush=pg.mkBrush("#ffffff"))
         self.view.addItem(self.nodes)
         self.captions: list[pg.TextItem] = []  # reused: the q, k, v letters and the heads' names
         self.ends = np.zeros((0, 2, 2))  # (edges, from/to, x/y)
         self.node_at = np.zeros((0, 2))
         self.node_names: list[str] = []
         self.texts: list[str] = []
+        self.wanted: tuple[list, list] = ([], [])  # the heads' names and the q/k/v letters to place
+        self.layers = 0
+        self.view.getPlotItem().getViewBox().sigResized.connect(self.place_captions)
         self.view.scene().sigMouseMoved.connect(self._moved)
         self.view.scene().sigMouseClicked.connect(self._clicked)
 
@@ -86,42 +90,81 @@ class CircuitView(QWidget):
         for key, item in self.pens.items():
             points = np.array(grouped[key]).reshape(-1, 2)
             item.setData(points[:, 0], points[:, 1]) if len(points) else item.setData([], [])
-        captions = []  # (text, where, colour, anchor)
+        letters = []  # (text, colour, the edge's ends): which input of a head an edge feeds
         for e, (a, b) in zip(edges, self.ends, strict=True):
             part = graph.receiver_names[e.receiver][1]
             if part is not None:
-                captions.append((part, a + 0.8 * (b - a), UP if e.score >= 0 else DOWN, (0.5, 0.5)))
+                letters.append((part, UP if e.score >= 0 else DOWN, (a, b)))
         index = [names.index(n) for n in nodes if n in names]
         self.node_at, self.node_names = at[index].reshape(-1, 2), [names[i] for i in index]
         self.nodes.setData(self.node_at[:, 0], self.node_at[:, 1])
-        captions += [
-            (n.split()[-1], p, "#333333", (0.5, 1.3))
+        heads = [
+            (n.split()[-1], "#333333", p)
             for n, p in zip(self.node_names, self.node_at, strict=True)
             if n.startswith("L")
         ]  # fmt: skip  (the axis names the embeddings and the logits)
-        self._caption(captions)
-        every = max(1, graph.layers // 10)
-        rows = [(layer + 1, f"L{layer + 1}") for layer in range(0, graph.layers, every)]
-        self.view.getPlotItem().getAxis("left").setTicks(
-            [[(0, "embeddings"), *rows, (graph.layers + 2, "logits")]]
+        self.wanted = (heads, letters)
+        self.layers = graph.layers
+        self.view.getPlotItem().getAxis("bottom").setTicks(
+            [[*((h, f"H{h + 1}") for h in range(graph.heads)), (graph.heads + 0.4, "MLP")]]
         )
-        heads = [(h, f"H{h + 1}") for h in range(graph.heads)]
-        self.view.getPlotItem().getAxis("bottom").setTicks([[*heads, (graph.heads + 0.4, "MLP")]])
         self.view.setXRange(-1, graph.heads + 1.2, padding=0)
         self.view.setYRange(-0.6, graph.layers + 2.6, padding=0)
+        self.place_captions()
 
-    def _caption(self, captions: list[tuple]) -> None:
-        """Show ``captions`` (text, where, colour, anchor), reusing the text items drawn before."""
+    def place_captions(self) -> None:
+        """Put every head's name and every q/k/v letter where it covers no node and no caption
+        placed before it (names first, then letters, largest edge first); one with no free place
+        is left out (hovering still names it). The layer axis is ticked as densely as its text
+        allows. Run again whenever the drawing changes size."""
+        heads, letters = self.wanted
+        box = self.view.getPlotItem().getViewBox()
+        unit = np.array(box.viewPixelSize())  # view units per pixel (x, y)
+        if not np.all(np.isfinite(unit)) or not unit.all():
+            return
+        every = max(1, int(np.ceil(1.4 * self.fontMetrics().height() * unit[1])))
+        rows = [(layer + 1, f"L{layer + 1}") for layer in range(0, self.layers, every)]
+        self.view.getPlotItem().getAxis("left").setTicks(
+            [[(0, "embeddings"), *rows, (self.layers + 2, "logits")]]
+        )
+        items = self._caption([(text, colour) for text, colour, _ in heads + letters])
+        sizes = [np.array([item.boundingRect().width(), item.boundingRect().height()]) for item in items]
+        flip = np.array([1.0, -1.0]) / unit  # view units to pixels (pixels grow downwards)
+        r = NODE_PX / 2 + 1
+        taken = [(p * flip, np.array([NODE_PX, NODE_PX])) for p in self.node_at]
+        spots = []  # each caption's candidate centres, in pixels, best first
+        for size, (_, _, at) in zip(sizes, heads, strict=False):
+            w, h = size / 2 + r
+            near = [(0, -h), (w, 0), (-w, 0), (0, h), (w, -h), (-w, -h)]
+            spots.append([at * flip + np.array(d) for d in near])
+        for _, _, (a, b) in letters:
+            spots.append([(a + t * (b - a)) * flip for t in (0.8, 0.7, 0.9, 0.6, 0.5, 0.4)])
+        for item, size, where in zip(items, sizes, spots, strict=True):
+            self._put(item, where, size, taken, flip)
+
+    def _put(self, item, spots, size, taken, flip) -> None:
+        """Show ``item`` at the first of ``spots`` (centres, in pixels) where it overlaps nothing in
+        ``taken`` (centre, size) and add it there; else hide it."""
+        for spot in spots:
+            if all(np.any(np.abs(spot - centre) * 2 >= size + other) for centre, other in taken):
+                taken.append((spot, size))
+                x, y = spot / flip
+                item.setPos(float(x), float(y))
+                item.show()
+                return
+        item.hide()
+
+    def _caption(self, captions: list[tuple[str, str]]) -> list[pg.TextItem]:
+        """Text items for ``captions`` (text, colour), centred on their place, reusing those made
+        before; the rest hidden."""
         while len(self.captions) < len(captions):
-            self.captions.append(pg.TextItem())
+            self.captions.append(pg.TextItem(anchor=(0.5, 0.5)))
             self.view.addItem(self.captions[-1])
-        for item, (text, where, colour, anchor) in zip(self.captions, captions, strict=False):
+        for item, (text, colour) in zip(self.captions, captions, strict=False):
             item.setText(text, color=colour)
-            item.setAnchor(anchor)
-            item.setPos(float(where[0]), float(where[1]))
-            item.show()
         for item in self.captions[len(captions) :]:
             item.hide()
+        return self.captions[: len(captions)]
 
     def _pixels(self, scene_pos) -> tuple[np.ndarray, np.ndarray]:
         """The pointer in view units, and the size of one pixel in them."""

@@ -152,7 +152,8 @@ class ComparePage(Step):
                 line.setData(p.depth.ravel(), getattr(p, measure).ravel())
         self.key.setText(
             f"<span style='color:{FIRST}'>●</span> {r.first.name} &nbsp; "
-            f"<span style='color:{SECOND}'>▼</span> {r.second.name} &nbsp; (depth = (layer + ½) / layers)"
+            f"<span style='color:{SECOND}'>▼</span> {r.second.name} &nbsp; "
+            "(depth = (layer − ½) / layers, layers from 1)"
         )
         self.summary.setText("\n\n".join(r.sentences))
         return None
