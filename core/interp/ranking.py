@@ -29,7 +29,7 @@ from core.maths.head_analysis import HeadRanking
 
 __all__ = [
     "AblationRanking", "AnswerToken", "Progress", "answer_pair", "answer_token", "check_pair",
-    "rank_by_ablation", "rank_by_attention"
+    "continuation", "rank_by_ablation", "rank_by_attention"
 ]  # fmt: skip
 
 Progress = Callable[[int, int], None]
@@ -43,18 +43,23 @@ class AnswerToken:
     text: str  # the piece as the model sees it, e.g. " Mary"
 
 
-def answer_token(tokenizer: Any, text: str, prompt: str = "", what: str = "Target") -> AnswerToken:
-    """The token ``text`` stands for as the continuation of ``prompt``.
+def continuation(prompt: str, text: str) -> str:
+    """``text`` as a person means it after ``prompt``: a word (its first character a letter or a
+    digit) after a prompt that does not end in a space gets the space that separates it ("Mary" →
+    " Mary"); punctuation and text that starts with a space are read as typed."""
+    gap = prompt and not prompt[-1].isspace() and text[:1].isalnum()
+    return " " * bool(gap) + text
 
-    A word that continues a prompt ending without a space starts with one (" Mary"), so the
-    space is added when missing. ValueError, its message starting with ``what`` (the box or flag
+
+def answer_token(tokenizer: Any, text: str, prompt: str = "", what: str = "Target") -> AnswerToken:
+    """The token ``text`` stands for as the continuation of ``prompt`` (``continuation``: "Mary"
+    after a prompt is " Mary"). ValueError, its message starting with ``what`` (the box or flag
     it came from), on empty text, and on text of several tokens: the message names its pieces
     and, where the first is more than a letter (" Mary" of " Maryanne"), offers it as the one to type.
     """
     if not text.strip():
         raise ValueError(f"{what}: the text is empty; name one token, e.g. ' Mary'.")
-    if prompt and not prompt[-1].isspace() and not text[0].isspace():
-        text = " " + text
+    text = continuation(prompt, text)
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     if len(ids) != 1:
         pieces = [tokenizer.decode([i]) for i in ids]

@@ -27,6 +27,7 @@ import numpy as np
 from core.decoder.adapter import adapter_of
 from core.decoder.run import Edit, hooked_run
 from core.interp.prediction import encode
+from core.interp.ranking import continuation
 
 __all__ = [
     "MODES", "PREFIX", "Generated", "SteeringVector", "StrengthSweep", "after_prefix", "greedy", "steer",
@@ -61,11 +62,9 @@ class Generated:
 
 
 def after_prefix(prefix: str, text: str) -> str:
-    """``text`` read after ``prefix`` as a person means it: a word gets the space that separates it
-    from the prefix ("I talk about" + "love" → "I talk about love"); punctuation and text that
-    starts with a space are joined as typed."""
-    gap = prefix and not prefix[-1].isspace() and text[:1].isalnum()
-    return prefix + " " * bool(gap) + text
+    """``text`` read after ``prefix`` as a person means it (``core.interp.ranking.continuation``):
+    "I talk about" + "love" → "I talk about love"."""
+    return prefix + continuation(prefix, text)
 
 
 def steering_vector(model: Any, plus: str, minus: str, layer: int, prefix: str = PREFIX) -> SteeringVector:

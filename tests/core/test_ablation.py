@@ -215,6 +215,7 @@ def test_answer_tokens(llama):
     word = answer_token(tokenizer, "because", PROMPT)
     assert word.text == " because"  # the space a continuing word starts with
     assert answer_token(tokenizer, "the", PROMPT + " ").text == "the"
+    assert answer_token(tokenizer, ".", PROMPT).text == "."  # punctuation is read as typed, no space
     pieces = [tokenizer.decode([i]) for i in tokenizer(" suitcase", add_special_tokens=False)["input_ids"]]
     assert len(pieces) > 1
     named = " + ".join(map(repr, pieces))  # a word of several tokens is refused, its pieces named

@@ -133,7 +133,7 @@ class CircuitView(QWidget):
         r = NODE_PX / 2 + 1
         taken = [(p * flip, np.array([NODE_PX, NODE_PX])) for p in self.node_at]
         spots = []  # each caption's candidate centres, in pixels, best first
-        for size, (_, _, at) in zip(sizes, heads, strict=False):
+        for size, (_, _, at) in zip(sizes[: len(heads)], heads, strict=True):
             w, h = size / 2 + r
             near = [(0, -h), (w, 0), (-w, 0), (0, h), (w, -h), (-w, -h)]
             spots.append([at * flip + np.array(d) for d in near])

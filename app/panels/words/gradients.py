@@ -88,7 +88,7 @@ class GradientsPage(Step):
         verdict = (
             "it has settled"
             if swing < 0.05 * max(abs(r.metric - r.ig.baseline_metric), 1e-9)
-            else ("it has not settled, so their sum checks little here")
+            else "it has not settled, so their sum checks little here"
         )
         gaps = ", ".join(f"{g:.3g}" for g in r.gaps)
         return f"At {', '.join(map(str, GAP_STEPS))} steps the gap is {gaps}: {verdict}."
