@@ -55,6 +55,7 @@ class ModelRow(QWidget):
         self.progress.setMaximumWidth(160)
         self.cancel_button = QPushButton("Cancel")
         self.info = note("The model loads when this panel is first shown.")
+        self.info.least_chars = 32  # narrower, and it goes under the combo box (larger text)
         for widget in (self.progress, self.cancel_button):
             widget.hide()
         label = QLabel("Model")

@@ -47,6 +47,7 @@ class Note(OwnHeight, QLabel):
     """A wrapping label whose text may hold what a person typed: long words break anywhere."""
 
     room: tuple[str, ...] = ()  # texts whose height the label keeps (keep_room_for)
+    least_chars = 0  # the least width in average characters of the current font (0: its longest word)
     measured: tuple = ((), 0)  # (width, text, font) and the height the text needs there
 
     def setText(self, text: str) -> None:
@@ -63,6 +64,7 @@ class Note(OwnHeight, QLabel):
         """At least as tall as the text needs at the current width, so a panel short of height
         scrolls (the window's panel area) rather than cutting the note's last lines."""
         hint = super().minimumSizeHint()
+        hint.setWidth(max(hint.width(), self.least_chars * self.fontMetrics().averageCharWidth()))
         if self.width() <= 0 or not self.wordWrap():
             return hint
         key = (self.width(), self.text(), self.font().key())  # a layout pass asks several times

@@ -1,6 +1,6 @@
 """Steering a decoder with one vector: the difference of two texts' streams, added to the stream.
 
-    vector = steering_vector(model, " weddings", " funerals", layer=9)   # after block 10
+    vector = steering_vector(model, " food", " sports", layer=9)   # after block 10
     normal = greedy(model, ids, 20)
     steered = greedy(model, ids, 20, steer(vector, strength=4.0))     # every position but the first
     sweep = strength_sweep(model, ids, vector, np.linspace(0, 2, 21), token_id)   # the next token
@@ -73,7 +73,7 @@ def steering_vector(model: Any, plus: str, minus: str, layer: int, prefix: str =
     ValueError for an empty or identical text, a layer that does not exist, or a last token with
     nothing before it."""
     if not plus.strip() or not minus.strip():
-        raise ValueError("Give two texts to steer between, e.g. ' weddings' and ' funerals'.")
+        raise ValueError("Give two texts to steer between, e.g. ' food' and ' sports'.")
     if plus == minus:
         raise ValueError("The two texts are the same, so their difference is zero; change one.")
     if not 0 <= layer < model.n_layers:

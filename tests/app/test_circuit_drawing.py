@@ -1,5 +1,6 @@
-"""The circuit drawing's captions (heads' names, q/k/v letters) never overlap one another or a node,
-at three text sizes, however crowded the circuit; a sparse circuit names every head it shows."""
+"""The circuit drawing's captions (heads' names, q/k/v letters) never overlap one another or a node
+and are never cut at its edge, at three text sizes, however crowded the circuit; a sparse circuit
+names every head it shows."""
 
 import itertools
 
@@ -54,6 +55,8 @@ def test_no_caption_overlaps_another_or_a_node(view):
     for a, b in itertools.combinations(boxes, 2):
         assert not a.intersected(b).isValid() or a.intersected(b).isEmpty(), (a, b)
     box = view.view.getPlotItem().getViewBox()
+    drawing = box.sceneBoundingRect()
+    assert all(drawing.contains(rect) for rect in boxes)  # none cut at the drawing's edge
     for x, y in view.node_at:
         centre = box.mapViewToScene(QPointF(x, y))
         for rect in boxes:
@@ -66,3 +69,12 @@ def test_a_sparse_circuit_names_every_head_and_input(view):
     into_query = Edge(1 + 22 * 10 + 0, 23 * GRAPH.per_layer + 3, 0.2)  # L23 H1 → L24 H4's query
     shown, _ = drawn(view, [into_logits, into_query])
     assert sorted(item.toPlainText() for item in shown) == ["H1", "H4", "q"]
+
+
+def test_names_near_the_edge_stay_inside_a_narrow_drawing(view):
+    mlps = [Edge(1 + layer * 10 + 9, GRAPH.receivers - 1, 0.4) for layer in (0, 21, 23, 29)]  # MLP → logits
+    view.resize(300, 650)
+    QApplication.processEvents()
+    shown, boxes = drawn(view, mlps)
+    drawing = view.view.getPlotItem().getViewBox().sceneBoundingRect()
+    assert shown and all(drawing.contains(rect) for rect in boxes)

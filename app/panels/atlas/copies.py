@@ -63,7 +63,8 @@ class CopiesPage(Step):
         score = r.atlas.scores["copying"][r.layer, r.head]
         self.summary.setText(
             f"Layer {r.layer + 1}, head {r.head + 1}: copying score <b>{score:.3f}</b> (1: every "
-            f"eigenvalue of its OV circuit positive, a pure copier; −1: it suppresses what it reads). "
+            f"eigenvalue of its OV circuit real and positive, a pure copier; −1: all real and negative, it "
+            "lowers what it reads). "
             f"Reading {r.piece(ov.source)}, it raises {r.piece(ov.source)} to rank {ov.source_rank:,} of "
             f"{r.model.tokenizer.vocab_size:,}. Embedding and unembedding as stored, no norm between."
         )

@@ -132,6 +132,9 @@ class CircuitView(QWidget):
         flip = np.array([1.0, -1.0]) / unit  # view units to pixels (pixels grow downwards)
         r = NODE_PX / 2 + 1
         taken = [(p * flip, np.array([NODE_PX, NODE_PX])) for p in self.node_at]
+        shown = box.viewRect()  # a caption must fit inside the drawing, not be cut at its edge
+        corners = np.array([[shown.left(), shown.top()], [shown.right(), shown.bottom()]]) * flip
+        inside = (corners.min(0), corners.max(0))
         spots = []  # each caption's candidate centres, in pixels, best first
         for size, (_, _, at) in zip(sizes[: len(heads)], heads, strict=True):
             w, h = size / 2 + r
@@ -140,12 +143,15 @@ class CircuitView(QWidget):
         for _, _, (a, b) in letters:
             spots.append([(a + t * (b - a)) * flip for t in (0.8, 0.7, 0.9, 0.6, 0.5, 0.4)])
         for item, size, where in zip(items, sizes, spots, strict=True):
-            self._put(item, where, size, taken, flip)
+            self._put(item, where, size, taken, flip, inside)
 
-    def _put(self, item, spots, size, taken, flip) -> None:
-        """Show ``item`` at the first of ``spots`` (centres, in pixels) where it overlaps nothing in
-        ``taken`` (centre, size) and add it there; else hide it."""
+    def _put(self, item, spots, size, taken, flip, inside) -> None:
+        """Show ``item`` at the first of ``spots`` (centres, in pixels) where it lies ``inside``
+        (least and greatest corner) and overlaps nothing in ``taken`` (centre, size), and add it
+        there; else hide it."""
         for spot in spots:
+            if np.any(spot - size / 2 < inside[0]) or np.any(spot + size / 2 > inside[1]):
+                continue
             if all(np.any(np.abs(spot - centre) * 2 >= size + other) for centre, other in taken):
                 taken.append((spot, size))
                 x, y = spot / flip

@@ -91,11 +91,11 @@ def compute_stream(s: StreamState, progress: Progress | None = None) -> StreamRe
 class SteerState:
     source: str = "smollm2"
     prompt: str = STEER_PROMPT
-    plus: str = " weddings"
-    minus: str = " funerals"
+    plus: str = " food"  # the default pair, layer and strength: chosen by measurement (stream.md, step 4)
+    minus: str = " sports"
     prefix: str = PREFIX
     layer: int = 10  # from 1: the stream leaving this block
-    strength: float = 0.6
+    strength: float = 0.4
     mode: str = "add"  # or "remove" the vector's direction
     new: int = 20  # tokens generated
     reach: float = 2.0  # the sweep's strengths run from 0 to this
