@@ -8,6 +8,7 @@ are all handled here, so the panels and the command line never pass an unchecked
     whole("12", "Heads", 1, 64) -> 12          real("0,5", "β", 0.01, 100) -> 0.5
     positions("0, 5", "Global positions", 63) -> (0, 5)
     reals("1, 2, 3", "Scores", -1e3, 1e3, 12) -> (1.0, 2.0, 3.0)
+    wholes("64, 8 16", "Pairs", 1, 8192, 12) -> (8, 16, 64)
     lengths("128:1024") -> (128, 256, 512, 1024)
 """
 
@@ -90,6 +91,16 @@ def positions(text: str, name: str, high: int) -> tuple[int, ...]:
     Empty text gives no positions.
     """
     return tuple(sorted({whole(p, name, 0, high) for p in _parts(text)}))
+
+
+def wholes(text: str, name: str, low: int, high: int, max_count: int) -> tuple[int, ...]:
+    """One to ``max_count`` distinct whole numbers in low … high, sorted: "64, 8 16" -> (8, 16, 64)."""
+    parts = _parts(text)
+    if not parts or len(parts) > max_count:
+        raise ValueError(
+            f"{name}: type 1 to {max_count} whole numbers, e.g. 8, 16, 32; you typed {len(parts)}."
+        )
+    return tuple(sorted({whole(p, name, low, high) for p in parts}))
 
 
 def seed(text: str, name: str = "Seed") -> int:

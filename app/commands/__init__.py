@@ -51,6 +51,10 @@ COMMANDS = {
     ),
     "models": "list the models Attention Lab knows, or add SmolLM2-135M (a decoder language model)",
     "bench": "measure attention time, TFLOP/s, memory and error per implementation on the CPU or GPU",
+    "linear": (
+        "linear attention beside softmax: the bracket trick, the causal forms checked against each "
+        "other, random features' error, and how many stored pairs each memory recalls"
+    ),
     "induction": (
         "train a 1- or 2-layer attention-only transformer on repeated random sequences "
         "and print its checkpoints"

@@ -213,6 +213,30 @@ CASES.update(
         ("induction", "--json"): [["--json", "{missing}/out.json"], ["--json", "{folder}"], ["--json"]],
     }
 )
+CASES.update(
+    {
+        ("linear", "--recall"): [["--recall=yes"]],
+        ("linear", "--dim"): [["--dim", "1"], ["--dim", "513"], ["--dim", "8.5"], ["--dim"]],
+        ("linear", "--pairs"): [
+            ["--recall", "--pairs", "0"],
+            ["--recall", "--pairs", "8,x"],
+            ["--recall", "--pairs", ""],
+            ["--recall", "--pairs", ",".join(["8"] * 17)],
+            ["--recall", "--pairs", "16384"],  # would not fit: refused before it starts
+            ["--pairs", "8"],  # without --recall
+            ["--pairs"],
+        ],
+        ("linear", "--beta"): [["--recall", "--beta", "0"], ["--recall", "--beta", "nan"], ["--beta", "2"]],
+        ("linear", "--decay"): [["--decay", "1.5"], ["--decay", "-0.1"], ["--decay", "slow"]],
+        ("linear", "--features"): [["--features", "0"], ["--features", "5000"], ["--features", "many"]],
+        ("linear", "--temperature"): [["--temperature", "0"], ["--temperature", "inf"]],
+        ("linear", "--check"): [["--check=1"]],
+        ("linear", "--length"): [["--length", "0"], ["--length", "9000"], ["--length", "1e3"]],
+        ("linear", "--chunk"): [["--chunk", "0"], ["--chunk", "x"]],
+        ("linear", "--seed"): [["--seed", "-1"], ["--seed", str(2**32)]],
+        ("linear", "--json"): [["--json=1"]],
+    }
+)
 PAIR = "the cat sat on the mat because the cat"
 CASES.update(
     {

@@ -103,6 +103,19 @@ def test_positions_stay_in_range(text):
 
 
 @given(TEXT)
+def test_wholes_stay_in_range_and_count(text):
+    def check(ns):
+        assert (
+            1 <= len(ns) <= 4
+            and list(ns) == sorted(set(ns))
+            and all(type(n) is int and 2 <= n <= 99 for n in ns)
+        )
+
+    refuses_or_returns(lambda t: inputs.wholes(t, "Pairs", 2, 99, 4), text, check)
+    assert inputs.wholes("64, 8 16 8", "Pairs", 2, 99, 4) == (8, 16, 64)
+
+
+@given(TEXT)
 def test_seed_stays_in_range(text):
     refuses_or_returns(inputs.seed, text, lambda v: 0 <= v <= inputs.MAX_SEED)
 
