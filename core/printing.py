@@ -12,7 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["counted", "table"]
+__all__ = ["counted", "size_text", "table"]
+
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 
 
 def table(
@@ -48,3 +50,11 @@ def table(
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless n is 1: "1 key/value head", "3 key/value heads"."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def size_text(n_bytes: float) -> str:
+    """Bytes in binary units with three significant digits: 67108864 → "64 MiB"."""
+    value, unit = float(n_bytes), 0
+    while value >= 1024 and unit < len(UNITS) - 1:
+        value, unit = value / 1024, unit + 1
+    return f"{value:.3g} {UNITS[unit]}"

@@ -103,6 +103,7 @@ PANELS = [
     ),
     PanelEntry("position", "Position", "app.panels.position:PositionPanel"),
     PanelEntry("cost", "Cost and FlashAttention", "app.panels.cost:CostPanel"),
+    PanelEntry("linear", "Linear attention", "app.panels.linear:LinearPanel"),
     PanelEntry("bench", "Benchmark", "app.panels.bench:BenchPanel"),
     PanelEntry("memory", "Memory (Hopfield)", "app.panels.memory:MemoryPanel"),
     PanelEntry("induction", "Grow an induction head", "app.panels.induction:InductionPanel"),

@@ -109,6 +109,36 @@ def loglog_plot(title: str, y: str, x: str = "length n (tokens)", legend_at=(-8,
     return view
 
 
+def share_plot(title: str, x: str, y: str, counts) -> pg.PlotWidget:
+    """Shares from 0 to 1 against a count on a log axis ticked at ``counts``, with a legend (the
+    Memory panel's capacity, the Linear attention panel's recall)."""
+    view = plot(title, x, y, False)
+    view.setLogMode(x=True, y=False)
+    view.setMouseEnabled(x=False, y=False)
+    view.hideButtons()
+    view.setYRange(0, 1.02, padding=0)
+    view.addLegend(offset=(-10, 10))
+    count_ticks(view, counts)
+    return view
+
+
+def count_ticks(view: pg.PlotWidget, counts) -> None:
+    """Tick a log x axis at ``counts`` (increasing) and show just their span."""
+    view.setXRange(math.log10(counts[0]), math.log10(counts[-1]), padding=0.03)
+    view.getAxis("bottom").setTicks([[(math.log10(m), str(m)) for m in counts]])
+
+
+def dashed_line(x: float, label: str) -> pg.InfiniteLine:
+    """A labelled, dashed vertical line at ``x`` (in the axis' own units, log10 on a log axis)."""
+    return pg.InfiniteLine(
+        pos=x,
+        angle=90,
+        pen=pg.mkPen("#888888", style=Qt.PenStyle.DashLine),
+        label=label,
+        labelOpts={"position": 0.3, "color": "#555555"},
+    )
+
+
 def legend_lines(view: pg.PlotWidget, curve: pg.PlotDataItem, *lines: str) -> None:
     """Name ``curve`` in ``view``'s legend on ``lines``, so the legend fits a narrow plot at large
     text; the curve keeps its own one-line name."""

@@ -34,12 +34,18 @@ class CacheShape:
 
 
 CACHES = (
-    CacheShape("Llama 2 7B", "MHA: 32 KV heads", "meta-llama/Llama-2-7b-hf config.json", 32, 2 * 32 * 128),
-    CacheShape("Llama 3 8B", "GQA: 8 KV heads", "meta-llama/Meta-Llama-3-8B config.json", 32, 2 * 8 * 128),
-    CacheShape("Falcon 7B", "MQA: 1 KV head", "tiiuae/falcon-7b config.json (multi_query)", 32, 2 * 1 * 64),
+    CacheShape(
+        "Llama 2 7B", "MHA", "meta-llama/Llama-2-7b-hf config.json: 32 KV heads of 128", 32, 2 * 32 * 128
+    ),
+    CacheShape(
+        "Llama 3 8B", "GQA", "meta-llama/Meta-Llama-3-8B config.json: 8 KV heads of 128", 32, 2 * 8 * 128
+    ),
+    CacheShape(
+        "Falcon 7B", "MQA", "tiiuae/falcon-7b config.json (multi_query): 1 KV head of 64", 32, 2 * 1 * 64
+    ),
     CacheShape(
         "DeepSeek-V3",
-        "MLA: a 512-wide latent",
+        "MLA",
         "deepseek-ai/DeepSeek-V3 config.json: kv_lora_rank 512 "
         "+ qk_rope_head_dim 64, cached once for every head",
         61,
@@ -47,8 +53,8 @@ CACHES = (
     ),
     CacheShape(
         "Mistral 7B v0.1",
-        "sliding window of 4,096",
-        "mistralai/Mistral-7B-v0.1 config.json",
+        "window",
+        "mistralai/Mistral-7B-v0.1 config.json: 8 KV heads of 128, a sliding window of 4,096",
         32,
         2 * 8 * 128,
         windowed=32,
@@ -56,8 +62,8 @@ CACHES = (
     ),
     CacheShape(
         "Gemma 3 270M",
-        "1 KV head; 15 of 18 layers see 512",
-        "google/gemma-3-270m config.json",
+        "window",
+        "google/gemma-3-270m config.json: 1 KV head of 256; 15 of 18 layers see the last 512 tokens",
         18,
         2 * 256,
         windowed=15,
@@ -65,7 +71,7 @@ CACHES = (
     ),
     CacheShape(
         "Mamba-2 2.7B",
-        "a fixed state",
+        "state",
         "state-spaces/mamba2-2.7b config.json (d_model 2,560, 64 layers) with Mamba2's defaults expand 2 and "
         "d_state 128: 5,120 × 128 per layer (the short convolution's few numbers left out)",
         64,

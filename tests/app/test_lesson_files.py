@@ -270,6 +270,7 @@ CONCEPTS = {
     "FlashAttention": ["flashattention"],
     "sliding-window attention": ["sliding"],
     "sparse attention": ["sparse"],
+    "linear attention (kernelised softmax)": ["linear attention", "feature"],
     "attention as soft retrieval / database lookup": ["lookup", "retriev"],
     "temperature": ["temperature"],
     "peak and entropy per token": ["peak", "entropy"],

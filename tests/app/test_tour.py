@@ -28,6 +28,7 @@ ARTICLE_ORDER = [
     "words",
     "position",
     "cost",
+    "linear",
     "bench",
     "memory",
     "induction",

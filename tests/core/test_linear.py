@@ -133,3 +133,17 @@ def test_cache_sizes_follow_the_published_shapes():
     assert cache_bytes(gemma, 1_000) - cache_bytes(gemma, 999) == 3 * 512 * 2  # only the 3 global layers grow
     mamba = shapes["Mamba-2 2.7B"]
     assert cache_bytes(mamba, 1) == cache_bytes(mamba, 10**6) == 64 * 5_120 * 128 * 2
+
+
+def test_random_feature_weights_in_logs_equal_the_plain_ratio_and_survive_sharp_rows():
+    from core.maths.linear import favor_weights
+
+    Q, K, _ = problem(n=5, d=4)
+    omega = random_directions(32, 4, seed=1)
+    plain = feature_weights(favor(Q, omega), favor(K, omega))
+    np.testing.assert_allclose(favor_weights(Q, K, omega), plain, rtol=1e-10)
+    sharp = favor_weights(40 * Q, 40 * K, omega)  # the features of these leave float64's range
+    assert np.isfinite(sharp).all() and np.allclose(sharp.sum(axis=1), 1.0)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        plain = feature_weights(favor(40 * Q, omega), favor(40 * K, omega))
+    assert not np.allclose(np.nan_to_num(plain).sum(axis=1), 1.0)  # rows lost to under- or overflow

@@ -27,7 +27,6 @@ from app.panels.cost.state import (
     CostState,
     compute_cost,
     percent,
-    size_text,
 )
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
@@ -37,6 +36,7 @@ from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
 from core.maths.complexity import DTYPE_BYTES, MEMORY_SIZES, AttentionCost
+from core.printing import size_text
 
 
 class CalculatorPage(Step):

@@ -33,15 +33,6 @@ GRID_POINTS = 61  # lengths on the plots' axis, evenly spaced on a log scale
 N_GRID = np.unique(np.round(np.geomspace(N_MIN, N_MAX, GRID_POINTS)).astype(int)).tolist()
 ARTICLE_LENGTHS = (128, 512, 1_024, 4_096, 16_384, 65_536)  # the rows of the second article's table
 PATTERN_PICTURE_N = 48  # tokens in the small picture of the sparse pattern
-UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-
-
-def size_text(n_bytes: int) -> str:
-    """Bytes in binary units with three significant digits: 67108864 → "64 MiB"."""
-    value, unit = float(n_bytes), 0
-    while value >= 1024 and unit < len(UNITS) - 1:
-        value, unit = value / 1024, unit + 1
-    return f"{value:.3g} {UNITS[unit]}"
 
 
 def mib_text(n_bytes: int) -> str:

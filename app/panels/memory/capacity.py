@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from app import worker
@@ -13,7 +12,7 @@ from app.panels.memory import scripts
 from app.panels.memory.state import MemoryResult, N
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
-from app.widgets.plots import plot
+from app.widgets.plots import dashed_line, share_plot
 from app.widgets.reflow_grid import ReflowGrid
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
@@ -43,17 +42,10 @@ class CapacityPage(Step):
         narrow = ((trials, 0, 0, 1), (self.trials_spin, 0, 1, 1), (self.run_button, 1, 0, 1))
         narrow += ((self.cancel_button, 1, 1, 1), (self.progress, 2, 0, 2))
         controls = ReflowGrid(wide, narrow, stretch=(4, 1))  # more rows when the room is short
-        self.capacity_plot = plot(
-            "Corrupted queries recovered, N = 64", "stored patterns M", "recovered", False
-        )
-        self.capacity_plot.setLogMode(x=True, y=False)
-        self.capacity_plot.setMouseEnabled(x=False, y=False)
-        self.capacity_plot.hideButtons()
-        self.capacity_plot.setYRange(0, 1.02, padding=0)
-        self.capacity_plot.setXRange(0, np.log10(400), padding=0.03)
         loads = (1, 2, 5, 10, 20, 50, 100, 200, 400)
-        self.capacity_plot.getAxis("bottom").setTicks([[(np.log10(m), str(m)) for m in loads]])
-        self.capacity_plot.addLegend(offset=(-10, 10))
+        self.capacity_plot = share_plot(
+            "Corrupted queries recovered, N = 64", "stored patterns M", "recovered", loads
+        )
         self.classical_curve = self.capacity_plot.plot(
             pen=pg.mkPen(OTHER_COLOR, width=2), symbol="o", symbolBrush=OTHER_COLOR, name="classical"
         )
@@ -61,13 +53,7 @@ class CapacityPage(Step):
             pen=pg.mkPen(TARGET_COLOR, width=2), symbol="t", symbolBrush=TARGET_COLOR, name="modern"
         )
         self.capacity_plot.addItem(
-            pg.InfiniteLine(
-                pos=np.log10(CAPACITY_RATIO * N),
-                angle=90,
-                pen=pg.mkPen("#888888", style=Qt.PenStyle.DashLine),
-                label=f"0.14·N = {num(CAPACITY_RATIO * N, 1)}",
-                labelOpts={"position": 0.3, "color": "#555555"},
-            )
+            dashed_line(np.log10(CAPACITY_RATIO * N), f"0.14·N = {num(CAPACITY_RATIO * N, 1)}")
         )
         self.capacity_note = note(
             "Press <b>Run the sweep</b>: for each load M, the network stores M fresh random ±1 "
