@@ -28,7 +28,8 @@ def add_arguments(parser) -> None:
         nargs="+",
         metavar="IMPL",
         help="numpy-naive, numpy-tiled, torch-naive, sdpa-math, sdpa-flash, sdpa-efficient, sdpa-cudnn, "
-        "flex-window; default: every one that runs on the device at the chosen dtype and sizes",
+        "flex-window, linear (linear attention, another function); default: every one that runs on the "
+        "device at the chosen dtype and sizes",
     )
     parser.add_argument(
         "--lengths",

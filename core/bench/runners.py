@@ -24,6 +24,7 @@ from core.maths.masks import causal as causal_mask
 NUMPY_DTYPES = {"fp64": np.float64, "fp32": np.float32, "fp16": np.float16}
 ITEMSIZE = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2}
 TILE = 128  # block_q = block_k of the numpy tiled implementation (capped at n)
+LINEAR_CHUNK = 64  # tokens per chunk of causal linear attention
 
 
 class Refused(Exception):
@@ -41,6 +42,7 @@ class Problem:
     device: str  # "cpu" or "cuda"
     causal: bool
     window: int | None  # sliding-window width, only for implementations that use one
+    linear: bool = False  # linear attention (elu + 1 features): another function, its own reference
 
     @property
     def shape(self) -> tuple[int, int, int, int]:
@@ -55,11 +57,19 @@ class Implementation:
     label: str
     library: str  # "numpy" or "torch"
     devices: tuple[str, ...]
-    windowed: bool  # uses a sliding window instead of full (or causal) attention
+    computes: str  # "softmax", "window" (a sliding window) or "linear" (linear attention)
     compiles: bool  # its first call compiles a kernel (the time is reported as compile_s)
     working_bytes: Callable[[int, int, int, int, int, bool], int]  # (B, H, n, d, itemsize, causal)
     prepare: Callable[[Problem], Callable[[], Any]]  # returns the call to time
     to_numpy: Callable[[Any, tuple[int, int], np.ndarray], np.ndarray]  # output → float64 rows
+
+    @property
+    def windowed(self) -> bool:
+        return self.computes == "window"
+
+    @property
+    def linear(self) -> bool:
+        return self.computes == "linear"
 
 
 def refusal_reason(error: BaseException, caught: list[warnings.WarningMessage]) -> str:
@@ -237,6 +247,44 @@ def prepare_flex(problem: Problem, compiled: bool = True):
     return call
 
 
+def _prepare_linear(problem: Problem):
+    """Linear attention with φ = elu + 1 (core.maths.linear): the bracket form, or causal in
+    chunks of LINEAR_CHUNK tokens: the masked form inside a chunk, the running state from before."""
+    from torch.nn import functional as F
+
+    q, k, v = _to_torch(problem)
+    batch, heads, n, d = problem.shape
+    chunks = -(-n // LINEAR_CHUNK)
+    pad = chunks * LINEAR_CHUNK - n
+
+    def call():
+        qf, kf = F.elu(q) + 1, F.elu(k) + 1
+        if not problem.causal:
+            state, total = kf.transpose(-2, -1) @ v, kf.sum(dim=-2)  # (B, H, d, d), (B, H, d)
+            return (qf @ state) / (qf @ total[..., None])
+        qc, kc, vc = (
+            F.pad(x, (0, 0, 0, pad)).view(batch, heads, chunks, LINEAR_CHUNK, d) for x in (qf, kf, v)
+        )
+        inside = (qc @ kc.transpose(-2, -1)).tril()  # (B, H, chunks, C, C)
+        written = kc.transpose(-2, -1) @ vc  # (B, H, chunks, d, d): each chunk's part of the state
+        before = written.cumsum(dim=2) - written  # the state each chunk starts from
+        sums = kc.sum(dim=-2)
+        sums_before = sums.cumsum(dim=2) - sums  # (B, H, chunks, d)
+        numerator = qc @ before + inside @ vc
+        normaliser = (qc @ sums_before[..., None])[..., 0] + inside.sum(dim=-1)
+        out = numerator / normaliser[..., None]
+        return out.view(batch, heads, chunks * LINEAR_CHUNK, d)[:, :, :n]
+
+    return call
+
+
+def linear_flops(batch: int, heads: int, n: int, head_dim: int, causal: bool) -> int:
+    """FLOPs of linear attention as computed here: 4·n·d² for φ(K)ᵀ·V and φ(Q)·S, plus, causal,
+    4·n·C·d for the masked products inside each chunk of C tokens."""
+    inside = 4 * n * LINEAR_CHUNK * head_dim if causal else 0
+    return batch * heads * (4 * n * head_dim * head_dim + inside)
+
+
 # ---- memory estimates (bytes beyond the inputs) ---------------------------------------------
 
 
@@ -261,6 +309,11 @@ def _fused_bytes(B: int, H: int, n: int, d: int, s: int, causal: bool) -> int:
     return 2 * B * H * n * d * s + B * H * n * 4
 
 
+def _linear_bytes(B: int, H: int, n: int, d: int, s: int, causal: bool) -> int:
+    states = 2 * (n // LINEAR_CHUNK + 1) * d * d if causal else d * d  # each chunk's part and its start
+    return B * H * s * (4 * n * d + states + (n * LINEAR_CHUNK if causal else 0))
+
+
 IMPLEMENTATIONS: dict[str, Implementation] = {
     impl.key: impl
     for impl in (
@@ -269,7 +322,7 @@ IMPLEMENTATIONS: dict[str, Implementation] = {
             "numpy naive",
             "numpy",
             ("cpu",),
-            False,
+            "softmax",
             False,
             _naive_numpy_bytes,
             _prepare_numpy_naive,
@@ -280,7 +333,7 @@ IMPLEMENTATIONS: dict[str, Implementation] = {
             "numpy tiled (core.maths.flash)",
             "numpy",
             ("cpu",),
-            False,
+            "softmax",
             False,
             _tiled_bytes,
             _prepare_numpy_tiled,
@@ -291,7 +344,7 @@ IMPLEMENTATIONS: dict[str, Implementation] = {
             "torch naive",
             "torch",
             ("cpu", "cuda"),
-            False,
+            "softmax",
             False,
             _naive_torch_bytes,
             _prepare_torch_naive,
@@ -302,7 +355,7 @@ IMPLEMENTATIONS: dict[str, Implementation] = {
             "SDPA MATH",
             "torch",
             ("cpu", "cuda"),
-            False,
+            "softmax",
             False,
             _math_bytes,
             _sdpa_preparer("MATH"),
@@ -313,7 +366,7 @@ IMPLEMENTATIONS: dict[str, Implementation] = {
             "SDPA FLASH_ATTENTION",
             "torch",
             ("cpu", "cuda"),
-            False,
+            "softmax",
             False,
             _fused_bytes,
             _sdpa_preparer("FLASH_ATTENTION"),
@@ -324,7 +377,7 @@ IMPLEMENTATIONS: dict[str, Implementation] = {
             "SDPA EFFICIENT_ATTENTION",
             "torch",
             ("cuda",),
-            False,
+            "softmax",
             False,
             _fused_bytes,
             _sdpa_preparer("EFFICIENT_ATTENTION"),
@@ -335,7 +388,7 @@ IMPLEMENTATIONS: dict[str, Implementation] = {
             "SDPA CUDNN_ATTENTION",
             "torch",
             ("cuda",),
-            False,
+            "softmax",
             False,
             _fused_bytes,
             _sdpa_preparer("CUDNN_ATTENTION"),
@@ -346,10 +399,21 @@ IMPLEMENTATIONS: dict[str, Implementation] = {
             "FlexAttention sliding window",
             "torch",
             ("cpu", "cuda"),
-            True,
+            "window",
             True,
             _fused_bytes,
             prepare_flex,
+            _torch_rows,
+        ),
+        Implementation(
+            "linear",
+            "linear attention (elu + 1, chunked)",
+            "torch",
+            ("cpu", "cuda"),
+            "linear",
+            False,
+            _linear_bytes,
+            _prepare_linear,
             _torch_rows,
         ),
     )

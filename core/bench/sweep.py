@@ -55,10 +55,12 @@ from core.bench.runners import (
     Implementation,
     Problem,
     Refused,
+    linear_flops,
     missing_on,
     window_allows,
 )
 from core.maths.attention import attend
+from core.maths.linear import elu_plus_one
 
 DEVICES = ("cpu", "cuda")
 DTYPES = ("fp32", "fp16", "bf16", "fp64")
@@ -101,7 +103,7 @@ def runnable_impls(
         if not impl.compiles:
             window = PROBE_TOKENS if impl.windowed else None
             try:
-                impl.prepare(Problem(q, k, v, dtype, device, causal, window))
+                impl.prepare(Problem(q, k, v, dtype, device, causal, window, impl.linear))
             except Refused as refusal:
                 verdicts[key] = str(refusal)
     return verdicts
@@ -298,6 +300,11 @@ def reference_rows(problem: Problem, head: tuple[int, int], rows: np.ndarray) ->
     k = _rounded(problem.k[b, h], problem.dtype)
     v = _rounded(problem.v[b, h], problem.dtype)
     keys = np.arange(k.shape[0])[None, :]
+    if problem.linear:  # core.maths.linear's weights, only for these rows
+        weights = elu_plus_one(q) @ elu_plus_one(k).T  # (r, n)
+        if problem.causal:
+            weights = np.where(rows[:, None] >= keys, weights, 0.0)
+        return weights @ v / weights.sum(axis=1, keepdims=True)
     if problem.window is not None:
         mask = window_allows(rows[:, None], keys, problem.window, problem.causal)
     elif problem.causal:
@@ -374,11 +381,12 @@ class _Sweep:
         free = free_bytes(c.device)
         if free is not None and need > MEMORY_HEADROOM * free:
             return f"skipped: would need {_gb(need)}, {_gb(free)} free"
-        if impl.key not in self.last_time and not (impl.compiles or impl.windowed):
+        grows_like_n = impl.windowed or impl.linear
+        if impl.key not in self.last_time and not (impl.compiles or grows_like_n):
             self.calibrate(impl, problem)
         if impl.key in self.last_time:
             n0, t0 = self.last_time[impl.key]
-            call = t0 * (n / n0 if impl.windowed else (n / n0) ** 2)
+            call = t0 * (n / n0 if grows_like_n else (n / n0) ** 2)
             if call > c.call_limit_s:
                 return f"skipped: one call would take about {call:.0f} s (limit {c.call_limit_s:.0f} s)"
             predicted = call * (c.warmup + MIN_REPEATS) + (c.warmup_s if c.warmup else 0)
@@ -438,9 +446,12 @@ class _Sweep:
         if len(times) >= 2 and median > 0:
             low, high = np.percentile(times, [25, 75])
             spread = float((high - low) / median)
-        flops = attention_flops(
-            c.batch, c.heads, n, c.head_dim, c.causal, c.window if impl.windowed else None
-        )
+        if impl.linear:
+            flops = linear_flops(c.batch, c.heads, n, c.head_dim, c.causal)
+        else:
+            flops = attention_flops(
+                c.batch, c.heads, n, c.head_dim, c.causal, c.window if impl.windowed else None
+            )
         tflops = flops / median / 1e12
         peak_tflops = self.device.peak_tflops
         return self.result(
@@ -493,7 +504,7 @@ def run_benchmark(
                 result = sweep.result(impl, n, status)
             else:
                 window = c.window if impl.windowed else None
-                problem = Problem(qkv[0], qkv[1], qkv[2], c.dtype, c.device, c.causal, window)
+                problem = Problem(qkv[0], qkv[1], qkv[2], c.dtype, c.device, c.causal, window, impl.linear)
                 result = sweep.run_point(impl, problem)
             results.append(result)
             if on_point is not None:
@@ -567,8 +578,34 @@ def _fitted_points(
     return by_impl
 
 
+def _linear_crossover(results: tuple[BenchResult, ...] | list[BenchResult]) -> str | None:
+    """Where linear attention overtakes: the shortest measured n from which on it beats every
+    softmax implementation that ran at the same n; None without a linear point."""
+    lengths = sorted({r.n for r in results if r.ok and IMPLEMENTATIONS[r.impl].linear})
+    if not lengths:
+        return None
+    beats = []
+    for n in lengths:
+        ran = [r for r in results if r.n == n and r.ok]
+        linear = next(r for r in ran if IMPLEMENTATIONS[r.impl].linear)
+        softmax = [r for r in ran if IMPLEMENTATIONS[r.impl].computes == "softmax"]
+        if not softmax:
+            return None
+        best = min(softmax, key=lambda r: r.median_s)
+        beats.append((n, linear.median_s < best.median_s, best))
+    first = next((k for k in range(len(beats)) if all(b for _, b, _ in beats[k:])), None)
+    if first is None:
+        return f"Linear attention beat no softmax implementation up to n={lengths[-1]}."
+    n, _, best = beats[first]
+    if first == 0:
+        return f"Linear attention is the fastest from the shortest length on (n={n}), ahead of {best.impl}."
+    slower = beats[first - 1]
+    return f"Linear attention is the fastest from n={n} on (at n={slower[0]} {slower[2].impl} was faster)."
+
+
 def fastest_summary(results: tuple[BenchResult, ...] | list[BenchResult]) -> str:
-    """One line: the fastest implementation per n and its speed-up over the naive baseline."""
+    """One line: the fastest implementation per n and its speed-up over the naive baseline, and
+    where linear attention overtakes softmax when it was measured."""
     parts = []
     for n in sorted({r.n for r in results}):
         ran = [r for r in results if r.n == n and r.ok]
@@ -581,4 +618,5 @@ def fastest_summary(results: tuple[BenchResult, ...] | list[BenchResult]) -> str
             parts.append(f"n={n}: {best.impl}")
         else:
             parts.append(f"n={n}: {best.impl} ({base.median_s / best.median_s:.1f}× {base.impl})")
-    return "Fastest — " + "; ".join(parts)
+    crossover = _linear_crossover(results)
+    return "Fastest — " + "; ".join(parts) + (f". {crossover}" if crossover else "")

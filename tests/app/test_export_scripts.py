@@ -135,6 +135,12 @@ def train(panel) -> None:
     settle(panel.knockout.head_spin.setValue, 2)
 
 
+def recall(panel) -> None:
+    """Linear attention: a short seeded training of the three recall models, away from the defaults."""
+    panel.trained.live.apply(seed=2, pairs=2, length=16, vocab=64, batch=16, steps=20, every=10)
+    settle(panel.trained.start)
+
+
 def capacity(panel) -> None:
     """Memory: a two-trial capacity sweep under another seed."""
     panel.seed_spin.setValue(3)
@@ -241,6 +247,7 @@ PREPARE = {
     "bench": sweep,
     "induction": train,
     "memory": capacity,
+    "linear": recall,
     "inside_decoder": knock,
     "patching": noise,
     "inside_head": cell,

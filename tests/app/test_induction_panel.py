@@ -10,7 +10,7 @@ import pytest
 
 from app import worker
 from app.panels.induction import EXERCISE
-from app.panels.induction.trainer import Phase
+from app.trainer import Phase
 from tests.app.conftest import idle
 from tests.waits import patience, patience_ms
 

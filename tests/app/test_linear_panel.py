@@ -1,10 +1,12 @@
 import numpy as np
 
 from app.panels.linear.state import FEATURE_COUNTS
+from app.trainer import Phase
 from core.maths.attention import attend
 from core.maths.qkv import random_example
 from core.maths.recall import recall_sweep
-from tests.app.conftest import settle
+from tests.app.conftest import idle, settle
+from tests.waits import patience_ms
 
 ARTICLE_WEIGHTS = [
     [0.38, 0.13, 0.46, 0.03],
@@ -82,3 +84,61 @@ def test_recall_lands_as_measured_and_equals_core(panel):
     for name, curve in page.curves.items():
         np.testing.assert_array_equal(curve.yData, expected.rates[name])
     assert page.progress.format() == "all %m values of N" and page.progress.maximum() == 7
+
+
+def test_three_models_train_live_and_each_finished_run_adds_its_final_accuracy(panel, qtbot):
+    panel.set_step(4)
+    page = panel.trained
+    t = page.trainer
+    for pairs in (2, 3):
+        page.live.apply(pairs=pairs, length=16, vocab=64, batch=16, steps=30, every=15)
+        page.start_button.click()
+        qtbot.waitUntil(lambda: t.phase == Phase.DONE, timeout=patience_ms(120))
+    steps, accuracy = page.curves["delta"].getData()
+    assert list(steps) == [0, 15, 30] and list(accuracy) == [c.accuracy["delta"] for c in t.checkpoints]
+    pairs, finals = page.final_plot_data("softmax")
+    assert list(pairs) == [2, 3] and finals[-1] == t.checkpoints[-1].accuracy["softmax"]
+    assert page.chance.value() == 1 / 3 and "finished: step 30 of 30" in page.status.text()
+
+
+def test_training_pauses_resumes_and_resets(panel, qtbot):
+    panel.set_step(4)
+    page = panel.trained
+    t = page.trainer
+    page.live.apply(pairs=2, length=16, vocab=64, batch=8, steps=5_000)
+    page.start_button.click()
+    qtbot.waitUntil(lambda: t.run is not None and t.run.step >= 2, timeout=patience_ms(60))
+    page.pause_button.click()
+    qtbot.waitUntil(lambda: t.paused_at is not None, timeout=patience_ms(10))
+    stopped = t.run.step
+    qtbot.wait(300)
+    assert t.run.step == stopped and page.start_button.text() == "Resume"
+    page.start_button.click()
+    qtbot.waitUntil(lambda: t.run.step > stopped, timeout=patience_ms(60))
+    page.reset_button.click()
+    idle(10)
+    assert t.phase == Phase.EMPTY and t.run is None and page.status.text() == "Not trained yet."
+
+
+def test_settings_out_of_range_are_refused_at_start(panel):
+    panel.set_step(4)
+    page = panel.trained
+    messages = []
+    page.told.connect(lambda text, level: messages.append(text))
+    page.pairs_spin.setValue(40)
+    page.start_button.click()
+    assert page.trainer.phase == Phase.EMPTY
+    assert any("from 1 to 24" in m for m in messages)
+
+
+def test_a_settings_changed_notice_goes_once_the_new_settings_train(panel, qtbot):
+    panel.set_step(4)
+    page = panel.trained
+    page.live.apply(pairs=2, length=16, vocab=64, batch=8, steps=10, every=10)
+    page.start_button.click()
+    qtbot.waitUntil(lambda: page.trainer.phase == Phase.DONE, timeout=patience_ms(60))
+    page.pairs_spin.setValue(3)
+    assert "press Start" in panel.message.text()
+    page.start_button.click()
+    assert "press Start" not in panel.message.text()
+    qtbot.waitUntil(lambda: page.trainer.phase == Phase.DONE, timeout=patience_ms(60))

@@ -5,13 +5,14 @@ import os
 import sys
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import core.bench.sweep as bench
 from core.bench.device import cuda_available
-from core.bench.runners import IMPLEMENTATIONS, Problem, Refused, prepare_flex
+from core.bench.runners import IMPLEMENTATIONS, Problem, Refused, linear_flops, prepare_flex
 from core.bench.sweep import (
     BenchConfig,
     BenchResult,
@@ -23,6 +24,7 @@ from core.bench.sweep import (
     run_benchmark,
 )
 from core.maths.attention import attend
+from core.maths.linear import elu_plus_one, parallel
 from core.maths.masks import causal, sliding_window
 from tests.waits import patience
 
@@ -81,6 +83,34 @@ def test_flex_sliding_window_matches_the_window_mask(causal_):
     problem = make_problem("fp32", causal_, window=9)
     got = as_numpy(prepare_flex(problem, compiled=False)())
     np.testing.assert_allclose(got, expected_output(problem), rtol=0, atol=TOLERANCE["fp32"])
+
+
+@pytest.mark.parametrize("causal_", [False, True])
+def test_chunked_linear_attention_matches_cores_parallel_form(causal_):
+    """150 tokens: two whole chunks of 64 and a part; every head against core.maths.linear."""
+    pytest.importorskip("torch")
+    problem = make_problem("fp64", causal_, shape=(2, 3, 150, 16))
+    got = as_numpy(IMPLEMENTATIONS["linear"].prepare(replace(problem, linear=True))())
+    for b, h in np.ndindex(2, 3):
+        q, k, v = (x[b, h].astype(np.float64) for x in (problem.q, problem.k, problem.v))
+        expected = parallel(elu_plus_one(q), elu_plus_one(k), v, causal=causal_)
+        np.testing.assert_allclose(got[b, h], expected, rtol=0, atol=1e-12)
+
+
+def test_a_sweep_checks_linear_attention_against_its_own_reference_and_says_where_it_wins():
+    pytest.importorskip("torch")
+    cfg = BenchConfig(lengths=(64, 200), impls=("linear",), heads=2, head_dim=16, causal=True, **QUICK)
+    report = run_benchmark(cfg, np.random.default_rng(0))
+    assert all(r.ok and r.max_abs_error < 1e-5 for r in report.results)
+    assert report.results[1].tflops == pytest.approx(
+        linear_flops(1, 2, 200, 16, True) / report.results[1].median_s / 1e12
+    )
+    slow = [fake("sdpa-flash", n, t, 1) for n, t in ((256, 1.0), (512, 2.0), (1024, 3.0))]
+    linear = [fake("linear", n, t, 1) for n, t in ((256, 1.5), (512, 1.5), (1024, 1.5))]
+    assert fastest_summary(slow + linear).endswith(
+        "Linear attention is the fastest from n=512 on (at n=256 sdpa-flash was faster)."
+    )
+    assert "beat no softmax implementation" in fastest_summary([*slow, fake("linear", 1024, 9.0, 1)])
 
 
 def test_sweep_reports_errors_within_tolerance_and_consistent_numbers():
@@ -366,8 +396,8 @@ def test_every_cuda_implementation_matches_attend(dtype):
             problem = make_problem(dtype, causal_, window, shape=(2, 2, 200, 64), device="cuda")
             expected = expected_output(problem)
             for key in gpu_keys:
-                if IMPLEMENTATIONS[key].windowed != (window is not None):
-                    continue
+                if IMPLEMENTATIONS[key].linear or IMPLEMENTATIONS[key].windowed != (window is not None):
+                    continue  # linear attention is another function: its own test below
                 try:
                     call = IMPLEMENTATIONS[key].prepare(problem)
                 except Refused as refusal:

@@ -26,7 +26,7 @@ from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import settings, worker  # noqa: E402
-from app.panels.induction.trainer import Phase  # noqa: E402
+from app.trainer import Phase  # noqa: E402
 from app.window import MainWindow  # noqa: E402
 
 FRAME_MS = 16

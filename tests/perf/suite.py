@@ -35,6 +35,7 @@ SCRIPTS = [
     ("position", "tests.perf.position_perf", []),
     ("cost (flash)", "tests.perf.flash_perf", []),
     ("bench fidelity", "tests.perf.bench_fidelity", []),
+    ("linear attention", "tests.perf.linear_perf", ["--train"]),
     ("memory (hopfield)", "tests.perf.hopfield_perf", []),
     ("induction (training)", "tests.perf.induction_perf", []),
     ("induction (panel)", "tests.perf.induction_ui_perf", []),

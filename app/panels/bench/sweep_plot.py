@@ -12,7 +12,7 @@ from app.theme import style_plots
 from app.widgets.plots import plot
 from core.bench.runners import IMPLEMENTATIONS
 
-SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "h")
+SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "h", "p")
 
 
 class SweepPlotPage(Step):

@@ -10,8 +10,8 @@ from app.panels.induction.one_layer import OneLayerPage
 from app.panels.induction.state import check_settings
 from app.panels.induction.task import TaskPage
 from app.panels.induction.train import TrainPage
-from app.panels.induction.trainer import Trainer
 from app.panels.step import Live
+from app.trainer import Trainer
 from core.lab.settings import InductionSettings
 
 # The smoke run trains a smaller model (2 heads, blocks of 16) that grows its head in ~200 steps.

@@ -7,9 +7,9 @@ from PySide6.QtWidgets import QFormLayout, QGridLayout, QWidget
 
 from app.panels.induction import scripts
 from app.panels.induction.state import KnockoutResult, KnockoutState, compute_knockout
-from app.panels.induction.trainer import Phase, Trainer
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
+from app.trainer import Phase, Trainer
 from app.widgets import Heatmap
 from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table

@@ -8,13 +8,13 @@ from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton, QWidget
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.induction import scripts
 from app.panels.induction.train_plots import REPEAT, guess_line
-from app.panels.induction.trainer import Phase, Trainer
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
+from app.trainer import RunButtons, Trainer
 from app.widgets.plots import plot
 from app.widgets.text import note
 
@@ -25,13 +25,10 @@ class OneLayerPage(Step):
     def __init__(self, settings: Live, two_layers: Trainer, one_layer: Trainer):
         super().__init__(settings)
         self.two, self.one = two_layers, one_layer
-        self.start_button = QPushButton("Train one layer")
-        self.pause_button = QPushButton("Pause")
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(self.pause_button)
+        self.buttons = RunButtons(one_layer, self.start, "Train one layer", reset=False)
+        self.start_button, self.pause_button = self.buttons.start_button, self.buttons.pause_button
         controls = QFormLayout()
-        controls.addRow(buttons)
+        controls.addRow(self.buttons)
         self.summary = note()
         self.loss_plot = plot("Loss on the repeated copy", "training step", "nats")
         self.loss_plot.addLegend(offset=(-8, 8))
@@ -45,8 +42,6 @@ class OneLayerPage(Step):
             self.loss_plot,
             (self.summary,),
         )
-        self.start_button.clicked.connect(self.start)
-        self.pause_button.clicked.connect(one_layer.pause)
         for trainer in (two_layers, one_layer):
             trainer.updated.connect(self.show_training)
         one_layer.failed.connect(lambda text: self.tell(text, "error"))
@@ -72,9 +67,7 @@ class OneLayerPage(Step):
         return None
 
     def show_training(self) -> None:
-        self.start_button.setText("Resume" if self.one.phase == Phase.PAUSED else "Train one layer")
-        self.start_button.setEnabled(self.one.phase != Phase.RUNNING)
-        self.pause_button.setEnabled(self.one.phase == Phase.RUNNING)
+        self.buttons.show_phase(self.one.phase)
         lines = []
         for trainer, curve, name in (
             (self.two, self.two_curve, "2 layers"),

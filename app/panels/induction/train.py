@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFormLayout, QGridLayout, QHBoxLayout, QPushButton, QWidget
+from PySide6.QtWidgets import QFormLayout, QGridLayout, QWidget
 
 from app.panels.induction import scripts
 from app.panels.induction.train_plots import (
@@ -16,10 +16,10 @@ from app.panels.induction.train_plots import (
     place_marker,
     set_ranges,
 )
-from app.panels.induction.trainer import Phase, Trainer
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
+from app.trainer import Phase, RunButtons, Trainer
 from app.widgets import Heatmap
 from app.widgets.head_grid import HeadGrid
 from app.widgets.plots import legend_below, legend_lines, plot
@@ -38,19 +38,16 @@ class TrainPage(Step):
         self.lr_spin = self.bind(float_spin(s.lr, -1.0, 100.0, decimals=5, step=0.0005), "lr")
         self.layers_spin = self.bind(spin(s.layers, 0, 4), "layers")
         self.heads_spin = self.bind(spin(s.heads, 0, 64), "heads")
-        self.start_button = QPushButton("Start")
-        self.pause_button = QPushButton("Pause")
-        self.reset_button = QPushButton("Reset")
-        buttons = QHBoxLayout()
-        for button in (self.start_button, self.pause_button, self.reset_button):
-            buttons.addWidget(button)
+        self.buttons = RunButtons(trainer, self.start)
+        self.start_button, self.pause_button = self.buttons.start_button, self.buttons.pause_button
+        self.reset_button = self.buttons.reset_button
         controls = QFormLayout()
         controls.addRow("Seed", self.seed_spin)
         controls.addRow("Steps", self.steps_spin)
         controls.addRow("Learning rate", self.lr_spin)
         controls.addRow("Layers", self.layers_spin)
         controls.addRow("Heads", self.heads_spin)
-        controls.addRow(buttons)
+        controls.addRow(self.buttons)
         self.status = note()
         self.loss_plot = plot("Loss per token", "training step", "nats")
         self.loss_plot.getAxis("left").enableAutoSIPrefix(False)  # nats, never "nats (x0.001)"
@@ -90,9 +87,6 @@ class TrainPage(Step):
             views,
             (self.status,),
         )
-        self.start_button.clicked.connect(self.start)
-        self.pause_button.clicked.connect(trainer.pause)
-        self.reset_button.clicked.connect(trainer.reset)
         trainer.updated.connect(self.show_training)
         self.grid.clicked.connect(self.choose)
         trainer.failed.connect(lambda text: self.tell(text, "error"))
@@ -154,10 +148,7 @@ class TrainPage(Step):
     def show_training(self) -> None:
         """Redraw curves, scores, probe maps and buttons from the trainer (at most REFRESH_HZ a second)."""
         t = self.trainer
-        self.start_button.setText("Resume" if t.phase == Phase.PAUSED else "Start")
-        self.start_button.setEnabled(t.phase != Phase.RUNNING)
-        self.pause_button.setEnabled(t.phase == Phase.RUNNING)
-        self.reset_button.setEnabled(t.phase != Phase.EMPTY)
+        self.buttons.show_phase(t.phase)
         for widget in (self.seed_spin, self.steps_spin, self.lr_spin, self.layers_spin, self.heads_spin):
             widget.setEnabled(t.phase != Phase.RUNNING)
         if not t.checkpoints:

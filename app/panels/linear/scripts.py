@@ -12,6 +12,7 @@ from app.panels.linear.state import (
     RunningState,
 )
 from app.panels.scripts import Script, heatmap, lines
+from core.lab.settings import RecallSettings
 
 
 def lengths_code(name: str, lengths) -> str:
@@ -139,3 +140,24 @@ def recall(s: RecallState) -> Script:
         "x",
     )
     return Script(body, picture)
+
+
+def trained(s: RecallSettings, step: int, finals: dict[int, dict[str, float]]) -> Script:
+    """The run on screen to its last checkpoint (``step``), and the finals of earlier runs."""
+    body = f"""
+    from dataclasses import replace
+
+    from core.lab.recall_task import RecallRun
+    from core.lab.settings import RecallSettings
+
+    # Three models, alike but for how a token reads earlier ones, trained in turn on the same batches.
+    settings = replace({s!r}, steps={step})
+    run = RecallRun(settings)
+    for c in run.train():
+        print(f"step {{c.step:5}}:", "  ".join(f"{{m}} {{a:.6g}}" for m, a in c.accuracy.items()))
+    print("a guess among the", settings.pairs, "values:", 1 / settings.pairs)
+    finals = {finals!r}  # earlier runs' last accuracy, by number of pairs
+    for pairs, accuracy in sorted(finals.items()):
+        print(f"{{pairs}} pairs:", "  ".join(f"{{m}} {{a:.6g}}" for m, a in accuracy.items()))
+    """
+    return Script(body)

@@ -8,10 +8,12 @@ associative recall. Each ``compute_*`` raises ValueError with a message for bad 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from core.lab.settings import RecallSettings
 from core.maths.attention import AttentionTrace, attend
 from core.maths.cache_size import CACHES, cache_bytes
 from core.maths.linear import (
@@ -129,8 +131,18 @@ def compute_features(s: FeatureState) -> FeatureResult:
         "favor": favor_weights(q, k, omega),
     }
     errors = {name: float(np.abs(w - exact).mean()) for name, w in every.items() if name != "softmax"}
-    curve = np.array([feature_error(Q, K, m, s.feature_seed, s.temperature) for m in FEATURE_COUNTS])
+    curve = error_curve(s.text, s.d_k, s.seed, s.temperature, s.feature_seed)
     return FeatureResult(tokens, row, {name: w[row] for name, w in every.items()}, errors, curve)
+
+
+@functools.lru_cache(maxsize=16)
+def error_curve(text: str, d_k: int, seed: int, temperature: float, feature_seed: int) -> np.ndarray:
+    """(len(FEATURE_COUNTS),) random features' mean error at each m: kept, since the slider for
+    m and the query row leave it as it is."""
+    _, Q, K, _ = projections(text, 8, d_k, seed)
+    curve = np.array([feature_error(Q, K, m, feature_seed, temperature) for m in FEATURE_COUNTS])
+    curve.flags.writeable = False
+    return curve
 
 
 # --- 3. The running state ---------------------------------------------------------------------
@@ -193,3 +205,9 @@ class RecallState:
 def compute_recall(s: RecallState, progress=None, partial=None) -> RecallSweep:
     """The sweep of N from d/8 to 8d, each N landing as it is measured."""
     return recall_sweep(s.dim, default_pairs(s.dim), s.beta, s.decay, s.seed, progress, partial)
+
+
+# --- 5. Trained, not assumed -------------------------------------------------------------------
+def check_training(s: RecallSettings) -> RecallSettings:
+    """The training settings, or ValueError saying which one is out of range."""
+    return s.checked()

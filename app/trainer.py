@@ -1,4 +1,6 @@
-"""Trainer: one InductionRun trained in the worker, with Start, Pause and Reset.
+"""Trainer: one training run (core.lab's InductionRun, RecallRun) in the worker, with Start,
+Pause and Reset. A run is built from its settings in the worker (torch loads there), has those
+``settings``, and ``train(on_step)`` yields its checkpoints.
 
 The worker thread appends checkpoints to an inbox; a timer on the UI thread takes them out at
 most REFRESH_HZ times a second and emits ``updated``, so a fast run never floods the event loop.
@@ -13,9 +15,9 @@ from collections import deque
 from enum import StrEnum
 
 from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QPushButton
 
 from app import worker
-from core.lab.settings import InductionSettings
 from core.models.advice import models_advice
 from core.models.heavy_load import quiet_import
 
@@ -36,10 +38,11 @@ class Trainer(QObject):
     updated = Signal()  # new checkpoints, or the phase changed
     failed = Signal(str)
 
-    def __init__(self):
+    def __init__(self, run_class: str = "core.lab.training:InductionRun"):
         super().__init__()
-        self.run = None  # core.lab.training.InductionRun, once the worker has built it
-        self.settings: InductionSettings | None = None  # of the run started last
+        self.run_class = run_class  # "module:Class" of the runs it trains
+        self.run = None  # the run, once the worker has built it
+        self.settings = None  # of the run started last
         self.checkpoints: list = []
         self.phase = Phase.EMPTY
         self.step = 0  # the last finished training step (updated every step)
@@ -51,7 +54,7 @@ class Trainer(QObject):
         self.timer.setInterval(1000 // REFRESH_HZ)
         self.timer.timeout.connect(self._drain)
 
-    def start(self, settings: InductionSettings) -> None:
+    def start(self, settings) -> None:
         """Resume a paused run with the same settings, or train a new one from step 0."""
         if self.phase == Phase.RUNNING:
             return
@@ -75,7 +78,7 @@ class Trainer(QObject):
         self._set_phase(Phase.RUNNING)
         self.timer.start()
 
-    def shown(self, fallback: InductionSettings) -> tuple[InductionSettings, int]:
+    def shown(self, fallback) -> tuple:
         """The run the plots show and the step of its last checkpoint; before any checkpoint,
         ``fallback`` and its last step (the run Start would train)."""
         if self.checkpoints:
@@ -97,15 +100,16 @@ class Trainer(QObject):
         self.run, self.checkpoints, self.step = None, [], 0
         self._set_phase(Phase.EMPTY)
 
-    def _train(self, settings: InductionSettings, inbox: deque, paused: threading.Event, progress) -> None:
+    def _train(self, settings, inbox: deque, paused: threading.Event, progress) -> None:
         """In the worker: build the run (torch loads here, not on the UI thread), put it in ``inbox``
         followed by its checkpoints; wait while ``paused`` is set; stop after the step during which
         the task was cancelled."""
+        module, name = self.run_class.split(":")
         try:
-            training = quiet_import("core.lab.training")
+            training = quiet_import(module)
         except ImportError as exc:
             raise ImportError(f"Training needs torch. {models_advice()}") from exc
-        run = training.InductionRun(settings)
+        run = getattr(training, name)(settings)
         inbox.append(run)
 
         def between_steps(step: int, total: int) -> None:
@@ -145,3 +149,29 @@ class Trainer(QObject):
     def _set_phase(self, phase: Phase) -> None:
         self.phase = phase
         self.updated.emit()
+
+
+class RunButtons(QHBoxLayout):
+    """Start (Resume while paused), Pause and, with ``reset``, Reset for one Trainer; ``start``
+    is the page's own (it checks the settings first)."""
+
+    def __init__(self, trainer: Trainer, start, start_text: str = "Start", reset: bool = True):
+        super().__init__()
+        self.start_text = start_text
+        self.start_button = QPushButton(start_text)
+        self.pause_button = QPushButton("Pause")
+        self.reset_button = QPushButton("Reset") if reset else None
+        for button in (self.start_button, self.pause_button, self.reset_button):
+            if button is not None:
+                self.addWidget(button)
+        self.start_button.clicked.connect(start)
+        self.pause_button.clicked.connect(trainer.pause)
+        if self.reset_button is not None:
+            self.reset_button.clicked.connect(trainer.reset)
+
+    def show_phase(self, phase: Phase) -> None:
+        self.start_button.setText("Resume" if phase == Phase.PAUSED else self.start_text)
+        self.start_button.setEnabled(phase != Phase.RUNNING)
+        self.pause_button.setEnabled(phase == Phase.RUNNING)
+        if self.reset_button is not None:
+            self.reset_button.setEnabled(phase != Phase.EMPTY)
