@@ -13,7 +13,7 @@ from tests.waits import patience
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = [m.name for m in pkgutil.walk_packages(core.__path__, "core.")]  # packages' modules too
 # The modules that are a torch model or its training: they import torch at the top by design.
-TORCH_ONLY = {"core.lab.model", "core.lab.training"}
+TORCH_ONLY = {"core.lab.model", "core.lab.recall_task", "core.lab.training"}
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
