@@ -79,9 +79,9 @@ def run(args) -> int:
     if args.recall:
         _recall(args, doc, text)
     if args.check:
-        from core.maths.linear import causal_check
+        from core.maths.linear import causal_check, seeded_inputs
 
-        diffs = causal_check(args.length, args.dim, args.chunk, args.seed)
+        diffs = causal_check(*seeded_inputs(args.length, args.dim, args.seed), args.chunk)
         doc |= {"length": args.length, "max_diff": diffs}
         text.append(
             f"{args.length} tokens, width {args.dim}, chunks of {args.chunk}: largest difference from the "

@@ -23,6 +23,7 @@ from importlib.resources import files
 import numpy as np
 
 from core.maths.attention import AttentionTrace, attend, check_matrix, softmax
+from core.maths.stats import reliable_count
 
 __all__ = [
     "ARTICLE_STORED", "BETA_RANGE", "CAPACITY_RATIO", "MAX_STEPS", "TOLERANCE", "CapacitySweep",
@@ -281,9 +282,7 @@ class CapacitySweep:
     def reliable_load(self, rates: np.ndarray, level: float = 0.9) -> int:
         """The largest load up to which every rate in ``rates`` (L,) is at least ``level``;
         0 if even the smallest load falls short."""
-        short = np.flatnonzero(np.asarray(rates) < level)
-        end = short[0] if short.size else self.loads.size
-        return int(self.loads[end - 1]) if end > 0 else 0
+        return reliable_count(self.loads, rates, level)
 
 
 def capacity_sweep(

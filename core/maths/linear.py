@@ -22,7 +22,8 @@ import numpy as np
 __all__ = [
     "DRAWS", "FEATURES_RANGE", "FEATURE_MAPS", "LENGTH_RANGE", "Bracket", "OpCounts", "bracket",
     "causal_check", "chunked", "elu_plus_one", "favor", "favor_weights", "feature_error", "feature_weights",
-    "features", "kernel_inputs", "op_counts", "parallel", "random_directions", "recurrent", "state_at",
+    "features", "kernel_inputs", "op_counts", "parallel", "random_directions", "recurrent", "seeded_inputs",
+    "state_at",
 ]  # fmt: skip
 
 FEATURE_MAPS = {"elu": "elu + 1", "relu": "ReLU", "favor": "random features (FAVOR+)"}
@@ -42,13 +43,17 @@ def random_directions(m: int, d: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=(m, d))
 
 
+def _log_favor(x: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """ω·x − |x|²/2: the logarithm of FAVOR+'s features before the 1/√m. (…, n, m)"""
+    x = np.asarray(x, dtype=np.float64)
+    return x @ np.swapaxes(omega, -1, -2) - 0.5 * np.sum(x * x, axis=-1, keepdims=True)
+
+
 def favor(x: np.ndarray, omega: np.ndarray) -> np.ndarray:
     """Positive random features (Performer's FAVOR+): x (n, d), ω (m, d) → (n, m)
     exp(ω·x − |x|²/2)/√m; ω (draws, m, d) gives (draws, n, m). For ω drawn from N(0, I),
     E[φ(q)·φ(k)] = exp(q·k) exactly."""
-    x = np.asarray(x, dtype=np.float64)
-    half_norm = 0.5 * np.sum(x * x, axis=-1, keepdims=True)
-    return np.exp(x @ np.swapaxes(omega, -1, -2) - half_norm) / np.sqrt(omega.shape[-2])
+    return np.exp(_log_favor(x, omega)) / np.sqrt(omega.shape[-2])
 
 
 def favor_weights(q: np.ndarray, k: np.ndarray, omega: np.ndarray) -> np.ndarray:
@@ -56,9 +61,7 @@ def favor_weights(q: np.ndarray, k: np.ndarray, omega: np.ndarray) -> np.ndarray
     feature_weights(favor(q, ω), favor(k, ω)) computed in logs, each query's features scaled by
     their largest and the keys' by theirs, factors that every row's division cancels. So sharp
     rows (large q, k) give weights, not inf / inf."""
-    omega_t = np.swapaxes(omega, -1, -2)
-    log_q = q @ omega_t - 0.5 * np.sum(q * q, axis=-1, keepdims=True)  # (…, n_q, m)
-    log_k = k @ omega_t - 0.5 * np.sum(k * k, axis=-1, keepdims=True)  # (…, n_k, m)
+    log_q, log_k = _log_favor(q, omega), _log_favor(k, omega)  # (…, n_q, m), (…, n_k, m)
     log_q = log_q - log_q.max(axis=-1, keepdims=True)
     log_k = log_k - log_k.max(axis=(-2, -1), keepdims=True)
     scores = np.exp(log_q) @ np.swapaxes(np.exp(log_k), -1, -2)
@@ -173,12 +176,15 @@ def feature_error(Q: np.ndarray, K: np.ndarray, m: int, seed: int, temperature: 
     return float(np.abs(weights - exact).mean())
 
 
-def causal_check(length: int, dim: int, chunk: int, seed: int) -> dict[str, float]:
-    """Largest |difference| of the recurrent and chunked forms from the parallel one on seeded
-    elu + 1 features of normal Q, K, V (length, dim)."""
+def seeded_inputs(length: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """elu + 1 features of normal Q and K, and normal V, each (length, dim), seeded."""
     rng = np.random.default_rng(seed)
     Qf, Kf = (elu_plus_one(rng.normal(size=(length, dim))) for _ in range(2))
-    V = rng.normal(size=(length, dim))
+    return Qf, Kf, rng.normal(size=(length, dim))
+
+
+def causal_check(Qf: np.ndarray, Kf: np.ndarray, V: np.ndarray, chunk: int) -> dict[str, float]:
+    """Largest |difference| of the recurrent and chunked forms from the parallel one."""
     exact = parallel(Qf, Kf, V, causal=True)
     return {
         "recurrent": float(np.abs(recurrent(Qf, Kf, V) - exact).max()),

@@ -25,6 +25,7 @@ import numpy as np
 
 from core.maths.attention import softmax
 from core.maths.linear import elu_plus_one
+from core.maths.stats import reliable_count
 
 __all__ = [
     "BETA_RANGE", "DECAY_RANGE", "DIM_RANGE", "MEMORIES", "PAIRS_RANGE", "RecallSweep", "default_pairs",
@@ -124,10 +125,7 @@ class RecallSweep:
 
     def knee(self, memory: str, level: float = 0.9) -> int:
         """The largest N up to which ``memory`` recalls at least ``level`` of its keys; 0 if none."""
-        rates = self.rates[memory]
-        short = [i for i, r in enumerate(rates) if r < level]
-        end = short[0] if short else len(rates)
-        return self.pairs[end - 1] if end else 0
+        return reliable_count(self.pairs, self.rates[memory], level)
 
     def to_json(self) -> dict:
         rows = [

@@ -43,3 +43,11 @@ def dot_product_growth(d, samples: int, rng: np.random.Generator) -> np.ndarray:
         k = rng.standard_normal((samples, width))
         out[i] = np.einsum("sd,sd->s", q, k).std()
     return out
+
+
+def reliable_count(counts, rates, level: float = 0.9) -> int:
+    """The largest of ``counts`` (increasing) up to which every one of ``rates`` (measured at
+    the first len(rates) counts) is at least ``level``; 0 if the first already falls short."""
+    short = np.flatnonzero(np.asarray(rates) < level)
+    end = int(short[0]) if short.size else len(rates)
+    return int(counts[end - 1]) if end > 0 else 0

@@ -98,13 +98,11 @@ def running(s: RunningState) -> Script:
     import numpy as np
 
     from core.maths.cache_size import CACHES, cache_bytes
-    from core.maths.linear import chunked, elu_plus_one, parallel, recurrent, state_at
+    from core.maths.linear import chunked, parallel, recurrent, seeded_inputs, state_at
     from core.printing import table
 
     length, d, chunk, t = {s.length}, {s.d}, {s.chunk}, {min(s.token, s.length - 1)}
-    rng = np.random.default_rng({s.seed})
-    Qf, Kf = (elu_plus_one(rng.normal(size=(length, d))) for _ in range(2))
-    V = rng.normal(size=(length, d))
+    Qf, Kf, V = seeded_inputs(length, d, {s.seed})  # elu + 1 features of normal Q and K; normal V
     S, z = state_at(Kf, V, t)  # S_t = Σ φ(k)·vᵀ and z_t = Σ φ(k) over tokens 0 … t
     dims = [f"v{{j + 1}}" for j in range(d)]
     print(table(np.column_stack([S, z]), [f"φ{{i + 1}}" for i in range(d)], dims + ["z"]))

@@ -20,7 +20,7 @@ from core.maths.linear import (
     Bracket,
     OpCounts,
     bracket,
-    chunked,
+    causal_check,
     elu_plus_one,
     favor_weights,
     feature_error,
@@ -30,7 +30,7 @@ from core.maths.linear import (
     op_counts,
     parallel,
     random_directions,
-    recurrent,
+    seeded_inputs,
     state_at,
 )
 from core.maths.qkv import random_example, tokenize
@@ -174,18 +174,12 @@ def compute_running(s: RunningState) -> RunningResult:
         raise ValueError(f"A chunk holds 1 to {s.length} tokens (the whole text).")
     if not 1 <= s.context <= 1 << 24:
         raise ValueError(f"Read the caches at 1 to {1 << 24:,} tokens.")
-    rng = np.random.default_rng(s.seed)
-    Qf, Kf = (elu_plus_one(rng.normal(size=(s.length, s.d))) for _ in range(2))
-    V = rng.normal(size=(s.length, s.d))
+    Qf, Kf, V = seeded_inputs(s.length, s.d, s.seed)
     t = min(s.token, s.length - 1)
     S, z = state_at(Kf, V, t)
-    exact = parallel(Qf, Kf, V, causal=True)
-    diffs = {
-        "recurrent": float(np.abs(recurrent(Qf, Kf, V) - exact).max()),
-        "chunked": float(np.abs(chunked(Qf, Kf, V, s.chunk) - exact).max()),
-    }
     caches = [(c.model, c.kind, c.first_token_bytes(), cache_bytes(c, s.context)) for c in CACHES]
-    return RunningResult(t, S, z, Qf[t] @ S / (Qf[t] @ z), exact, diffs, caches)
+    exact = parallel(Qf, Kf, V, causal=True)
+    return RunningResult(t, S, z, Qf[t] @ S / (Qf[t] @ z), exact, causal_check(Qf, Kf, V, s.chunk), caches)
 
 
 def cache_curves() -> dict[str, np.ndarray]:
