@@ -9,7 +9,7 @@ cache, and how much that cache holds.
     g2 = g.append(token_id, prob)    # one decode step: 1 new query against T + 1 keys; g unchanged
     g2.undo() is g                   # back one token, nothing recomputed
 
-torch is imported inside the functions that run the model (through core.models.libraries).
+torch is imported inside the functions that run the model, loaded by then.
 """
 
 from __future__ import annotations
@@ -19,17 +19,14 @@ import threading
 import time
 import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from core.decoder.run import cache_keywords, full_cache
+from core.free_memory import available_memory
 from core.maths.sampling import Draws, reshape
-from core.models.kinds import DECODER, check_kind
-from core.models.libraries import libraries
-
-if TYPE_CHECKING:
-    from core.models.loading import LoadedModel
+from core.models.kinds import DECODER, LoadedModel, check_kind
 
 _chosen: list[int | None] = [None]  # the most tokens read, where a person chose fewer than the model's
 
@@ -57,8 +54,6 @@ def weights_bytes(model: LoadedModel, tokens: int) -> int:
 def check_fits(model: LoadedModel, tokens: int) -> None:
     """ValueError, with the numbers, before a run of ``tokens`` tokens whose weights (twice over: a
     run needs room beside what it keeps) do not fit the memory free now."""
-    from core.models import available_memory
-
     need, free = weights_bytes(model, tokens), available_memory()
     if free is not None and 2 * need > free:
         raise ValueError(
@@ -164,7 +159,8 @@ def predict(model: LoadedModel, text: str, keep_cache: bool = False) -> Predicti
 
 def prefill(model: LoadedModel, ids, dropped: int = 0, keep_cache: bool = True) -> Prediction:
     """Run ``model`` over the token ids ``ids`` (T,) at once, n × n weights per head."""
-    torch, _ = libraries()
+    import torch
+
     ids = [int(i) for i in ids]
     with torch.inference_mode():
         kept = cache_keywords(model.module, full_cache()) if keep_cache else {"use_cache": False}
@@ -225,7 +221,8 @@ class Generation:
 
     def append(self, token_id: int, prob: float) -> Generation:
         """One decode step: feed ``token_id`` with the cache; the next generation, one token longer."""
-        torch, _ = libraries()
+        import torch
+
         if self.length >= context_limit(self.model):
             raise ValueError(f"The context is full ({context_limit(self.model)} tokens); undo a step first.")
         check_fits(self.model, self.length + 1)
@@ -375,7 +372,8 @@ def time_decode(model: LoadedModel, ids, tokens: int, repeats: int = 5) -> Decod
     The token ids ``ids`` are repeated or cut to exactly ``tokens``; each repeat times a cached
     step (the cache cut back afterwards) and then a full uncached forward pass.
     """
-    torch, _ = libraries()
+    import torch
+
     ids = [int(i) for i in ids]
     if not ids:
         raise ValueError("Time a decode step on at least one token.")

@@ -6,28 +6,31 @@ loading one (``loading``), and every head's attention weights over a text (``att
     result.attentions.shape                 # (6, 12, 17, 17) = (layers, heads, T, T)
     find_head(result, "it", "trophy").best  # layer 4, head 2: 0.58 (printed 1-based)
 
-torch and transformers are imported inside the functions that need them, after the Hugging Face
-hub has been switched off, so importing this package is cheap and never touches the network.
+The names below are read from their modules on first use, so importing this package (or its
+``kinds`` module, all the analyses may import from it) loads nothing else. torch and transformers
+are imported inside the functions that need them, after the Hugging Face hub has been switched off.
 Only safetensors weights are read; pickled weights and custom model code are refused.
 """
 
-from core.maths.head_analysis import HeadRanking, ModelAttention, find_head
-from core.models.attention_run import run
-from core.models.kinds import DECODER, ENCODER, check_kind
-from core.models.libraries import ModelsExtraMissing, libraries
-from core.models.loading import (
-    MEMORY_FACTOR,
-    PICKLE_SUFFIXES,
-    LoadedModel,
-    Progress,
-    available_memory,
-    check_folder,
-    load_model,
-)
-from core.models.registry import BUNDLED, DECODER_HEADS, kind_of, known_models, resolve
+import importlib
 
-__all__ = [
-    "BUNDLED", "DECODER", "DECODER_HEADS", "ENCODER", "MEMORY_FACTOR", "PICKLE_SUFFIXES", "HeadRanking",
-    "LoadedModel", "ModelAttention", "ModelsExtraMissing", "Progress", "available_memory", "check_folder",
-    "check_kind", "find_head", "kind_of", "known_models", "libraries", "load_model", "resolve", "run",
-]  # fmt: skip
+_FROM = {
+    "core.maths.head_analysis": ("HeadRanking", "ModelAttention", "find_head"),
+    "core.free_memory": ("available_memory",),
+    "core.models.attention_run": ("run",),
+    "core.models.kinds": ("DECODER", "ENCODER", "LoadedModel", "check_kind"),
+    "core.models.libraries": ("ModelsExtraMissing", "libraries"),
+    "core.models.loading": ("MEMORY_FACTOR", "PICKLE_SUFFIXES", "Progress", "check_folder", "load_model"),
+    "core.models.registry": ("BUNDLED", "DECODER_HEADS", "kind_of", "known_models", "resolve"),
+}
+_MODULE_OF = {name: module for module, names in _FROM.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    """``name`` read from its module, imported now if it was not yet."""
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'core.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_MODULE_OF[name]), name)
+    globals()[name] = value
+    return value

@@ -6,15 +6,11 @@ result.attentions.shape                 # (6, 12, 17, 17) = (layers, heads, T, T
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from core.maths.head_analysis import ModelAttention
+from core.models.kinds import LoadedModel
 from core.models.libraries import libraries
-
-if TYPE_CHECKING:
-    from core.models.loading import LoadedModel
 
 TROPHY = "The trophy didn't fit in the suitcase because it was too big."
 

@@ -28,10 +28,13 @@ def libraries():
     """Import torch and transformers with the hub switched off; say which extra to install."""
     switch_off_hub()
     try:
-        torch = quiet_import("torch")
-        transformers = quiet_import("transformers")
+        quiet_import("torch")
+        quiet_import("transformers")
     except ImportError as exc:
         raise ModelsExtraMissing(f"Real models need torch and transformers. {models_advice()}") from exc
+    import torch  # imported just above, quietly; these lines show the linter who imports them
+    import transformers
+
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     if "OMP_NUM_THREADS" not in os.environ and torch.get_num_threads() != torch_threads():

@@ -18,66 +18,25 @@ import math
 import os
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from core.decoder.families import family_of
 from core.decoder.windows import sliding_layers
+from core.free_memory import available_memory
 from core.models import gguf_convert, smollm2
 from core.models.attention_run import run
 from core.models.heavy_load import run_frozen
-from core.models.kinds import DECODER, ENCODER, check_kind
+from core.models.kinds import DECODER, LoadedModel, check_kind
 from core.models.libraries import libraries
 from core.models.registry import ADDED, BUNDLED, kind_of, resolve
-from core.printing import counted
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 MEMORY_FACTOR = 1.5  # weights + the attention maps and activations of one run
 FLOAT32 = 4  # bytes per number as the models are run
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class LoadedModel:
-    """A model ready for ``run``: the torch module, its tokenizer and what we learnt about it."""
-
-    module: Any  # transformers PreTrainedModel, in eval mode, eager attention
-    tokenizer: Any  # transformers tokenizer (a fast one)
-    name: str
-    source: str  # "minilm" or the folder path
-    n_layers: int
-    n_heads: int
-    max_tokens: int
-    is_causal: bool  # measured: no head of a probe run gave weight to a later token
-    kind: str = ENCODER  # DECODER: a causal language model with its next-token head
-    n_kv_heads: int = 0  # key/value heads per layer (fewer than n_heads: grouped-query attention)
-    head_dim: int = 0
-    family: str = ""  # a decoder's family ("Llama", "GPT-2"…)
-    matches: float | None = None  # a decoder: largest logit difference from transformers' own run
-    window: int | None = None  # a sliding window's width, where some layers use one
-    sliding: tuple[int, ...] = ()  # the 0-based layers that attend through it
-
-    def describe(self) -> str:
-        """One line: name, size, grouped keys, family and kind, context, origin, and how closely
-        the adapter matches transformers (the model rows and the CLI show it)."""
-        shared = self.n_kv_heads not in (0, self.n_heads)
-        kv = f" sharing {counted(self.n_kv_heads, 'key/value head')}" if shared else ""
-        kind = "decoder: looks back only" if self.is_causal else "encoder: looks both ways"
-        parts = [
-            f"{self.name}: {self.n_layers} layers × {self.n_heads} heads{kv}",
-            f"{self.family} {kind}" if self.family else kind,
-            f"up to {self.max_tokens} tokens",
-        ]
-        origin = {m.KEY: m.ORIGIN for m in ADDED}.get(self.source)
-        if origin:
-            parts.append(origin)
-        if self.matches is not None:
-            close = f"to {self.matches:.0e}" if self.matches else "exactly"
-            parts.append(f"matches transformers {close}")
-        return " · ".join(parts)
 
 
 def check_folder(folder: Path) -> list[Path]:
@@ -135,21 +94,6 @@ def check_memory(name: str, parameters: int, memory_limit: int | None = None) ->
         )
 
 
-def available_memory() -> int | None:
-    """Bytes of memory free for new work, or None where the system does not say."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 def load_model(
     source: str | os.PathLike = BUNDLED,
     progress: Progress | None = None,
@@ -194,7 +138,7 @@ def load_model(
     model = LoadedModel(
         module, tokenizer, name, str(source), config.num_hidden_layers,
         n_heads, max_tokens, is_causal=False, kind=kind, n_kv_heads=n_kv, head_dim=head_dim, family=family,
-        window=window, sliding=sliding,
+        window=window, sliding=sliding, origin="" if added is None else added.ORIGIN,
     )  # fmt: skip
     probe = run(model, "one two three four")
     matches = _matches(model) if kind == DECODER else None

@@ -20,8 +20,7 @@ def ids(llama):
 @pytest.fixture(scope="session")
 def loaded(llama):
     """The same tiny Llama as a LoadedModel decoder, as ``core.models.load_model`` gives one."""
-    from core.models.kinds import DECODER
-    from core.models.loading import LoadedModel
+    from core.models.kinds import DECODER, LoadedModel
 
     module, tokenizer = llama
     config = module.config

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import core
 from tests.waits import patience
 
@@ -71,3 +73,29 @@ def _assert_no_qt(modules: list[str], banned: tuple[str, ...], extra: str = "") 
         timeout=patience(120),
     )
     assert out.stdout.strip() == "", f"{modules or 'the panel states'} pulled in: {out.stdout}"
+
+
+def test_the_analyses_load_no_model_machinery():
+    """Importing every analysis loads of core.models only its package face and the type module
+    (kinds): never the loaders, the registry or the libraries."""
+    analyses = [m for m in MODULES if m.startswith("core.interp")]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {analyses!r}: importlib.import_module(name)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('core.models')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=patience(120)
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[0] == "['core.models', 'core.models.kinds']"
+
+
+def test_the_models_face_reads_each_name_from_its_module():
+    from core import models
+    from core.models import loading, registry
+
+    assert models.load_model is loading.load_model and models.BUNDLED is registry.BUNDLED
+    assert all(getattr(models, name) is not None for name in models.__all__)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        models.no_such_name  # noqa: B018

@@ -62,7 +62,7 @@ def test_past_the_limit_the_first_token_and_the_last_are_kept_and_said(gemma, li
 def test_a_run_that_does_not_fit_in_memory_is_refused_with_the_numbers(gemma, monkeypatch):
     need = prediction.weights_bytes(gemma, 700)
     assert need == 2 * 4 * 700 * 700 * 4  # layers · heads · n² float32 numbers
-    monkeypatch.setattr(models, "available_memory", lambda: need)  # half what a run needs
+    monkeypatch.setattr(prediction, "available_memory", lambda: need)  # half what a run needs
     with pytest.raises(ValueError, match=r"A prompt of 700 tokens needs about 15 MiB .*\(2 layers × 4 heads"):
         prediction.check_fits(gemma, 700)
     with pytest.raises(ValueError, match=r"Shorten the prompt \(on the command line, --context N"):
