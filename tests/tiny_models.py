@@ -205,6 +205,10 @@ OUT_PROJECTIONS = {  # written by hand, not read from the adapters: each family'
 
 # Each family's own module paths, written by hand, not read from the adapters: (the blocks from the
 # model, a block's attention and MLP, the final norm from the model).
+# Gemma 2 and 3 normalise attention's and the MLP's outputs again before adding them to the stream.
+AFTER_NORMS = {
+    t: ("post_attention_layernorm", "post_feedforward_layernorm") for t in ("gemma2", "gemma3_text")
+}
 PARTS = {
     "llama": ("model.layers", "self_attn", "mlp", "model.norm"),
     "qwen3": ("model.layers", "self_attn", "mlp", "model.norm"),

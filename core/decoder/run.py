@@ -11,8 +11,9 @@ Sites (``SITES``), named as TransformerLens names them, layers and heads counted
 | site | shape | TransformerLens | what |
 |---|---|---|---|
 | resid_pre | (batch, T, hidden) | blocks.L.hook_resid_pre | the stream entering block L |
-| attn_out | (batch, T, hidden) | blocks.L.hook_attn_out | what attention writes (see below) |
-| mlp_out | (batch, T, hidden) | blocks.L.hook_mlp_out | what the MLP writes (see below) |
+| attn_out | (batch, T, hidden) | blocks.L.hook_attn_out | what attention adds to the stream |
+| mlp_out | (batch, T, hidden) | blocks.L.hook_mlp_out | what the MLP adds to the stream |
+| attn_raw, mlp_raw | (batch, T, hidden) | ln1_post, ln2_post input | before Gemma 2/3's after-norm |
 | resid_post | (batch, T, hidden) | blocks.L.hook_resid_post | the stream leaving block L |
 | q | (batch, heads, T, head_dim) | blocks.L.attn.hook_q | queries after rotary (TL: T first) |
 | k, v | (batch, kv_heads, T, head_dim) | blocks.L.attn.hook_k, hook_v | keys after rotary, values |
@@ -22,8 +23,7 @@ Sites (``SITES``), named as TransformerLens names them, layers and heads counted
 | final_in | (batch, T, hidden) | ln_final's input | the stream the final norm reads (layer None) |
 | logits | (batch, T, vocab) | the model's output | (layer None) |
 
-attn_out and mlp_out are the attention's and the MLP's own outputs: Gemma 2 and 3 normalise them
-again before adding them to the stream.
+resid_pre + attn_out + mlp_out = resid_post in every family.
 
 An edit (``core.decoder.sites``) changes a site as the run passes it: ``replace`` (by ``value``,
 broadcast to the site's shape), ``add`` (``value``), ``scale`` (by ``value``) or ``zero``, at
@@ -123,9 +123,9 @@ def hooked_run(
         raise ValueError("Without the unembedding there are no logits to read or change.")
     run = _Run(edits, wanted, asked, fan_out, before)
     with ExitStack() as stack:
-        # Without gradients, inference mode: the cache's tensors are then inference tensors
-        # (``apply`` copies one used as an edit's value in a run with gradients).
-        stack.enter_context(torch.enable_grad() if asked else torch.inference_mode())
+        # Without gradients, no_grad rather than inference mode: the cached tensors are then
+        # ordinary ones, which a user's own autograd may save for backward.
+        stack.enter_context(torch.enable_grad() if asked else torch.no_grad())
         _install(stack, adapter, run, bool(asked), "rotary" in used)
         stack.enter_context(tapped(run))
         after = _after(adapter, past, fan_out, keep_past)
@@ -322,8 +322,10 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
     for layer, block in enumerate(adapter.blocks):
         hook("resid_pre", layer, block, before("resid_pre", layer, first=layer == 0), pre=True)
         hook("resid_post", layer, block, after("resid_post", layer))
-        hook("attn_out", layer, adapter.attention(layer), after("attn_out", layer))
-        hook("mlp_out", layer, adapter.mlp(layer), after("mlp_out", layer))
+        for part, own in (("attn", adapter.attention(layer)), ("mlp", adapter.mlp(layer))):
+            norm = adapter.after_norm(layer, part)  # Gemma 2 and 3 normalise a part's output again
+            hook(f"{part}_raw", layer, own, after(f"{part}_raw", layer))
+            hook(f"{part}_out", layer, own if norm is None else norm, after(f"{part}_out", layer))
         if rotary:
             hook("rotary", layer, adapter.attention(layer), rotation(layer), pre=True)
     hook("final_in", None, adapter.final_norm, before("final_in", None), pre=True)

@@ -5,7 +5,8 @@
     Edit("z", 5, "replace", other, where=mask)            # ``other`` where the bool ``mask`` is set
     Edit("resid_post", 9, "remove", vector)               # the stream's component along ``vector`` gone
 
-A site's axes (``SITES``): "b" batch rows, "p" positions, "h" query heads, "g" key/value heads;
+A site's axes (``SITES``): "b" batch rows, "p" positions, "h" query heads, "g" key/value heads
+(``heads=`` on k and v counts these: fewer than the query heads under grouped-query attention);
 "." an axis no edit selects along. Positions count from the start of the text, the tokens of a
 ``past`` KV cache included; ``slice(1, None)`` is every position but the first, however long
 the text grows. torch is imported by the callers.
@@ -23,6 +24,8 @@ SITES = {
     "resid_pre": "bp.",
     "attn_out": "bp.",
     "mlp_out": "bp.",
+    "attn_raw": "bp.",
+    "mlp_raw": "bp.",
     "resid_post": "bp.",
     "q": "bhp.",
     "k": "bgp.",
@@ -47,7 +50,7 @@ class Edit:
     op: str
     value: Any = None  # a tensor or number: what replaces, is added, or scales
     positions: int | Sequence[int] | slice | None = None  # None: every position
-    heads: int | Sequence[int] | None = None  # None: every head (per-head sites only)
+    heads: int | Sequence[int] | None = None  # None: every head (per-head sites; on k, v key/value heads)
     row: int | None = None  # the batch row; None: every row
     where: Any = None  # a bool tensor broadcast to the site's shape: the cells (and those above)
 
@@ -101,7 +104,11 @@ def check_edit(edit: Edit, shape: Any, rows: int | None = None, tokens: int | No
     axes = SITES[edit.site]
     if edit.heads is not None and not ({"h", "g"} & set(axes)):
         raise ValueError(f"{edit.site} is not per head: give heads only for q, k, v, pattern or z.")
-    _indices("Heads", edit.heads, shape.kv_heads if "g" in axes else shape.heads)
+    if "g" in axes:
+        what = f"Key/value heads of {edit.site} (counted apart from the {shape.heads} query heads)"
+        _indices(what, edit.heads, shape.kv_heads)
+    else:
+        _indices("Heads", edit.heads, shape.heads)
     if tokens is not None and not isinstance(edit.positions, slice):
         _indices("Positions", edit.positions, tokens)
     if edit.row is not None:

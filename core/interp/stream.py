@@ -87,7 +87,7 @@ def stream_journey(model: Any, ids: Sequence[int], position: int = -1) -> Stream
 
     with torch.inference_mode():
         added = {
-            (part, layer): _after(adapter.after_norm(layer, part), at(f"{part}_out", layer)).double()
+            (part, layer): at(f"{part}_out", layer).double()
             for layer in range(layers)
             for part in ("attn", "mlp")
         }
@@ -170,11 +170,6 @@ def grouped(journey: StreamJourney, effects: DirectEffects, by: str = "part") ->
     norms = [np.linalg.norm(journey.parts[m].sum(0)) for m in members]
     values = [effects.values[m].sum(0) for m in members] + [effects.values[-1]]
     return PartGroups((*names, "biases"), np.array([*norms, np.nan]), np.array(values))
-
-
-def _after(norm: Any, x: Any) -> Any:
-    """``x`` through the norm a family puts on a part's output before the stream (None: as it is)."""
-    return x if norm is None else norm(x[None])[0]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ import pytest
 from core import models
 from core.decoder.adapter import adapter_of
 from core.decoder.run import SITES, Edit, hooked_run, prefix
-from tests.tiny_models import FAMILY_TYPES, PARTS, head_zeroed_by_hand, save_tiny_decoder
+from tests.sums import assert_adds_up
+from tests.tiny_models import AFTER_NORMS, FAMILY_TYPES, PARTS, head_zeroed_by_hand, save_tiny_decoder
 from tests.waits import patience
 
 pytestmark = pytest.mark.models
@@ -66,9 +67,12 @@ def read_by_hand(module, model_type: str):
                 part(block, attention).register_forward_pre_hook(rotation(layer), with_kwargs=True),
                 block.register_forward_pre_hook(keep("resid_pre", layer, output=False)),
                 block.register_forward_hook(keep("resid_post", layer)),
-                part(block, attention).register_forward_hook(keep("attn_out", layer)),
-                part(block, mlp).register_forward_hook(keep("mlp_out", layer)),
+                part(block, attention).register_forward_hook(keep("attn_raw", layer)),
+                part(block, mlp).register_forward_hook(keep("mlp_raw", layer)),
             ]
+            written = [part(block, name) for name in AFTER_NORMS.get(model_type, (attention, mlp))]
+            hooks += [written[0].register_forward_hook(keep("attn_out", layer))]
+            hooks += [written[1].register_forward_hook(keep("mlp_out", layer))]
             for handle in hooks:
                 stack.callback(handle.remove)
         handle = part(module, norm).register_forward_pre_hook(keep("final_in", None, output=False))
@@ -120,11 +124,33 @@ def test_every_site_is_what_transformers_own_run_holds_there(tiny):
     out = hooked_run(model, ids, cache=sites_of(model_type))
     layers = model.n_layers
     assert set(out.cache) == set(expected)
-    assert len(out.cache) == (9 + (model_type != "gpt2")) * layers + 2
+    assert len(out.cache) == (11 + (model_type != "gpt2")) * layers + 2
     for key, value in expected.items():
         np.testing.assert_allclose(out.cache[key].numpy(), value.numpy(), atol=CLOSE, err_msg=str(key))
     np.testing.assert_allclose(out.logits.numpy(), expected["logits", None].numpy(), atol=CLOSE)
     assert hooks_on(model.module) == before and out.grads == {} and out.metric is None
+
+
+def test_the_parts_written_to_the_stream_add_up_to_it(tiny):
+    """resid_pre + attn_out + mlp_out = resid_post in every family, Gemma's normalised parts too."""
+    model, _, _, ids = tiny
+    out = hooked_run(model, ids, cache=["resid_pre", "attn_out", "mlp_out", "resid_post"])
+    for layer in range(model.n_layers):
+        parts = [out.cache[site, layer].numpy() for site in ("resid_pre", "attn_out", "mlp_out")]
+        assert_adds_up(parts, out.cache["resid_post", layer].numpy())
+
+
+def test_a_cached_tensor_takes_part_in_ones_own_gradients(tiny):
+    """The cache holds ordinary tensors, not inference ones: autograd may save them for backward."""
+    model, _, _, ids = tiny
+    out = hooked_run(model, ids, cache=[("resid_post", 0), ("pattern", 1)])
+    stream, weights = out.cache["resid_post", 0], out.cache["pattern", 1]
+    assert not stream.is_inference() and not stream.requires_grad
+    probe = torch.ones(stream.shape[-1], requires_grad=True)
+    (stream @ probe).pow(2).sum().backward()
+    expected = 2 * torch.einsum("btd,bt->d", stream, stream @ probe.detach())
+    np.testing.assert_allclose(probe.grad.numpy(), expected.numpy(), rtol=1e-5)
+    assert not weights.is_inference()
 
 
 def test_an_add_equals_a_hook_that_adds_by_hand(tiny):
@@ -252,7 +278,10 @@ def test_what_does_not_exist_is_named(tiny):
         ({"cache": [("z", last + 1)]}, f"Layer {last + 1} of z does not exist: .* layers 0 to {last}"),
         ({"cache": [("logits", 0)]}, "logits has no layer"),
         ({"edits": [Edit("z", 0, "zero", heads=model.n_heads)]}, f"Heads \\[{model.n_heads}\\] do not exist"),
-        ({"edits": [Edit("k", 0, "zero", heads=model.n_kv_heads)]}, "Heads .* there are "),
+        (
+            {"edits": [Edit("k", 0, "zero", heads=model.n_kv_heads)]},
+            f"Key/value heads of k .*{model.n_heads} query heads.* there are {model.n_kv_heads}",
+        ),
         ({"edits": [Edit("resid_pre", 0, "zero", positions=[len(ids)])]}, "Positions .* do not exist"),
         ({"edits": [Edit("resid_pre", 0, "zero", heads=0)]}, "resid_pre is not per head"),
         ({"edits": [Edit("resid_pre", 0, "double", 2)]}, "no operation 'double'; the operations are"),

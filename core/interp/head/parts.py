@@ -83,12 +83,9 @@ def head_writes(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
     return after_attention(adapter, rec, layer, t)(_head_outputs(adapter, rec, layer, t))
 
 
-def mlp_writes(adapter: Any, rec: Recorded, layer: int, t: int) -> Any:
-    """(hidden,) float64: what the MLP of ``layer`` adds to the stream at t (through the norm after
-    it, Gemma 2 and 3)."""
-    out = rec.mlp[layer, t].double()
-    norm = adapter.after_norm(layer, "mlp")
-    return out if norm is None else frozen_norm(norm, out)(out)
+def mlp_writes(rec: Recorded, layer: int, t: int) -> Any:
+    """(hidden,) float64: what the MLP of ``layer`` adds to the stream at t."""
+    return rec.mlp[layer, t].double()
 
 
 def stream_parts(adapter: Any, rec: Recorded, layer: int, t: int) -> Parts:
@@ -104,7 +101,7 @@ def stream_parts(adapter: Any, rec: Recorded, layer: int, t: int) -> Parts:
         biases = torch.zeros_like(token)
         for earlier in range(layer):
             names += [f"L{earlier + 1} H{h + 1}" for h in range(rec.heads)] + [f"L{earlier + 1} MLP"]
-            vectors += [head_writes(adapter, rec, earlier, t), mlp_writes(adapter, rec, earlier, t)[None]]
+            vectors += [head_writes(adapter, rec, earlier, t), mlp_writes(rec, earlier, t)[None]]
             bias = _out_bias(adapter, earlier)
             if bias is not None:
                 biases += after_attention(adapter, rec, earlier, t)(bias)
