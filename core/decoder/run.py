@@ -6,7 +6,8 @@
     out = hooked_run(model, ids, grads=["attn_out"], metric=lambda logits: logits[0, -1, 7])
     out.grads["attn_out", 0]            # d metric / d (layer 0's attention output), same shape
 
-Sites (``SITES``), named as TransformerLens names them, layers and heads counted from 0:
+Sites (``SITES``), named as TransformerLens names them, layers and heads counted from 0, and
+shaped as it shapes them: positions before heads in q, k, v and z, queries before keys in a pattern.
 
 | site | shape | TransformerLens | what |
 |---|---|---|---|
@@ -15,8 +16,8 @@ Sites (``SITES``), named as TransformerLens names them, layers and heads counted
 | mlp_out | (batch, T, hidden) | blocks.L.hook_mlp_out | what the MLP adds to the stream |
 | attn_raw, mlp_raw | (batch, T, hidden) | ln1_post, ln2_post input | before Gemma 2/3's after-norm |
 | resid_post | (batch, T, hidden) | blocks.L.hook_resid_post | the stream leaving block L |
-| q | (batch, heads, T, head_dim) | blocks.L.attn.hook_q | queries after rotary (TL: T first) |
-| k, v | (batch, kv_heads, T, head_dim) | blocks.L.attn.hook_k, hook_v | keys after rotary, values |
+| q | (batch, T, heads, head_dim) | blocks.L.attn.hook_q | queries after rotary |
+| k, v | (batch, T, kv_heads, head_dim) | blocks.L.attn.hook_k, hook_v | keys after rotary, values |
 | pattern | (batch, heads, T, T) | blocks.L.attn.hook_pattern | attention weights |
 | z | (batch, T, heads, head_dim) | blocks.L.attn.hook_z | each head's output before the output projection |
 | rotary | (2, 1, T, rotary dims) | (none) | the cos and sin that rotate q and k, one for every row |
@@ -256,14 +257,21 @@ class _Run(Tap):
         """``x`` at (site, layer), its positions the text's from ``start`` (default: the run's),
         after its edits; kept when asked for."""
         for edit in self.edits.get((site, layer), ()):
-            x = apply(edit, x, self.start or 0 if start is None else start)
+            x = apply(edit, x, (self.start or 0) if start is None else start)
         if (site, layer) in self.kept:
             self.live[site, layer] = x
         return x
 
     def qkv(self, layer: int, q: Any, k: Any, v: Any) -> tuple[Any, Any, Any]:
+        """The tap's (batch, heads, T, d) as the sites' (batch, T, heads, d), and back."""
         start = k.shape[2] - q.shape[2]  # the queries are the last of the keys
-        return self.passed("q", layer, q, start), self.passed("k", layer, k, 0), self.passed("v", layer, v, 0)
+        q, k, v = (x.transpose(1, 2) for x in (q, k, v))
+        q, k, v = (
+            self.passed("q", layer, q, start),
+            self.passed("k", layer, k, 0),
+            self.passed("v", layer, v, 0),
+        )
+        return q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
 
     def heads(self, layer: int, z: Any, weights: Any, value: Any) -> Any:
         start = value.shape[2] - z.shape[1]

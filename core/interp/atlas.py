@@ -232,8 +232,8 @@ def head_atlas(
             return torch.stack([run.cache[site, layer][0] for layer in layers])
 
         weights = [stacked(run, "pattern").float().numpy() for run in runs]
-        queries = tuple(stacked(run, "q").float() for run in runs)
-        keys = tuple(stacked(run, "k").float() for run in runs)
+        queries = tuple(stacked(run, "q").transpose(1, 2).float() for run in runs)  # (L, heads, T, d)
+        keys = tuple(stacked(run, "k").transpose(1, 2).float() for run in runs)
     missing = NOT_FOR_ENCODERS if encoder else {}
     scores = attention_scores(*weights, n) | ({} if encoder else {"copying": copying_scores(model)})
     return HeadAtlas(

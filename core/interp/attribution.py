@@ -100,6 +100,9 @@ def attribute(model: Any, pair: PatchPair, direction: str = "denoise") -> Attrib
             for layer in sorted(acts[site]):
                 s, r = source[site][layer][0], acts[site][layer][0]
                 g = grad[site][layer] if site in ("k", "v") else grad[site][layer][0]
+                if site in ("q", "k", "v"):  # (T, heads, d) -> (heads, T, d), as k's and v's gradients are
+                    s, r = s.transpose(0, 1), r.transpose(0, 1)
+                    g = g.transpose(0, 1) if site == "q" else g
                 if site in ("k", "v"):
                     s, r = s[kv], r[kv]
                 change = _dot(s, r, g, -1)  # (T,), (T, heads) for z, else (heads, T)
@@ -123,7 +126,7 @@ def _key_grads(acts: dict, grad: dict, layer: int, shape: Any) -> Any:
     only = torch.zeros((shape.heads, *gw.shape), dtype=gw.dtype)  # one head's gradient per row
     only[heads, :, heads] = gw[:, heads].transpose(0, 1)
     (gk,) = torch.autograd.grad(w, k, grad_outputs=only, retain_graph=True, is_grads_batched=True)
-    return gk[heads, 0, heads // (shape.heads // shape.kv_heads)]  # (heads, T, d)
+    return gk[heads, 0, :, heads // (shape.heads // shape.kv_heads)]  # (heads, T, d)
 
 
 def _value_grads(acts: dict, grad: dict, layer: int) -> Any:

@@ -26,6 +26,7 @@ from core.decoder.run import Edit
 
 RUN_SITES = {"resid": "resid_pre", "attn": "attn_out", "mlp": "mlp_out"}  # the others keep their names
 SITES = ("resid", "attn", "mlp", "z", "q", "k", "v", "pattern")
+PER_HEAD = ("z", "q", "k", "v")  # (batch, T, heads, d); a pattern is (batch, heads, T, T)
 
 
 def run_sites(layers: int) -> list:
@@ -64,7 +65,7 @@ class Cells:
         import torch
 
         a, b = source[self.site][self.layer][0], receiving[self.site][self.layer][0]
-        if self.site == "z":  # (T, heads, d) -> (heads, T, d)
+        if self.site in PER_HEAD:  # (T, heads, d) -> (heads, T, d)
             a, b = a.transpose(0, 1), b.transpose(0, 1)
         out = []
         for i in range(self.rows):
@@ -90,8 +91,10 @@ class Cells:
 
         site, layer, o = self.site, self.layer, self.offset
         layers = len(source["resid"]) - 1
-        value = source[site][layer][..., o:, :] if site in ("q", "pattern") else source[site][layer]
-        if site in ("resid", "attn", "mlp", "z"):
+        value = source[site][layer]
+        if site == "pattern":  # (B, heads, queries, keys): the queries after the cache
+            value = value[..., o:, :]
+        elif site not in ("k", "v"):  # k and v cover the cached tokens too
             value = value[:, o:]
         rows = torch.arange(self.rows)
         if site in ("resid", "attn", "mlp"):  # (B, T', hidden)
@@ -100,19 +103,17 @@ class Cells:
             name = "resid_post" if layer == layers else RUN_SITES[site]
             return [Edit(name, min(layer, layers - 1), "replace", value, where=where)]
         heads = self.heads // groups if site in ("k", "v") else self.heads
-        if site == "z":  # (B, T', heads, d)
-            where = torch.zeros(self.rows, value.shape[1], value.shape[2], 1, dtype=torch.bool)
-            where[
-                (rows, slice(None), heads) if self.positions is None else (rows, self.positions - o, heads)
-            ] = True
-        else:  # q, k, v, pattern: (B, heads, positions, …)
-            where = torch.zeros(self.rows, value.shape[1], value.shape[2], 1, dtype=torch.bool)
-            start = 0 if site in ("k", "v") else o  # k and v cover the cached tokens too
-            where[(rows, heads) if self.positions is None else (rows, heads, self.positions - start)] = True
+        where = torch.zeros(self.rows, value.shape[1], value.shape[2], 1, dtype=torch.bool)
+        if site in PER_HEAD:  # (B, positions, heads, d)
+            start = 0 if site in ("k", "v") else o
+            every = slice(None) if self.positions is None else self.positions - start
+            where[rows, every, heads] = True
+        else:  # pattern: (B, heads, queries, keys)
+            where[(rows, heads) if self.positions is None else (rows, heads, self.positions - o)] = True
         edits = [Edit(site, layer, "replace", value, where=where)]
         if site in ("k", "v") and groups > 1:  # only the chosen query head sees the copy
-            every = torch.arange(value.shape[1] * groups)
-            shared = (every[None] // groups == heads[:, None]) & (every[None] != self.heads[:, None])
+            query = torch.arange(value.shape[2] * groups)  # every query head
+            shared = (query[None] // groups == heads[:, None]) & (query[None] != self.heads[:, None])
             edits.append(
                 Edit("z", layer, "replace", receiving["z"][layer][:, o:], where=shared[:, None, :, None])
             )

@@ -80,7 +80,7 @@ def test_the_value_rows_are_what_the_run_projects(tiny):
         for g in range(adapter.shape.kv_heads):
             weight, bias = (None if x is None else x.double() for x in adapter.qkv_weight(0, "v", g))
             by_hand = read @ weight.T + (0 if bias is None else bias)
-            np.testing.assert_allclose(out.cache["v", 0][0, g].double(), by_hand, rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(out.cache["v", 0][0, :, g].double(), by_hand, rtol=1e-4, atol=1e-5)
 
 
 def test_the_cloud_is_numpys_svd_of_the_scaled_vectors(tiny):

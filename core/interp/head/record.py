@@ -107,7 +107,9 @@ def record(model: Any, ids: Any) -> Recorded:
     rotary = adapter.family.positions == "rotary"
     sites = [*HEAD_SITES, "resid_pre", "mlp_out", ("resid_post", layers - 1), *(["rotary"] * rotary)]
     cache = hooked_run(model, tokens, cache=sites, unembed=False).cache
-    rows = {site: [cache[site, n][0].float() for n in range(layers)] for site in HEAD_SITES}
+    rows = {
+        site: [_heads_first(site, cache[site, n][0]).float() for n in range(layers)] for site in HEAD_SITES
+    }
     streams = [cache["resid_pre", n][0] for n in range(layers)] + [cache["resid_post", layers - 1][0]]
     rotations = [tuple(cache["rotary", n][:, 0].float()) if rotary else None for n in range(layers)]
     return _recorded(
@@ -116,6 +118,11 @@ def record(model: Any, ids: Any) -> Recorded:
         adapter.windows, torch.stack(streams).float(),
         torch.stack([cache["mlp_out", n][0] for n in range(layers)]).float(),
     )  # fmt: skip
+
+
+def _heads_first(site: str, x: Any) -> Any:
+    """A run's q, k or v (T, heads, d) as the taps give them, (heads, T, d); other sites as they are."""
+    return x.transpose(0, 1) if site in ("q", "k", "v") else x
 
 
 def _recorded(model, ids, rows: dict, rotary, scaling, caps, windows, streams=None, mlp=None) -> Recorded:
