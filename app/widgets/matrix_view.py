@@ -374,10 +374,6 @@ class MatrixView(OwnHeight, QWidget):
             zoom = max(round(zoom - 0.05, 2), MIN_ZOOM)
         return zoom
 
-    def extra_height(self) -> int:
-        """What the view adds below and above its table: the title, and the readout when shown."""
-        return self.sizeHint().height() - self.table.content.height()
-
     def sizeHint(self) -> QSize:
         """At zoom 1 when the view fits itself (a hint that followed the zoom would feed back
         into the room it is given); at the set zoom otherwise."""

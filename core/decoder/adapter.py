@@ -132,7 +132,7 @@ class Adapter:
         shape, family, kind = self.shape, self.family, "qkv".index(which)
         attention = self.attention(layer)
         if family.qkv is None:
-            linear, first = getattr(attention, f"{which}_proj"), head
+            linear, first = getattr(attention, family.projections[kind]), head
         else:
             linear = _part(attention, family.qkv)
             blocks = (0, shape.heads, shape.heads + shape.kv_heads)  # [all q | all k | all v]
@@ -143,7 +143,7 @@ class Adapter:
 
     def head_norm(self, layer: int, which: str) -> Any:
         """The norm on each head's query ("q") or key ("k") before rotary (Qwen3, Gemma 3), or None."""
-        return getattr(self.attention(layer), f"{which}_norm", None)
+        return getattr(self.attention(layer), self.family.head_norms["qk".index(which)], None)
 
     def rotate(self, layer: int, x: Any, cos: Any, sin: Any) -> Any:
         """(…, heads, T, head_dim) rotated by the family's own rotary function (cos, sin broadcast)."""

@@ -9,8 +9,8 @@ stream; here each reads its own copy of the sum of the senders before it (and th
 and an edge can carry another run's output of its sender instead:
 
     graph = Graph.of(adapter)                       # senders, receivers, which edges exist
-    run = edge_run(model, ids, metric, grads=True)  # run.outputs (S, T, hidden), run.grads (R, T, hidden)
-    patched = edge_run(model, ids, metric, other=run.outputs, swapped=mask)  # (S, R) bool: from ``other``
+    run = edge_run(model, ids, normed_metric=m, grads=True)  # outputs (S, T, hidden), grads (R, T, hidden)
+    patched = edge_run(model, ids, normed_metric=m, other=run.outputs, swapped=mask)  # mask (S, R) bool
 
 A layer's query, key and value receivers go through its attention as one batch of H + 2·KV rows
 (row r computes every head; the taps keep head h's query from row h, and so on), or one row where
@@ -160,8 +160,8 @@ class EdgeRun:
 def edge_run(
     model: Any,
     ids: Any,
-    metric: Callable[[Any], Any],
     *,
+    normed_metric: Callable[[Any], Any],
     other: Any = None,
     swapped: Any = None,
     embeddings: Any = None,
@@ -170,7 +170,8 @@ def edge_run(
 ) -> EdgeRun:
     """Run ``model`` (a LoadedModel decoder) over ``ids`` ((T,) token ids) with split receivers.
 
-    ``metric(normed)`` gives one number from the (1, T, hidden) final norm's output. ``other``
+    ``normed_metric(normed)`` gives one number from the (1, T, hidden) final norm's output (the
+    hooked run's ``metric`` with ``unembed=False``: it costs no unembedding). ``other``
     (S, T, hidden): another run's sender outputs, carried by the edges where ``swapped`` (S, R,
     bool) is set. ``embeddings`` (T, hidden): the embeddings sender's output in place of the
     model's own (an integrated-gradients path). ``grads``: the metric's gradient with respect to
@@ -190,7 +191,7 @@ def edge_run(
         split.install(stack)
         stack.enter_context(tapped(split))
         normed = adapter.body(input_ids=tokens, use_cache=False).last_hidden_state
-        value = metric(normed)
+        value = normed_metric(normed)
         taken = torch.autograd.grad(value.reshape(()), split.inputs) if grads else None
     return EdgeRun(
         float(value.detach()),

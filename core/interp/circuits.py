@@ -163,7 +163,10 @@ def ends(model: Any, pair: PatchPair) -> Ends:
     """Both runs split; ValueError when they give the same metric, or when the split run does not
     give the model's own (a family this does not read)."""
     metric = answer_metric(model, pair)
-    clean, corrupt = edge_run(model, pair.clean, metric), edge_run(model, pair.corrupt, metric)
+    clean, corrupt = (
+        edge_run(model, pair.clean, normed_metric=metric),
+        edge_run(model, pair.corrupt, normed_metric=metric),
+    )
     check_ends(clean.metric, corrupt.metric)
     whole = hooked_run(model, pair.clean, unembed=False)
     if float((whole.normed[0] - clean.normed).abs().max()) > 1e-3 * max(1.0, float(whole.normed.abs().max())):
@@ -201,7 +204,7 @@ def edge_scores(
         if method == "eap-ig":
             alpha = (j + 0.5) / steps
             path = base.outputs[0] + alpha * (source.outputs[0] - base.outputs[0])
-        run = edge_run(model, ids, metric, embeddings=path, grads=True, tick=ticks(j + 2))
+        run = edge_run(model, ids, normed_metric=metric, embeddings=path, grads=True, tick=ticks(j + 2))
         grads = grads + run.grads.double() / steps
     change = (source.outputs - base.outputs).double()
     graph = Graph.of(adapter_of(model.module))
@@ -225,7 +228,12 @@ def faithfulness(
     for i, n in enumerate(counts):
         outside = graph.exists & ~scores.circuit(n)
         run = edge_run(
-            model, scores.pair.clean, metric, other=found.corrupt.outputs, swapped=outside, tick=ticks(i)
+            model,
+            scores.pair.clean,
+            normed_metric=metric,
+            other=found.corrupt.outputs,
+            swapped=outside,
+            tick=ticks(i),
         )
         out.append((int(n), (run.metric - found.corrupt.metric) / found.distance))
     ticks(len(counts))()
@@ -251,7 +259,7 @@ def exact_effects(
     for i, edge in enumerate(edges):
         swapped = np.zeros((graph.senders, graph.receivers), bool)
         swapped[edge.sender, edge.receiver] = True
-        run = edge_run(model, ids, metric, other=source.outputs, swapped=swapped, tick=ticks(i))
+        run = edge_run(model, ids, normed_metric=metric, other=source.outputs, swapped=swapped, tick=ticks(i))
         out.append((run.metric - base.metric) / found.distance)
     ticks(len(edges))()
     return out

@@ -27,7 +27,6 @@ from core.interp.sinks import sink_scores
 SINK = 0.5  # a sink puts more than this on the first token (as step 4 counts them)
 INDUCTION = 0.4  # an induction head puts more than this on the token after the earlier copy
 CARRIES = 0.1  # a head carries the answer when knocking it out alone loses more than this share
-MEASURES = ("answer", "sink", "induction")
 
 
 @dataclass(frozen=True)

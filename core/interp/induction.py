@@ -11,7 +11,8 @@ head does that lookup: from position n + k it attends to position k + 1. A previ
 in an earlier layer helps it by writing "my predecessor was …" into each position.
 
 Scores and the split of the loss into the two copies are those of the attention-only model
-trained in ``core.lab.training`` (``head_scores``), so both panels measure the same thing.
+trained in ``core.lab.training`` (``core.maths.head_analysis.head_scores``), so both panels
+measure the same thing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 
 from core.decoder.adapter import adapter_of
 from core.interp.ablation import Head, ablated, run
+from core.maths.head_analysis import head_scores
 
 __all__ = ["InductionTest", "induction_test", "random_induction_test", "repeated_random_tokens"]
 
@@ -88,8 +90,6 @@ def induction_test(
         raise ValueError("The induction test needs a sequence of at least 2 tokens repeated twice.")
     import torch
     from torch.nn import functional as F
-
-    from core.lab.training import head_scores
 
     with ablated(model, heads, mode, means, first) as checked:
         logits, attentions = run(model, ids, attentions=True)

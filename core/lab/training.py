@@ -25,7 +25,7 @@ from torch.nn import functional as F
 from core.lab.data import parse_sequence, repeated_sequences
 from core.lab.model import AttentionOnlyTransformer, ModelShape
 from core.lab.settings import InductionSettings
-from core.maths.head_analysis import offset_weight
+from core.maths.head_analysis import head_scores
 
 EVAL_BATCH = 32  # sequences every checkpoint is measured on; the first is the probe
 FORMED = 0.5  # an induction score above this counts as a formed induction head
@@ -67,13 +67,6 @@ def half_losses(logits: torch.Tensor, ids: torch.Tensor, length: int) -> tuple[t
     """logits (B, 2L, V), ids (B, 2L) → mean loss on targets 1…L−1 and on targets L…2L−1."""
     per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, 2L−1)
     return per_token[:, : length - 1].mean(), per_token[:, length - 1 :].mean()
-
-
-def head_scores(weights: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
-    """weights (..., T, T) of sequences repeated after ``length`` tokens → induction and
-    previous-token scores (...): a second-half token's weight on the token after its earlier copy
-    (offset −(length − 1)), and every token's weight on the token just before it."""
-    return offset_weight(weights, 1 - length, first_row=length), offset_weight(weights, -1)
 
 
 def torch_generator(seed: int) -> torch.Generator:

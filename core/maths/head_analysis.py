@@ -131,6 +131,13 @@ def offset_weight(attentions: np.ndarray, offset: int, first_row: int = 0) -> np
     return attentions[..., rows, rows + offset].astype(np.float64).mean(axis=-1)
 
 
+def head_scores(weights: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """weights (..., T, T) of sequences repeated after ``length`` tokens → induction and
+    previous-token scores (...): a second-half token's weight on the token after its earlier copy
+    (offset −(length − 1)), and every token's weight on the token just before it."""
+    return offset_weight(weights, 1 - length, first_row=length), offset_weight(weights, -1)
+
+
 def _offset_score(result: ModelAttention, offset: int) -> np.ndarray:
     """Mean over rows i of the weight on token i + offset, for rows where that token exists."""
     if len(result.tokens) < 2:

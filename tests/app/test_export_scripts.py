@@ -317,7 +317,7 @@ def test_the_comparison_catches_a_number_that_is_not_printed():
 def test_an_edited_embedding_table_travels_with_the_script(qtbot, tmp_path):
     """The Q, K, V panel's table keeps hand edits and rows of earlier text: the script writes it out."""
     panel = open_panel("qkv", qtbot, None)  # a panel without a model
-    panel.embeddings._on_edit(0, 1, 9.5)
+    panel.embeddings.x_view.edited.emit(0, 1, 9.5)  # as a double-click's edit does
     panel.tokens_edit.setText("the cat sat down again")
     path = tmp_path / "qkv.py"
     path.write_text(panel.script(0), encoding="utf-8")

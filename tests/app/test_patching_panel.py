@@ -157,7 +157,7 @@ def test_the_sweeps_progress_says_what_it_counts_before_and_after(qtbot, tmp_pat
     p.resize(1300, 850)
     p.show()
     idle()
-    for step, page in enumerate(p.sweeps(), 1):
+    for step, page in enumerate([p.stream, p.parts, p.heads, p.approx], 1):
         p.set_step(step)
         qtbot.waitUntil(lambda page=page: page.cancel_button.isVisible(), timeout=patience_ms(5))
         idle()  # the step's compute ends: no model to sweep with

@@ -126,7 +126,7 @@ def head_writes(model, model_type, layer, z, total, block):
 def test_a_split_run_is_the_model_and_its_receivers_gradients_add_up(tiny):
     model, model_type, pair = tiny
     m, _, _, _, (*block_grads, final_grad) = by_hand(model, model_type, pair, pair.corrupt, grads=True)
-    run = edge_run(model, pair.corrupt, answer_metric(model, pair), grads=True)
+    run = edge_run(model, pair.corrupt, normed_metric=answer_metric(model, pair), grads=True)
     assert run.metric == pytest.approx(m, abs=1e-4)
     graph = Graph.of(adapter_of(model.module))
     np.testing.assert_allclose(run.grads[graph.logits], final_grad[0], atol=1e-5)
@@ -140,7 +140,7 @@ def test_a_split_run_is_the_model_and_its_receivers_gradients_add_up(tiny):
 def test_senders_are_the_parts_the_model_writes(tiny):
     model, model_type, pair = tiny
     _, inputs, heads, mlps, _ = by_hand(model, model_type, pair, pair.clean)
-    run = edge_run(model, pair.clean, answer_metric(model, pair))
+    run = edge_run(model, pair.clean, normed_metric=answer_metric(model, pair))
     graph = Graph.of(adapter_of(model.module))
     np.testing.assert_allclose(run.outputs[0], inputs[0][0], atol=1e-6)
     for layer in range(graph.layers):

@@ -48,12 +48,6 @@ class InsideDecoderPanel(RowPanel):
     def lives(self) -> list[Live]:
         return [self.knock.live, self.lens.live, self.sinks.live, self.induction.live, self.compare.live]
 
-    def open_top_head(self) -> None:
-        """The head step 2 ranks first, in Inside a head."""
-        cell = self.rank.top_head()
-        if cell is not None:
-            self.openHead.emit(cell)
-
     def _run_on(self, model) -> None:
         for live in self.lives()[:-1]:
             live.apply(source=model.source)

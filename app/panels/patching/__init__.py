@@ -37,9 +37,6 @@ class PatchingPanel(RowPanel):
         live.failed.connect(self.offer_missing)
         self.set_step(0)
 
-    def sweeps(self) -> list:
-        return [self.stream, self.parts, self.heads, self.approx]
-
     def show_step(self, i: int) -> None:
         """Show step ``i``; the state's sweep turns to its grids (another step's sweep stops and
         starts again when that step is shown)."""

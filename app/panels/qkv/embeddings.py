@@ -16,9 +16,7 @@ class EmbeddingsPage(Step):
         super().__init__(live)
         self.x_view = MatrixView("X (embeddings)", editable=True)
         self.x_view.set_describer(self._describe_x)
-        self.x_view.edited.connect(
-            lambda i, j, value: self.apply(example=edit_embedding(self.result.example, i, j, value))
-        )
+        self.x_view.edited.connect(self._on_edit)
         self.x_view.invalidEdit.connect(self.tell)
         self.layout_with(
             "One table row per token, picked by the token alone: a word typed twice gets the same "

@@ -26,7 +26,9 @@ class Family:
     final_norm: str  # the norm before the unembedding, from the whole model
     pre_norm: str = "input_layernorm"  # the norm attention reads through, from the block
     mlp_norm: str = "post_attention_layernorm"  # the norm the MLP reads through, from the block
-    qkv: str | None = None  # one fused query-key-value projection, from the attention (None: q_proj…)
+    qkv: str | None = None  # one fused query-key-value projection, from the attention (None: three)
+    projections: tuple[str, str, str] = ("q_proj", "k_proj", "v_proj")  # the three, from the attention
+    head_norms: tuple[str, str] = ("q_norm", "k_norm")  # on each head's query and key, where a model has them
     qkv_by_head: bool = False  # the fused rows go [q k v of head 0 | head 1 …], not [all q | all k | all v]
     after_norms: tuple[str, str] | None = None  # norms on attention's and the MLP's outputs, from the block
     after_norms_in: tuple[str, ...] = ()  # the model types that have ``after_norms``

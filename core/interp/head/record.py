@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.decoder.hooks import Tap, tapped
+from core.decoder.encoder import encoder_heads
 
 HEAD_SITES = ("q", "k", "v", "z", "pattern")  # the run's sites kept per layer, first batch row
 
@@ -50,32 +50,6 @@ class Recorded:
         return head // (self.heads // self.k[0].shape[0])
 
 
-class _Keep(Tap):
-    """An encoder's q, k, v, head outputs and weights (a decoder's come from the hooked run)."""
-
-    def __init__(self):
-        self.seen: dict[tuple[str, int], Any] = {}
-
-    def qkv(self, layer, q, k, v):
-        self.seen.update({("q", layer): q, ("k", layer): k, ("v", layer): v})
-        return q, k, v
-
-    def heads(self, layer, z, weights, value):
-        self.seen.update({("z", layer): z, ("pattern", layer): weights})
-        return z
-
-
-def _per_layer(module: Any, layers: int, name: str, default: float | None) -> list:
-    """Each of an encoder's attention modules' float attribute ``name`` (found by its
-    ``layer_idx``), else ``default``."""
-    found = {
-        m.layer_idx: float(getattr(m, name))
-        for m in module.modules()
-        if isinstance(getattr(m, name, None), float) and isinstance(getattr(m, "layer_idx", None), int)
-    }
-    return [found.get(layer, default) for layer in range(layers)]
-
-
 def record(model: Any, ids: Any) -> Recorded:
     """Run ``model`` (a LoadedModel) over ``ids`` once and keep every layer's q, k, v, head outputs and
     weights; for a decoder also the residual streams and MLP outputs."""
@@ -88,16 +62,9 @@ def record(model: Any, ids: Any) -> Recorded:
     if tokens.shape[1] == 0:
         raise ValueError("Type some text first: the model needs at least one token.")
     if model.kind != DECODER:
-        from core.decoder.adapter import tap_attention
-
-        tap_attention(module)
-        keep = _Keep()
-        with tapped(keep), torch.inference_mode():
-            module(input_ids=tokens, attention_mask=torch.ones_like(tokens))
-        layers = len(keep.seen) // 5
-        rows = {site: [keep.seen[site, n][0].float() for n in range(layers)] for site in HEAD_SITES}
-        scaling = _per_layer(module, layers, "scaling", rows["q"][0].shape[-1] ** -0.5)
-        caps = _per_layer(module, layers, "attn_logit_softcapping", None)
+        seen, scaling, caps = encoder_heads(model, tokens)
+        layers = len(scaling)
+        rows = {site: [seen[site, n][0].float() for n in range(layers)] for site in HEAD_SITES}
         return _recorded(model, ids, rows, [None] * layers, scaling, caps, [None] * layers)
     from core.decoder.adapter import adapter_of
     from core.decoder.run import hooked_run
