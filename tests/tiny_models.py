@@ -209,6 +209,17 @@ OUT_PROJECTIONS = {  # written by hand, not read from the adapters: each family'
 AFTER_NORMS = {
     t: ("post_attention_layernorm", "post_feedforward_layernorm") for t in ("gemma2", "gemma3_text")
 }
+# The norm the MLP reads the stream through (None: it reads the block's input, GPT-NeoX's parallel
+# residual), and the MLP's last projection, which reads its neurons.
+MLP_READS = {
+    "llama": ("post_attention_layernorm", "mlp.down_proj"),
+    "qwen3": ("post_attention_layernorm", "mlp.down_proj"),
+    "gemma2": ("pre_feedforward_layernorm", "mlp.down_proj"),
+    "gemma3_text": ("pre_feedforward_layernorm", "mlp.down_proj"),
+    "phi3": ("post_attention_layernorm", "mlp.down_proj"),
+    "gpt2": ("ln_2", "mlp.c_proj"),
+    "gpt_neox": (None, "mlp.dense_4h_to_h"),
+}
 PARTS = {
     "llama": ("model.layers", "self_attn", "mlp", "model.norm"),
     "qwen3": ("model.layers", "self_attn", "mlp", "model.norm"),

@@ -102,6 +102,10 @@ class Adapter:
     def mlp(self, layer: int) -> Any:
         return _part(self.blocks[layer], self.family.mlp)
 
+    def mlp_down(self, layer: int) -> Any:
+        """``layer``'s MLP's last projection, whose input is the MLP's neurons."""
+        return _part(self.blocks[layer], self.family.mlp_down)
+
     def out_proj(self, layer: int) -> Any:
         return _part(self.blocks[layer], self.family.out_proj)
 

@@ -16,6 +16,9 @@ shaped as it shapes them: positions before heads in q, k, v and z, queries befor
 | mlp_out | (batch, T, hidden) | blocks.L.hook_mlp_out | what the MLP adds to the stream |
 | attn_raw, mlp_raw | (batch, T, hidden) | ln1_post, ln2_post input | before Gemma 2/3's after-norm |
 | resid_post | (batch, T, hidden) | blocks.L.hook_resid_post | the stream leaving block L |
+| resid_mid | (batch, T, hidden) | blocks.L.hook_resid_mid | the stream the MLP reads (read only) |
+| mlp_post | (batch, T, d_mlp) | blocks.L.mlp.hook_post | the MLP's neurons, what its last projection reads |
+| result | (batch, T, heads, hidden) | blocks.L.attn.hook_result | each head's write (the bias apart) |
 | q | (batch, T, heads, head_dim) | blocks.L.attn.hook_q | queries after rotary |
 | k, v | (batch, T, kv_heads, head_dim) | blocks.L.attn.hook_k, hook_v | keys after rotary, values |
 | pattern | (batch, heads, T, T) | blocks.L.attn.hook_pattern | attention weights |
@@ -120,6 +123,8 @@ def hooked_run(
     used = {site for site, _ in [*wanted, *asked, *((e.site, e.layer) for e in edits)]}
     if "rotary" in used and adapter.family.positions != "rotary":
         raise ValueError(f"{adapter.family.name} has no rotary site: it learns a table of positions instead.")
+    if "resid_mid" in used and adapter.parallel:
+        raise ValueError("This model has no resid_mid: its MLP reads the block's input beside attention.")
     if not unembed and "logits" in used:
         raise ValueError("Without the unembedding there are no logits to read or change.")
     run = _Run(edits, wanted, asked, fan_out, before)
@@ -294,7 +299,7 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
             hidden = given
             if first and grads and not hidden.requires_grad:  # so that every later site has a gradient
                 hidden = hidden.detach().requires_grad_(True)
-            if run.fans_out(layer):
+            if site == "resid_pre" and run.fans_out(layer):
                 hidden = hidden.expand(run.fan_out[1], -1, -1)
             hidden = run.passed(site, layer, hidden)
             if hidden is given:
@@ -310,6 +315,19 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
             if changed is tensor:
                 return None
             return (changed, *output[1:]) if isinstance(output, tuple) else changed
+
+        return this_thread_only(hook)
+
+    def results(layer: int):
+        """The output projection as a sum of each head's write, (batch, T, heads, hidden)."""
+        shape = adapter.shape
+        weight = adapter.out_weight(layer).reshape(shape.hidden, shape.heads, shape.head_dim)
+
+        def hook(module, args, ___):
+            z = args[0].unflatten(-1, (shape.heads, shape.head_dim))  # (batch, T, heads, head_dim)
+            each = run.passed("result", layer, torch.einsum("bthd,nhd->bthn", z, weight))
+            bias = getattr(module, "bias", None)
+            return each.sum(2) if bias is None else each.sum(2) + bias
 
         return this_thread_only(hook)
 
@@ -334,6 +352,10 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
             norm = adapter.after_norm(layer, part)  # Gemma 2 and 3 normalise a part's output again
             hook(f"{part}_raw", layer, own, after(f"{part}_raw", layer))
             hook(f"{part}_out", layer, own if norm is None else norm, after(f"{part}_out", layer))
+        hook("result", layer, adapter.out_proj(layer), results(layer))
+        if not adapter.parallel:
+            hook("resid_mid", layer, adapter.mlp_norm(layer), before("resid_mid", layer), pre=True)
+        hook("mlp_post", layer, adapter.mlp_down(layer), before("mlp_post", layer), pre=True)
         if rotary:
             hook("rotary", layer, adapter.attention(layer), rotation(layer), pre=True)
     hook("final_in", None, adapter.final_norm, before("final_in", None), pre=True)

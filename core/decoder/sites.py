@@ -26,6 +26,9 @@ SITES = {
     "mlp_out": "bp.",
     "attn_raw": "bp.",
     "mlp_raw": "bp.",
+    "resid_mid": "bp.",
+    "mlp_post": "bp.",
+    "result": "bph.",
     "resid_post": "bp.",
     "q": "bph.",
     "k": "bpg.",
@@ -37,6 +40,7 @@ SITES = {
     "logits": "bp.",
 }
 LAYERLESS = ("final_in", "logits")
+READ_ONLY = {"resid_mid": "change attn_out (what attention adds) or resid_pre instead"}
 OPS = ("replace", "add", "scale", "zero", "remove")
 Site = tuple[str, int | None]
 
@@ -97,13 +101,15 @@ def check_edit(edit: Edit, shape: Any, rows: int | None = None, tokens: int | No
     included; None: not known yet) on a model of ``shape``."""
     _check_site(edit.site)
     _check_layer(edit.site, edit.layer, shape.layers)
+    if edit.site in READ_ONLY:
+        raise ValueError(f"{edit.site} can be read, not changed: {READ_ONLY[edit.site]}.")
     if edit.op not in OPS:
         raise ValueError(f"There is no operation {edit.op!r}; the operations are {', '.join(OPS)}.")
     if (edit.value is None) != (edit.op == "zero"):
         raise ValueError(f"{edit.op} {'takes no' if edit.op == 'zero' else 'needs a'} value.")
     axes = SITES[edit.site]
     if edit.heads is not None and not ({"h", "g"} & set(axes)):
-        raise ValueError(f"{edit.site} is not per head: give heads only for q, k, v, pattern or z.")
+        raise ValueError(f"{edit.site} is not per head: give heads only for q, k, v, pattern, z or result.")
     if "g" in axes:
         what = f"Key/value heads of {edit.site} (counted apart from the {shape.heads} query heads)"
         _indices(what, edit.heads, shape.kv_heads)

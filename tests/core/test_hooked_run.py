@@ -14,7 +14,14 @@ from core import models
 from core.decoder.adapter import adapter_of
 from core.decoder.run import SITES, Edit, hooked_run, prefix
 from tests.sums import assert_adds_up
-from tests.tiny_models import AFTER_NORMS, FAMILY_TYPES, PARTS, head_zeroed_by_hand, save_tiny_decoder
+from tests.tiny_models import (
+    AFTER_NORMS,
+    FAMILY_TYPES,
+    MLP_READS,
+    PARTS,
+    head_zeroed_by_hand,
+    save_tiny_decoder,
+)
 from tests.waits import patience
 
 pytestmark = pytest.mark.models
@@ -70,6 +77,12 @@ def read_by_hand(module, model_type: str):
                 part(block, attention).register_forward_hook(keep("attn_raw", layer)),
                 part(block, mlp).register_forward_hook(keep("mlp_raw", layer)),
             ]
+            mid, down = MLP_READS[model_type]
+            hooks.append(part(block, down).register_forward_pre_hook(keep("mlp_post", layer, output=False)))
+            if mid is not None:
+                hooks.append(
+                    part(block, mid).register_forward_pre_hook(keep("resid_mid", layer, output=False))
+                )
             written = [part(block, name) for name in AFTER_NORMS.get(model_type, (attention, mlp))]
             hooks += [written[0].register_forward_hook(keep("attn_out", layer))]
             hooks += [written[1].register_forward_hook(keep("mlp_out", layer))]
@@ -118,8 +131,11 @@ def hooks_on(module) -> list:
 
 
 def sites_of(model_type: str) -> list[str]:
-    """Every site; GPT-2's positions are a learned table, so it has no rotary site."""
-    return [site for site in SITES if site != "rotary" or model_type != "gpt2"]
+    """Every site read by hand; GPT-2's positions are a learned table, so it has no rotary site, and
+    GPT-NeoX's MLP reads the block's input, so it has no resid_mid. (Each head's result is tested
+    against the output projection below.)"""
+    absent = {"gpt2": "rotary", "gpt_neox": "resid_mid"}.get(model_type)
+    return [site for site in SITES if site not in (absent, "result")]
 
 
 def test_every_site_is_what_transformers_own_run_holds_there(tiny):
@@ -129,7 +145,7 @@ def test_every_site_is_what_transformers_own_run_holds_there(tiny):
     out = hooked_run(model, ids, cache=sites_of(model_type))
     layers = model.n_layers
     assert set(out.cache) == set(expected)
-    assert len(out.cache) == (11 + (model_type != "gpt2")) * layers + 2
+    assert len(out.cache) == (len(sites_of(model_type)) - 2) * layers + 2
     for key, value in expected.items():
         np.testing.assert_allclose(out.cache[key].numpy(), value.numpy(), atol=CLOSE, err_msg=str(key))
     np.testing.assert_allclose(out.logits.numpy(), expected["logits", None].numpy(), atol=CLOSE)
@@ -143,6 +159,63 @@ def test_the_parts_written_to_the_stream_add_up_to_it(tiny):
     for layer in range(model.n_layers):
         parts = [out.cache[site, layer].numpy() for site in ("resid_pre", "attn_out", "mlp_out")]
         assert_adds_up(parts, out.cache["resid_post", layer].numpy())
+
+
+def test_the_stream_between_attention_and_the_mlp_adds_up(tiny):
+    """resid_mid = resid_pre + attn_out, and resid_post = resid_mid + mlp_out; read only."""
+    model, _, model_type, ids = tiny
+    if model_type == "gpt_neox":
+        with pytest.raises(ValueError, match="no resid_mid: its MLP reads the block's input"):
+            hooked_run(model, ids, cache=["resid_mid"])
+        return
+    out = hooked_run(model, ids, cache=["resid_pre", "attn_out", "resid_mid", "mlp_out", "resid_post"])
+    for layer in range(model.n_layers):
+        at = {site: out.cache[site, layer].numpy() for site, n in out.cache if n == layer}
+        assert_adds_up([at["resid_pre"], at["attn_out"]], at["resid_mid"])
+        assert_adds_up([at["resid_mid"], at["mlp_out"]], at["resid_post"])
+    with pytest.raises(ValueError, match="resid_mid can be read, not changed: change attn_out"):
+        hooked_run(model, ids, edits=[Edit("resid_mid", 0, "zero")])
+
+
+def test_each_heads_result_is_its_slice_of_the_output_projection(tiny):
+    """result[..., h, :] = z_h · W_O[h]ᵀ; summed with the bias it is attention's own output, and an
+    edit of one head's result is the same edit of its z (the output projection is linear)."""
+    model, _, _, ids = tiny
+    adapter = adapter_of(model.module)
+    shape = adapter.shape
+    out = hooked_run(model, ids, cache=["z", "result", "attn_raw"])
+    weight = adapter.out_weight(1).detach().double().reshape(shape.hidden, shape.heads, shape.head_dim)
+    by_hand = torch.einsum("bthd,nhd->bthn", out.cache["z", 1].double(), weight)
+    np.testing.assert_allclose(out.cache["result", 1].numpy(), by_hand.numpy(), atol=CLOSE)
+    bias = getattr(adapter.out_proj(1), "bias", None)
+    whole = [*np.moveaxis(by_hand.numpy(), 2, 0), *([] if bias is None else [bias.detach().numpy()])]
+    assert_adds_up(np.broadcast_arrays(*whole), out.cache["attn_raw", 1].numpy())
+    head = shape.heads - 1
+    zeroed = hooked_run(model, ids, edits=[Edit("result", 1, "zero", heads=head, positions=[2])]).logits
+    z_zeroed = hooked_run(model, ids, edits=[Edit("z", 1, "zero", heads=head, positions=[2])]).logits
+    np.testing.assert_allclose(zeroed.numpy(), z_zeroed.numpy(), atol=CLOSE)
+    assert (zeroed - out.logits).abs().max() > 1e-4
+
+
+def test_zeroing_a_neuron_equals_a_hand_hook_on_the_mlps_last_projection(tiny):
+    model, reference, model_type, ids = tiny
+    width = hooked_run(model, ids, cache=[("mlp_post", 0)]).cache["mlp_post", 0].shape[-1]
+    neuron = torch.arange(width) == 3  # neuron 3 at every position
+    out = hooked_run(model, ids, edits=[Edit("mlp_post", 0, "zero", where=neuron)])
+    down = part(part(reference, PARTS[model_type][0])[0], MLP_READS[model_type][1])
+
+    def zero(_, args):
+        x = args[0].clone()
+        x[..., 3] = 0
+        return (x, *args[1:])
+
+    handle = down.register_forward_pre_hook(zero)
+    try:
+        expected, _ = reference_run(reference, model_type, ids)
+    finally:
+        handle.remove()
+    np.testing.assert_allclose(out.logits.numpy(), expected["logits", None].numpy(), atol=CLOSE)
+    assert (out.logits - hooked_run(model, ids).logits).abs().max() > 1e-5
 
 
 def test_a_cached_tensor_takes_part_in_ones_own_gradients(tiny):
@@ -190,7 +263,7 @@ def test_zeroing_a_heads_output_equals_zeroing_its_slice_of_the_output_projectio
 
 def test_replacing_every_site_by_its_own_value_changes_nothing(tiny):
     model, _, model_type, ids = tiny
-    base = hooked_run(model, ids, cache=sites_of(model_type))
+    base = hooked_run(model, ids, cache=[site for site in sites_of(model_type) if site != "resid_mid"])
     again = hooked_run(model, ids, edits=[Edit(s, n, "replace", v) for (s, n), v in base.cache.items()])
     np.testing.assert_allclose(again.logits.numpy(), base.logits.numpy(), atol=CLOSE)
     earlier = base.cache["resid_pre", 0]  # another layer's stream does change it
@@ -221,7 +294,8 @@ def test_gradients_at_every_site_equal_autograd_through_hand_hooks(tiny):
 
     _, expected = reference_run(reference, model_type, ids, metric)
     before = hooks_on(model.module)
-    out = hooked_run(model, ids, grads=sites_of("gpt2"), metric=metric)  # no gradient at rotary
+    sites = [site for site in sites_of(model_type) if site != "rotary"]  # no gradient at rotary
+    out = hooked_run(model, ids, grads=sites, metric=metric)
     assert set(out.grads) == set(expected)
     for key, value in expected.items():
         np.testing.assert_allclose(out.grads[key].numpy(), value.numpy(), atol=1e-4, err_msg=str(key))

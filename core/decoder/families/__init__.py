@@ -25,6 +25,7 @@ class Family:
     out_proj: str  # a block's attention output projection, from the block
     final_norm: str  # the norm before the unembedding, from the whole model
     pre_norm: str = "input_layernorm"  # the norm attention reads through, from the block
+    mlp_down: str = "mlp.down_proj"  # the MLP's last projection, from the block: it reads the neurons
     mlp_norm: str = "post_attention_layernorm"  # the norm the MLP reads through, from the block
     qkv: str | None = None  # one fused query-key-value projection, from the attention (None: three)
     projections: tuple[str, str, str] = ("q_proj", "k_proj", "v_proj")  # the three, from the attention

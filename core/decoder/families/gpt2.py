@@ -14,5 +14,6 @@ FAMILY = Family(
     conv1d=True,
     pre_norm="ln_1",
     mlp_norm="ln_2",
+    mlp_down="mlp.c_proj",
     qkv="c_attn",
 )

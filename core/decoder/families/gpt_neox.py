@@ -11,5 +11,6 @@ FAMILY = Family(
     out_proj="attention.dense",
     final_norm="gpt_neox.final_layer_norm",
     qkv="query_key_value",
+    mlp_down="mlp.dense_4h_to_h",
     qkv_by_head=True,
 )
