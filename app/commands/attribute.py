@@ -81,8 +81,8 @@ def run(args) -> int:
         raise ValueError("--foil compares with --target; give --target too")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
     from core.interp import token_scores as ts
-    from core.interp.prediction import pieces
     from core.interp.ranking import answer_token
+    from core.interp.token_text import pieces
 
     ids, notes = read_prompt(model, args.text)
     if len(ids) < 2:
@@ -244,7 +244,7 @@ def over_the_set(args) -> int:
 
 
 def lines(doc: dict) -> list[str]:
-    from core.interp.prediction import visible
+    from core.interp.token_text import visible
 
     metric = doc["metric"]
     if metric["kind"] == "cosine":

@@ -91,7 +91,7 @@ def run(args) -> int:
 
 def lines(model, pair, scores, rows, curve, nodes) -> list[str]:
     """The pair, both metrics, the top edges, the curve and the circuit's nodes."""
-    from core.interp.prediction import visible
+    from core.interp.token_text import visible
 
     out = [f"model: {model.name}"]
     target, foil = visible(pair.target.text), visible(pair.foil.text)

@@ -49,7 +49,7 @@ def run(args) -> int:
     model = load_model(args.model)  # its stage line comes first: the imports below take a while
     from core import models
     from core.interp import head
-    from core.interp.prediction import pieces
+    from core.interp.token_text import pieces
 
     cut = []
     if model.kind == models.DECODER:
@@ -142,7 +142,7 @@ def mask_note(step) -> str:
 
 def lines(doc: dict, step) -> list[str]:
     """The same as plain text."""
-    from core.interp.prediction import visible
+    from core.interp.token_text import visible
     from core.maths.explain import dot_terms, num
 
     tokens = [visible(t) for t in doc["tokens"]]

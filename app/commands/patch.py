@@ -93,7 +93,7 @@ def run(args) -> int:
 
 def lines(model, pair, grid, args) -> list[str]:
     """The pair, both metrics and the grid as a table of normalised values."""
-    from core.interp.prediction import visible
+    from core.interp.token_text import visible
 
     out = [f"model: {model.name}"]
     target, foil = visible(pair.target.text), visible(pair.foil.text)

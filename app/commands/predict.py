@@ -124,7 +124,7 @@ def run(args) -> int:
         raise ValueError("--model is empty; give 'smollm2' or a model folder")
     loading(args.model)  # before the imports, which take a while
     from core import models
-    from core.interp import prediction
+    from core.interp import prediction, token_text
     from core.maths import sampling
 
     settings = sampling.Settings(args.temperature, args.top_k, args.top_p).check()
@@ -195,7 +195,7 @@ def run(args) -> int:
     kv = f", {counted(model.n_kv_heads, 'key/value head')}" if model.n_kv_heads != model.n_heads else ""
     print(f"model: {model.name} (decoder, {model.n_layers} layers × {model.n_heads} heads{kv})")
     print(context_line(model, prediction.context_limit(model)))
-    print(f"tokens ({len(prompt.ids)}): {echoed([prediction.visible(p) for p in prompt.pieces], '|')}")
+    print(f"tokens ({len(prompt.ids)}): {echoed([token_text.visible(p) for p in prompt.pieces], '|')}")
     if prompt.dropped:
         print(f"note: {prediction.cut_note(model, prompt.ids, prompt.dropped)}")
     cuts = [f"top-k {settings.top_k}"] * (settings.top_k is not None) + [f"top-p {settings.top_p:g}"] * (
@@ -203,13 +203,13 @@ def run(args) -> int:
     )
     print(f"next token (temperature {settings.temperature:g}{''.join(', ' + c for c in cuts)}, "
           f"entropy {dist.entropy:.2f} nats):")  # fmt: skip
-    labels = [prediction.visible(piece([c.id])) for c in choices]
+    labels = [token_text.visible(piece([c.id])) for c in choices]
     width = max(len(label) for label in [*labels, "(rest)"])
     for label, c in zip(labels, choices, strict=True):
         print(f"  {label:<{width}} {c.prob:7.1%}" + ("" if c.kept else "  (cut)"))
     print(f"  {'(rest)':<{width}} {rest:7.1%}")
     if generated:
-        steps = " ".join(f"{prediction.visible(g.piece)}({g.prob:.0%})" for g in generated)
+        steps = " ".join(f"{token_text.visible(g.piece)}({g.prob:.0%})" for g in generated)
         print(f"generated (seed {args.seed}): {steps}")
         print(f"text: {piece([*prompt.ids, *(g.id for g in generated)])}")
     for line in readout.lines(prompt.logits, lens):
@@ -319,7 +319,7 @@ class DecoderReadout:
 
     def lines(self, logits, lens) -> list[str]:
         """The same as plain text."""
-        from core.interp.prediction import visible
+        from core.interp.token_text import visible
 
         out = [f"note: {self.shares.note}"] if self.shares is not None and self.shares.note else []
         if self.heads:

@@ -162,7 +162,7 @@ def lines(doc: dict, args) -> list[str]:
 def sweep_lines(sweep: dict | None) -> list[str]:
     if sweep is None:
         return []
-    from core.interp.prediction import visible
+    from core.interp.token_text import visible
 
     head = f"{'strength':>10} {'p(' + visible(sweep['token']) + ')':>12} {'entropy':>9}  top"
     return ["the next token by strength:", head] + [

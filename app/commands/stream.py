@@ -51,8 +51,8 @@ def run(args) -> int:
     if not args.text.strip():
         raise ValueError("--text is empty; give a text for the model to read")
     model = load_model(args.model, "decoder")  # core.models.DECODER: its stage line comes first
-    from core.interp.prediction import pieces
     from core.interp.stream import direct_effects, norm_step, stream_journey
+    from core.interp.token_text import pieces
 
     ids, notes = read_prompt(model, args.text)
     position = len(ids) - 1 if args.position is None else args.position
@@ -128,7 +128,7 @@ def norm_document(model, step) -> dict:
 def norm_lines(norm: dict | None) -> list[str]:
     if norm is None:
         return []
-    from core.interp.prediction import visible
+    from core.interp.token_text import visible
 
     where = "the final norm" if norm["layer"] == "final" else f"the norm layer {norm['layer']} reads through"
     centred = (
@@ -151,7 +151,7 @@ def norm_lines(norm: dict | None) -> list[str]:
 
 def lines(doc: dict) -> list[str]:
     """The same as plain text: a row per layer, then the parts, largest first."""
-    from core.interp.prediction import visible
+    from core.interp.token_text import visible
 
     tokens = [visible(t) for t in doc["tokens"]]
     p = doc["position"]

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit
 
 from app.panels.step import Live, Step
 from core.interp.patching import PAIRS, PatchPair
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 
 MARK = "#d62728"
 DIRECTIONS = {"denoise": "denoise", "noise": "noise"}  # clean into corrupted; corrupted into clean

@@ -126,7 +126,7 @@ def model_code(source: str, prompt: str | None, *imports: str) -> str:
     given a prompt, reads it as ``ids`` and ``pieces``; ``imports`` are more import lines."""
     core = {"from core.models import load_model", "from core.printing import table"}
     if prompt is not None:
-        core.add("from core.interp import prediction")
+        core |= {"from core.interp import prediction", "from core.interp import token_text"}
     lines = "\n    ".join(sorted({*core, *imports}))
     code = f"""
     import numpy as np
@@ -141,7 +141,7 @@ def model_code(source: str, prompt: str | None, *imports: str) -> str:
         code += f"""
     prompt = {prompt!r}
     ids, dropped = prediction.encode(model, prompt)  # past the context: the first and last tokens
-    pieces = [prediction.visible(p) for p in prediction.pieces(model, ids)]
+    pieces = [token_text.visible(p) for p in token_text.pieces(model, ids)]
     print("Tokens:", " | ".join(pieces))
     """
     return code

@@ -33,8 +33,9 @@ import numpy as np
 from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run, prefix
 from core.interp.patching_cells import Cells, by_site, run_sites
-from core.interp.prediction import context_limit, visible
+from core.interp.prediction import context_limit
 from core.interp.ranking import AnswerToken, answer_pair
+from core.interp.token_text import visible
 from core.models.kinds import DECODER, check_kind
 
 WHATS = ("resid", "attn", "mlp", "heads", "q", "k", "v", "pattern", "heads_pos", "head")

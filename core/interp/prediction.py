@@ -1,5 +1,6 @@
-"""A decoder language model one token at a time: next-token predictions, generation with the KV
-cache, and how much that cache holds.
+"""A decoder language model one token at a time: a prompt read within the context and the memory
+free, next-token predictions, and generation with the KV cache (its size: ``kv_cache``; a decode
+step timed: ``decode_timing``; a token's text shown: ``token_text``).
 
     model = load_model("smollm2", expect=DECODER)
     p = predict(model, "The capital of France is")
@@ -14,10 +15,7 @@ torch is imported inside the functions that run the model, loaded by then.
 
 from __future__ import annotations
 
-import statistics
 import threading
-import time
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +23,7 @@ import numpy as np
 
 from core.decoder.run import cache_keywords, full_cache
 from core.free_memory import available_memory
+from core.interp.token_text import pieces, visible
 from core.maths.sampling import Draws, reshape
 from core.models.kinds import DECODER, LoadedModel, check_kind
 
@@ -124,33 +123,6 @@ def cut_note(model: LoadedModel, ids, dropped: int) -> str:
 
 
 # Characters a token may hold that print as nothing, or as a blank, and the sign shown for each.
-SIGNS = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍", "\u00a0": "⍽"}
-BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # Hangul fillers, the blank braille cell
-
-
-def visible(piece: str) -> str:
-    """A token's text with every blank or invisible character shown: "␣Paris", "↵", "⇥", "␍", "⍽"
-    (no-break space), any other space, control or zero-width character as its code ("⟨U+200B⟩"),
-    a leading combining mark on a dotted circle ("◌́"), and "∅" for an empty piece. The one
-    spelling of a token in the panels, the command line and the exports."""
-    if not piece:
-        return "∅"
-    if piece.isprintable() and " " not in piece and BLANK_LETTERS.isdisjoint(piece):  # most tokens
-        text = piece
-    else:  # isprintable() is False for every space but " ", every control and format character
-        text = "".join(SIGNS.get(c) or (c if shown(c) else f"⟨U+{ord(c):04X}⟩") for c in piece)
-    return "◌" + text if unicodedata.category(text[0]) in ("Mn", "Mc", "Me") else text
-
-
-def shown(c: str) -> bool:
-    return c.isprintable() and c not in BLANK_LETTERS
-
-
-def pieces(model: LoadedModel, ids) -> tuple[str, ...]:
-    """The text of each token on its own, e.g. ("The", " capital", " of")."""
-    return tuple(model.tokenizer.decode([int(i)]) for i in ids)
-
-
 def predict(model: LoadedModel, text: str, keep_cache: bool = False) -> Prediction:
     """Run ``model`` once over ``text``: next-token logits and every head's attention weights."""
     ids, dropped = encode(model, text)
@@ -273,130 +245,7 @@ def generate(
     return prompt, list(generation.chosen)
 
 
-FROM_PROMPT, FROM_DECODING, LET_GO = 1.0, 0.55, 0.0  # a cached token in kept_cells
-
-
-@dataclass(frozen=True)
-class CacheSize:
-    """Bytes the KV cache takes per token and in total, with grouped-query attention and without."""
-
-    tokens: int
-    kept: tuple[int, ...]  # tokens each layer keeps: all, or a sliding-window layer's last window − 1
-    per_layer: int  # bytes per token in one layer: 2 (keys, values) · kv_heads · head_dim · bytes
-    groups: int  # query heads per key/value head
-    bytes_per_value: int
-
-    @property
-    def per_token(self) -> int:
-        """Bytes per token with every layer keeping it."""
-        return self.per_layer * len(self.kept)
-
-    @property
-    def per_token_full(self) -> int:
-        """The same with as many key/value heads as query heads."""
-        return self.per_token * self.groups
-
-    @property
-    def total(self) -> int:
-        return self.per_layer * sum(self.kept)
-
-    @property
-    def total_full(self) -> int:
-        return self.total * self.groups
-
-    @property
-    def saving(self) -> float:
-        """How many times smaller grouped-query attention makes the cache (query / kv heads)."""
-        return float(self.groups)
-
-
-def cache_size(model: LoadedModel, tokens: int, bytes_per_value: int = 4) -> CacheSize:
-    """The KV cache transformers keeps for ``tokens`` tokens, from the model's config: every
-    layer keeps every token, a sliding-window layer only the last window − 1 (the new token's
-    query sees those and itself). 4 bytes = float32, as run here."""
-    kept = tuple(
-        min(tokens, model.window - 1) if layer in model.sliding else tokens for layer in range(model.n_layers)
-    )
-    per_layer = 2 * model.n_kv_heads * model.head_dim * bytes_per_value
-    return CacheSize(tokens, kept, per_layer, model.n_heads // model.n_kv_heads, bytes_per_value)
-
-
-def kept_cells(size: CacheSize, prompt: int) -> np.ndarray:
-    """(layers, tokens) what each layer's cache holds after a prompt of ``prompt`` tokens: FROM_PROMPT,
-    FROM_DECODING, or LET_GO where a sliding-window layer has dropped the token (the panel's shades)."""
-    cells = np.full((len(size.kept), size.tokens), FROM_PROMPT)
-    cells[:, prompt:] = FROM_DECODING
-    for layer, kept in enumerate(size.kept):
-        cells[layer, : size.tokens - kept] = LET_GO
-    return cells
-
-
-def size_curve(model, points: int = 50) -> tuple[np.ndarray, np.ndarray]:
-    """(lengths, MiB) the cache's size from 0 to the model's context, (points, 2): shared key/value
-    heads, then one per query head."""
-    lengths = np.linspace(0, max(model.max_tokens, 1), points).round()
-    sizes = [cache_size(model, int(n)) for n in lengths]
-    return lengths, np.array([[s.total, s.total_full] for s in sizes]) / 2**20
-
-
-def kv_head_of(n_heads: int, n_kv_heads: int) -> np.ndarray:
-    """(n_heads,) the key/value head each query head reads: query heads h·g … h·g + g − 1 share
-    kv head h, with g = n_heads / n_kv_heads (the order transformers' ``repeat_kv`` uses)."""
-    if n_kv_heads < 1 or n_heads % n_kv_heads:
-        raise ValueError(f"{n_heads} query heads cannot share {n_kv_heads} key/value heads evenly.")
-    return np.arange(n_heads) // (n_heads // n_kv_heads)
-
-
-def query_groups(n_heads: int, n_kv_heads: int) -> list[list[int]]:
-    """For each key/value head, the query heads that share it."""
-    owner = kv_head_of(n_heads, n_kv_heads)
-    return [np.flatnonzero(owner == g).tolist() for g in range(n_kv_heads)]
-
-
-@dataclass(frozen=True)
-class DecodeTiming:
-    """Median seconds to get the next token's logits at ``tokens`` tokens."""
-
-    tokens: int
-    cached: float  # one new token against the cache of the others
-    uncached: float  # the whole sequence run again
-
-    @property
-    def speedup(self) -> float:
-        return self.uncached / self.cached
-
-
-def time_decode(model: LoadedModel, ids, tokens: int, repeats: int = 5) -> DecodeTiming:
-    """Measure one decode step at ``tokens`` tokens with and without the cache, side by side.
-
-    The token ids ``ids`` are repeated or cut to exactly ``tokens``; each repeat times a cached
-    step (the cache cut back afterwards) and then a full uncached forward pass.
-    """
-    import torch
-
-    ids = [int(i) for i in ids]
-    if not ids:
-        raise ValueError("Time a decode step on at least one token.")
-    tokens = max(2, min(tokens, context_limit(model)))
-    ids = (ids * (tokens // len(ids) + 1))[:tokens]
-    cached, uncached = [], []
-    with torch.inference_mode():
-        cache = model.module(input_ids=torch.tensor([ids[:-1]]), use_cache=True).past_key_values
-        last, everything = torch.tensor([ids[-1:]]), torch.tensor([ids])
-        for _ in range(repeats):
-            start = time.perf_counter()
-            model.module(input_ids=last, **cache_keywords(model.module, cache))
-            cached.append(time.perf_counter() - start)
-            cache.crop(-1)
-            start = time.perf_counter()
-            model.module(input_ids=everything, use_cache=False)
-            uncached.append(time.perf_counter() - start)
-    return DecodeTiming(tokens, statistics.median(cached), statistics.median(uncached))
-
-
-__all__ = [  # re-exported by core.decoder
-    "FROM_DECODING", "FROM_PROMPT", "LET_GO", "CacheSize", "Chosen", "DecodeTiming", "Generation",
-    "Prediction", "cache_size", "check_fits", "context_limit", "cut_note", "encode", "generate",
-    "kept_cells", "kv_head_of", "pieces", "predict", "prefill", "query_groups", "set_context_limit",
-    "size_curve", "time_decode", "visible", "weights_bytes",
+__all__ = [
+    "Chosen", "Generation", "Prediction", "check_fits", "context_limit", "cut_note", "encode", "generate",
+    "predict", "prefill", "set_context_limit", "weights_bytes",
 ]  # fmt: skip

@@ -64,7 +64,7 @@ class Answer:
 
     def describe(self, tokenizer: Any) -> str:
         """The metric in words: "logit ␣Mary − logit ␣John", or "log p(␣Mary)"."""
-        from core.interp.prediction import visible
+        from core.interp.token_text import visible
 
         target = visible(tokenizer.decode([self.target]))
         if self.foil is None:

@@ -10,7 +10,7 @@ from app import log_file
 from app.panels.next_token import NextTokenPanel
 from app.panels.next_token.temperature import DRAW_HINT
 from core import models
-from core.interp import prediction
+from core.interp import decode_timing, kv_cache, prediction
 from core.maths import sampling
 from core.models import smollm2
 from core.models.loaded import shared
@@ -183,7 +183,7 @@ def test_cache_and_groups_pages(panel):
     assert cache.describe(1, 0).startswith("[layer 2 → cached token ")
     assert cache.describe(1, 0).endswith("from the prompt (prefill)")
     assert g.length > t and cache.describe(0, t).endswith("from decode step 1")
-    size = prediction.cache_size(panel.model, g.length)
+    size = kv_cache.cache_size(panel.model, g.length)
     assert f"{size.saving:g}× as much" in panel.cache.sizes.text()
     settle(panel.cache.measure_button.click)
     assert "with the cache" in panel.cache.timing.text()
@@ -262,13 +262,13 @@ def test_auto_waits_for_a_timing_then_goes_on(panel, qtbot, monkeypatch):
     timing to end (nothing else runs beside it), then appends."""
     import time
 
-    timed = prediction.time_decode
+    timed = decode_timing.time_decode
 
     def slow(*args):
         time.sleep(0.6)  # longer than Auto's pause
         return timed(*args)
 
-    monkeypatch.setattr(prediction, "time_decode", slow)
+    monkeypatch.setattr(decode_timing, "time_decode", slow)
     w = panel.writing
     panel.set_step(3)
     panel.cache.measure_button.click()

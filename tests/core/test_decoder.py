@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core import models
-from core.interp import prediction
+from core.interp import decode_timing, kv_cache, prediction
 from core.maths import sampling
 from tests.tiny_models import save_tiny_llama
 
@@ -185,30 +185,30 @@ def test_kind_is_checked_both_ways(llama_folder):
 
 def test_cache_size_matches_the_cached_tensors(llama):
     g = prediction.Generation.start(llama, prediction.predict(llama, PROMPT, keep_cache=True))
-    size = prediction.cache_size(llama, g.length)
+    size = kv_cache.cache_size(llama, g.length)
     held = sum(2 * layer.keys.numel() * layer.keys.element_size() for layer in g.shared.cache.layers)
     assert size.total == held == 2 * 2 * 2 * 8 * 4 * g.length
     assert size.total_full == 2 * size.total and size.saving == 2
     smol = dataclasses.replace(llama, n_layers=30, n_heads=9, n_kv_heads=3, head_dim=64)
-    assert prediction.cache_size(smol, 1).per_token == 46_080 and prediction.cache_size(smol, 1).saving == 3
+    assert kv_cache.cache_size(smol, 1).per_token == 46_080 and kv_cache.cache_size(smol, 1).saving == 3
 
 
 def test_query_heads_sharing_a_key_head(llama_folder):
-    assert prediction.query_groups(9, 3) == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
-    assert prediction.kv_head_of(4, 2).tolist() == [0, 0, 1, 1]
+    assert kv_cache.query_groups(9, 3) == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert kv_cache.kv_head_of(4, 2).tolist() == [0, 0, 1, 1]
     with pytest.raises(ValueError, match="evenly"):
-        prediction.kv_head_of(9, 2)
+        kv_cache.kv_head_of(9, 2)
     # With key head 0's keys zeroed, exactly the query heads that share it attend uniformly.
     model = models.load_model(llama_folder)
     for layer in model.module.model.layers:
         layer.self_attn.k_proj.weight.data[: model.head_dim] = 0
     w = prediction.predict(model, PROMPT).attentions[:, :, -1]  # (L, H, T): the last token's row
     uniform = np.isclose(w, 1 / w.shape[-1], atol=1e-6).all(axis=-1)  # (L, H)
-    assert uniform.tolist() == [[h in prediction.query_groups(4, 2)[0] for h in range(4)]] * 2
+    assert uniform.tolist() == [[h in kv_cache.query_groups(4, 2)[0] for h in range(4)]] * 2
 
 
 def test_timing_measures_both_ways(llama):
-    timing = prediction.time_decode(llama, prediction.encode(llama, PROMPT)[0], tokens=20, repeats=2)
+    timing = decode_timing.time_decode(llama, prediction.encode(llama, PROMPT)[0], tokens=20, repeats=2)
     assert timing.tokens == 20 and timing.cached > 0 and timing.uncached > 0
 
 

@@ -9,7 +9,7 @@ import pytest
 from core import models
 from core.decoder import family_of
 from core.decoder.adapter import adapter_of
-from core.interp import prediction
+from core.interp import kv_cache, prediction
 from core.interp.ablation import ablated, run
 from core.interp.lens import logit_lens
 from tests.tiny_models import FAMILY_TYPES, head_zeroed_by_hand, save_tiny_decoder
@@ -84,15 +84,15 @@ def test_the_kv_cache_size_is_the_bytes_transformers_keeps(tiny):
     with torch.inference_mode():
         cache = reference(input_ids=torch.tensor([ids]), use_cache=True).past_key_values
     kept = tuple(layer.keys.shape[2] for layer in cache.layers)
-    size = prediction.cache_size(model, len(ids))
+    size = kv_cache.cache_size(model, len(ids))
     assert size.kept == kept and size.total == sum(
         layer.keys.nbytes + layer.values.nbytes for layer in cache.layers
     )
     assert size.saving == model.n_heads / model.n_kv_heads
     if model_type in ("gemma2", "gemma3_text"):
         assert (model.window, model.sliding) == (4, (0,)) and kept == (3, len(ids))
-        cells = prediction.kept_cells(size, len(ids) - 2)
-        assert (cells[0] == prediction.LET_GO).sum() == len(ids) - 3 and (cells[1] != prediction.LET_GO).all()
+        cells = kv_cache.kept_cells(size, len(ids) - 2)
+        assert (cells[0] == kv_cache.LET_GO).sum() == len(ids) - 3 and (cells[1] != kv_cache.LET_GO).all()
 
 
 def test_generation_with_the_cache_equals_running_the_whole_text(tiny):

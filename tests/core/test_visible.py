@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 
 
 @pytest.mark.parametrize(

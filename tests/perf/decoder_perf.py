@@ -20,7 +20,7 @@ import tempfile
 import time
 
 from core import models
-from core.interp import prediction
+from core.interp import decode_timing, prediction
 from core.maths import sampling
 from core.models import smollm2
 from tests.perf.timing import median_ms
@@ -56,7 +56,7 @@ def main() -> None:
         repeats=len(SETTINGS) * 3,
         warm_up=False,
     )
-    timing = prediction.time_decode(model, prediction.encode(model, PROMPT)[0], tokens=64, repeats=REPEATS)
+    timing = decode_timing.time_decode(model, prediction.encode(model, PROMPT)[0], tokens=64, repeats=REPEATS)
 
     print(f"{'measure':<52} {'median':>10}  target")
     print(f"{'load from the converted folder (warm)':<52} {load / 1000:>8.2f} s  ≤ 3 s")

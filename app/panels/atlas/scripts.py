@@ -61,9 +61,9 @@ def maps(s: AtlasState) -> Script:
 def probes(s: AtlasState) -> Script:
     """Step 2: the head's weights on both probes."""
     body = (
-        atlas_code(s, "from core.interp import prediction")
+        atlas_code(s, "from core.interp import token_text")
         + """
-    piece = lambda t: prediction.visible(model.tokenizer.decode([t]))
+    piece = lambda t: token_text.visible(model.tokenizer.decode([t]))
     for name, ids, weights in (("the text", atlas.text_ids, atlas.text_weights),
                                ("random tokens, repeated", atlas.repeat_ids, atlas.repeat_weights)):
         labels = [piece(t) for t in ids]
@@ -110,7 +110,7 @@ def copies(s: AtlasState) -> Script:
     """Step 4: the head's OV circuit fed one token, and the strongest directions of W_O W_V."""
     body = (
         atlas_code(
-            s, "from core.interp.ranking import answer_token", "from core.interp.prediction import visible"
+            s, "from core.interp.ranking import answer_token", "from core.interp.token_text import visible"
         )
         + f"""
     if "copying" in atlas.missing:

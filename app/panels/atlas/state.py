@@ -20,8 +20,8 @@ import numpy as np
 from core import models
 from core.interp import atlas as atlases
 from core.interp.analysis import analysis_of
-from core.interp.prediction import visible
 from core.interp.ranking import answer_token
+from core.interp.token_text import visible
 from core.models.loaded import shared as loaded_models
 
 LISTED = 12  # heads in the sorted list

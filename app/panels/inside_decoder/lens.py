@@ -14,7 +14,7 @@ from app.panels.step import Live, Notice, Step
 from app.widgets import Heatmap
 from app.widgets.plots import plot
 from app.widgets.text import note
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 
 CELL_CHARS = 4  # characters of a top token written into its cell (hover shows all)
 RANK_WIDTH = 190  # pixels of the rank plot beside the grid

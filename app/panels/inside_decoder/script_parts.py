@@ -12,7 +12,7 @@ def top_code() -> str:
     return f"""
     def top(title, probs):
         best = np.argsort(-probs)[:{TOP}]  # the {TOP} most probable next tokens
-        labels = [prediction.visible(p) for p in prediction.pieces(model, best)] + ["(rest)"]
+        labels = [token_text.visible(p) for p in token_text.pieces(model, best)] + ["(rest)"]
         shares = [*probs[best], 1 - probs[best].sum()]
         print(title)
         print(table(shares, labels, ["p"]))

@@ -41,7 +41,7 @@ def knock_out(s: KnockState) -> Script:
         body += (
             answers_code(s.target, s.foil)
             + """
-    print(f"p({prediction.visible(target.text)}): {every[target.id]:.6g} -> {without[target.id]:.6g}")
+    print(f"p({token_text.visible(target.text)}): {every[target.id]:.6g} -> {without[target.id]:.6g}")
     before, after = (np.log(p[target.id]) - np.log(p[foil.id]) for p in (every, without))
     print(f"logit({target.text!r}) - logit({foil.text!r}): {before:.6g} -> {after:.6g}")
     """
@@ -102,13 +102,13 @@ def lens(s: LensState) -> Script:
     lens = logit_lens(model, ids, {"target.id" if named else "None"})
     print("Top token after each layer (rows: layers, columns: positions)")
     for layer, row in zip(layers, lens.top_ids):
-        print(layer, " | ".join(prediction.visible(p) for p in prediction.pieces(model, row)))
+        print(layer, " | ".join(token_text.visible(p) for p in token_text.pieces(model, row)))
     print("Its probability")
     print(table(lens.top_probs, layers, pieces))
     """
     if named:
         body += """
-    print(f"{prediction.visible(target.text)} at the last position after each layer (rank 1 = top)")
+    print(f"{token_text.visible(target.text)} at the last position after each layer (rank 1 = top)")
     print(table(np.column_stack([lens.target_rank, lens.target_prob]), layers, ["rank", "p"]))
     """
     return Script(body, heatmap("lens.top_probs", "layers", "pieces", "Top token's probability"))

@@ -12,7 +12,7 @@ from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 
 SINK = 0.5  # a head counts as a sink when it puts more than this on the first token
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import models
-from core.interp import prediction
+from core.interp import prediction, token_text
 from core.interp.ablation import Head, ablated, next_token_probs
 from core.interp.analysis import CleanRun, analysis_of
 from core.interp.induction import InductionTest, induction_test
@@ -63,7 +63,7 @@ class Prompt:
 
 def read_prompt(model: models.LoadedModel, text: str) -> Prompt:
     ids, dropped = prediction.encode(model, text)
-    return Prompt(tuple(ids), prediction.pieces(model, ids), dropped)
+    return Prompt(tuple(ids), token_text.pieces(model, ids), dropped)
 
 
 def top_tokens(model: models.LoadedModel, probs: np.ndarray, k: int = TOP) -> list[tuple[str, float]]:

@@ -13,7 +13,7 @@ from app.panels.inside_decoder.state import top_tokens
 from app.widgets import Heatmap
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 
 CROSS = "#d62728"
 FIRST_TOKEN = "Knock out the first token too"

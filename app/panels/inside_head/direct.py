@@ -16,7 +16,7 @@ from app.widgets.progress import RunProgress, show_runs
 from app.widgets.reflow_grid import ReflowGrid, side_by_side
 from app.widgets.sizing import WholeText
 from app.widgets.text import note
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 from core.maths.explain import num
 
 

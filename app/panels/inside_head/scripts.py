@@ -15,7 +15,7 @@ def cell_code(s: HeadState, kind: str, *imports: str) -> str:
         sorted(
             {
                 "from core.interp import head as inside",
-                "from core.interp.prediction import pieces, visible",
+                "from core.interp.token_text import pieces, visible",
                 "from core.models import load_model",
                 "from core.printing import table",
                 *imports,
@@ -24,7 +24,7 @@ def cell_code(s: HeadState, kind: str, *imports: str) -> str:
     )
     if kind == DECODER:
         ids = "ids, dropped = encode(model, prompt)  # past the context: the first and last tokens"
-        lines = lines.replace("import pieces", "import encode, pieces")
+        lines += "\n    from core.interp.prediction import encode"
     else:
         ids = 'ids = model.tokenizer(prompt, truncation=True, max_length=model.max_tokens)["input_ids"]'
     query = "len(ids) - 1  # the last token" if s.query == 0 else f"{s.query - 1}"

@@ -22,8 +22,9 @@ from core import models
 from core.interp import head as inside
 from core.interp.analysis import analysis_of
 from core.interp.head.step import check_cell
-from core.interp.prediction import cut_note, encode, pieces, visible
+from core.interp.prediction import cut_note, encode
 from core.interp.ranking import AblationRanking, AnswerToken, answer_pair
+from core.interp.token_text import pieces, visible
 from core.models.loaded import shared as loaded_models
 
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"

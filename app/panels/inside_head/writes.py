@@ -15,7 +15,7 @@ from app.widgets.reflow_grid import side_by_side
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
 from app.widgets.weight_bars import WeightBars
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 from core.maths.explain import num
 
 

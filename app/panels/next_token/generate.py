@@ -12,7 +12,7 @@ from app.panels.next_token.writing import Writing, ended
 from app.panels.scripts import Script
 from app.panels.step import Notice, Step
 from app.widgets.text import note
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 
 
 class GeneratePage(Step):

@@ -13,7 +13,7 @@ from app.panels.step import Notice, Step
 from app.widgets.head_grid import HeadGrid
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
-from core.interp.prediction import query_groups
+from core.interp.kv_cache import query_groups
 from core.maths.head_tiles import head_tiles
 from core.printing import counted
 

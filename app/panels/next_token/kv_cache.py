@@ -15,15 +15,9 @@ from app.widgets import Heatmap
 from app.widgets.plots import legend_lines, plot
 from app.widgets.text import note
 from core.decoder.windows import window_sentence
-from core.interp.prediction import (
-    LET_GO,
-    CacheSize,
-    DecodeTiming,
-    cache_size,
-    kept_cells,
-    size_curve,
-    visible,
-)
+from core.interp.decode_timing import DecodeTiming
+from core.interp.kv_cache import LET_GO, CacheSize, cache_size, kept_cells, size_curve
+from core.interp.token_text import visible
 from core.printing import counted
 
 

@@ -16,7 +16,7 @@ from app.panels.step import Notice, Step
 from app.widgets.spin_boxes import spin
 from app.widgets.text import note
 from app.widgets.token_bars import TokenBars
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 from core.maths import sampling
 
 MAX_LISTED = 30

@@ -31,7 +31,7 @@ def generation_code(r: RunState, g: prediction.Generation, s: SamplingState, imp
     {imports}
     from core.interp import prediction
     from core.maths import sampling
-    from core.interp.prediction import visible
+    from core.interp.token_text import visible
     from core.models import load_model
     from core.printing import table
 
@@ -128,13 +128,13 @@ def generate(r: RunState, g: prediction.Generation, s: SamplingState) -> Script:
 
 def kv_cache(r: RunState, g: prediction.Generation, s: SamplingState) -> Script:
     body = (
-        generation_code(r, g, s, "import numpy as np\n")
+        generation_code(r, g, s, "import numpy as np\n    from core.interp import decode_timing, kv_cache")
         + """
     # What every layer keeps: one row per layer, one column per cached token; the map shades the
     # tokens from the prompt (prefill) 1, those from decode steps 0.55, and those a sliding-window
     # layer has let go 0 (it keeps only the last window - 1).
-    size = prediction.cache_size(model, generation.length)
-    cached = prediction.kept_cells(size, len(generation.prompt.ids))
+    size = kv_cache.cache_size(model, generation.length)
+    cached = kv_cache.kept_cells(size, len(generation.prompt.ids))
     rows = [f"{k + 1} sliding" if k in model.sliding else str(k + 1) for k in range(model.n_layers)]
     print(table(cached, rows, [visible(p) for p in pieces]))
 
@@ -144,11 +144,11 @@ def kv_cache(r: RunState, g: prediction.Generation, s: SamplingState) -> Script:
     print(f"  ({size.per_token_full} bytes with a key/value head per query head)")
     mib_now = np.array([size.total, size.total_full]) / 2**20
     print(f"At {size.tokens} tokens: {mib_now[0]:.6g} MiB; {mib_now[1]:.6g} MiB without sharing")
-    lengths, mib = prediction.size_curve(model)
+    lengths, mib = kv_cache.size_curve(model)
     print(table(mib, [f"{n:.6g} tokens" for n in lengths], ["MiB, this model", "MiB, full multi-head"]))
 
     # One decode step timed with the cache and without it (the whole text run again): medians of 5.
-    timing = prediction.time_decode(model, generation.ids, generation.length)
+    timing = decode_timing.time_decode(model, generation.ids, generation.length)
     print(f"With the cache {1000 * timing.cached:.3g} ms, without {1000 * timing.uncached:.3g} ms")
     """
     )
@@ -166,8 +166,8 @@ def kv_cache(r: RunState, g: prediction.Generation, s: SamplingState) -> Script:
 
 def groups(source: str, prompt: str, layer: int) -> Script:
     body = f"""
-    from core.interp import prediction
-    from core.interp.prediction import visible
+    from core.interp import kv_cache, prediction
+    from core.interp.token_text import visible
     from core.maths.head_tiles import head_tiles
     from core.models import load_model
     from core.printing import table
@@ -177,7 +177,7 @@ def groups(source: str, prompt: str, layer: int) -> Script:
     first = prediction.predict(model, {prompt!r})
     tokens = [visible(p) for p in first.pieces]
     layer = {layer}  # counted from 0 (the panel counts from 1)
-    groups = prediction.query_groups(model.n_heads, model.n_kv_heads)  # the query heads of each kv head
+    groups = kv_cache.query_groups(model.n_heads, model.n_kv_heads)  # the query heads of each kv head
     for kv, heads in enumerate(groups):
         print(f"Key/value head {{kv + 1}} ← query heads {{', '.join(str(h + 1) for h in heads)}}")
     # One row of tiles per key/value head, one column per query head that reads it.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.interp import prediction
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 from core.maths import sampling
 from core.maths.sampling import Choice, Distribution, Draws
 

@@ -30,8 +30,9 @@ from app.panels.next_token.state import (
     snapshot,
 )
 from app.panels.step import Live
-from core.interp import prediction
-from core.interp.prediction import context_limit, visible
+from core.interp import decode_timing, prediction
+from core.interp.prediction import context_limit
+from core.interp.token_text import visible
 
 AUTO_DELAY_MS = 250  # pause between automatic steps, so each one can be read
 
@@ -151,5 +152,5 @@ class Writing(QObject):
         g = self.generation
         if not self.busy and g is not None:
             self.timing.start(
-                prediction.time_decode, g.model, g.ids, g.length, on_result=on_result, on_error=on_error
+                decode_timing.time_decode, g.model, g.ids, g.length, on_result=on_result, on_error=on_error
             )

@@ -50,7 +50,7 @@ def two_runs(s: PairState) -> Script:
     imports = (
         "from core.interp.ablation import run",
         "from core.maths.attention import softmax",
-        "from core.interp.prediction import visible",
+        "from core.interp.token_text import visible",
         "from core.interp.patching import prepare",
     )
     body = (
@@ -77,7 +77,7 @@ def stream(s: PairState) -> Script:
     if s.row:
         imports = (
             "from core.interp.patching import cell_logits, patch, prepare",
-            "from core.interp.prediction import visible",
+            "from core.interp.token_text import visible",
             "from core.maths.attention import softmax",
         )
         picked = f"""

@@ -14,7 +14,7 @@ from app.widgets import Heatmap
 from app.widgets.progress import RunProgress, show_runs
 from app.widgets.token_bars import TokenBars
 from core.interp.patching import Grid, PatchPair
-from core.interp.prediction import visible
+from core.interp.token_text import visible
 
 
 def grid_map(title: str, layers: bool = True) -> Heatmap:

@@ -16,8 +16,8 @@ from app.widgets.plots import legend_below, plot
 from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
 from app.widgets.text import note
-from core.interp.prediction import visible
 from core.interp.stream import SCALED
+from core.interp.token_text import visible
 
 
 def quantities(r: StreamResult) -> list[tuple[str, float]]:

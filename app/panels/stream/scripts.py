@@ -30,7 +30,7 @@ def journey(s: StreamState) -> Script:
     values = np.array([[r.norm_in, r.norm_out, r.attn_norm, r.mlp_norm, r.cos_final] for r in rows])
     print("Each block (sizes are Euclidean norms)")
     print(table(values, layers, ["in", "out", "attn", "MLP", "cos final"]))
-    lens = [prediction.visible(model.tokenizer.decode([r.lens_top])) for r in rows]
+    lens = [token_text.visible(model.tokenizer.decode([r.lens_top])) for r in rows]
     print("The logit lens after each block:", " | ".join(lens))
     x = range(1, len(rows) + 1)
     names = ["leaving", "attention adds", "MLP adds"]
@@ -79,7 +79,7 @@ def parts(s: StreamState) -> Script:
     print(f"|sum of the parts - the final stream| at most {{journey.sum_error:.3g}}")
     effects = stream.direct_effects(model, journey)  # the final norm's scale frozen
     groups = stream.grouped(journey, effects, {s.group!r})
-    top = [prediction.visible(model.tokenizer.decode([t])) for t in effects.tokens]
+    top = [token_text.visible(model.tokenizer.decode([t])) for t in effects.tokens]
     print("Direct push on each top token's logit")
     print(table(groups.values, groups.names, top))
     print("Size of each part")
@@ -108,7 +108,7 @@ def steering(s: SteerState) -> Script:
     print(f"vector size {{vector.norm:.6g}}; the streams {{vector.stream_norm:.6g}}")
     normal = greedy(model, ids, {s.new})
     steered = greedy(model, ids, {s.new}, steer(vector, {s.strength!r}, {s.mode!r}))
-    piece = lambda t: prediction.visible(model.tokenizer.decode([t]))
+    piece = lambda t: token_text.visible(model.tokenizer.decode([t]))
     for k in range(max(len(normal.ids), len(steered.ids))):
         print(k + 1, *(piece(g.ids[k]) if k < len(g.ids) else "" for g in (normal, steered)))
     print("normal: ", model.tokenizer.decode(list(normal.ids)))

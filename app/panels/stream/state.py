@@ -20,7 +20,7 @@ import numpy as np
 from core import models
 from core.interp import stream
 from core.interp.analysis import analysis_of
-from core.interp.prediction import cut_note, encode, pieces, visible
+from core.interp.prediction import cut_note, encode
 from core.interp.ranking import answer_token
 from core.interp.steering import (
     PREFIX,
@@ -32,6 +32,7 @@ from core.interp.steering import (
     steering_vector,
     strength_sweep,
 )
+from core.interp.token_text import pieces, visible
 from core.models.loaded import shared as loaded_models
 
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"

@@ -18,8 +18,8 @@ from app.widgets.spin_boxes import spin
 from app.widgets.text import TextBox, note
 from core import models
 from core.interp import token_scores as ts
-from core.interp.prediction import visible
 from core.interp.similarity import Similarity, similarity_scores
+from core.interp.token_text import visible
 from core.models import BUNDLED
 from core.models.loaded import shared as loaded_models
 

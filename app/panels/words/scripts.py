@@ -101,7 +101,7 @@ def occlusion(s: WordsState) -> Script:
         gone = ts.without(model, ids, removed)
         top = np.array(list(dict.fromkeys([*top, *np.argsort(-gone)[:5]])))  # the top of either
         columns = [probs[top], gone[top]]
-    names = [prediction.visible(model.tokenizer.decode([int(t)])) for t in top]
+    names = [token_text.visible(model.tokenizer.decode([int(t)])) for t in top]
     print("The next tokens" + (f" with and without token {{removed + 1}}" if removed >= 0 else ""))
     print(table(np.column_stack(columns), names, ["p", "without it"][: len(columns)]))
     """

@@ -21,8 +21,9 @@ from core import models
 from core.interp import token_scores as ts
 from core.interp.ablation import next_token_probs
 from core.interp.analysis import analysis_of
-from core.interp.prediction import cut_note, encode, pieces, visible
+from core.interp.prediction import cut_note, encode
 from core.interp.ranking import answer_token
+from core.interp.token_text import pieces, visible
 from core.models.loaded import shared as loaded_models
 
 IOI_PROMPT = "When Mary and John went to the store, John gave a drink to"
