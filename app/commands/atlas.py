@@ -17,6 +17,7 @@ from __future__ import annotations
 from app.commands.arguments import count, decoder_flags, report, seed
 from app.commands.heads import MAX_LAYERS
 from app.commands.progress import load_model, stage
+from core.decoder.sites import tl_row
 
 TOP = 3  # heads named per score in the text
 ANSWER = "When Mary and John went to the store, John gave a drink to"
@@ -96,6 +97,7 @@ def run(args) -> int:
         doc["qk"] = {
             "layer": args.qk[0],
             "head": args.qk[1],
+            "tl": tl_row("pattern", args.qk[0] - 1, args.qk[1] - 1),
             "scale": round(cloud.scale, 6),
             "points": [
                 {"kind": "query" if q else "key", "probe": ("text", "repeat")[p], "position": int(t),

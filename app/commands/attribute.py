@@ -22,6 +22,7 @@ from __future__ import annotations
 from app.commands.arguments import count, decoder_flags, read_prompt, report
 from app.commands.heads import MAX_LAYERS
 from app.commands.progress import counter, load_model, stage
+from core.decoder.sites import tl_row
 
 CHOICES = ("attention", "rollout", "gradxinput", "ig", "occlusion", "all")
 HEADINGS = {"attention": "attention", "rollout": "rollout", "gradxinput": "grad×input", "ig": "IG",
@@ -144,7 +145,10 @@ def document(model, ids, tokens, answer, baseline, args) -> dict:
         "foil": None if answer.foil is None else decode([answer.foil]),
         "metric": {"kind": answer.kind, "value": round(metric, 6),
                    "baseline": None if ig is None else round(ig.baseline_metric, 6)},
-        "attention": {"layer": layer + 1, "head": args.head},
+        "attention": {
+            "layer": layer + 1, "head": args.head,
+            "tl": tl_row("pattern", layer, None if args.head is None else args.head - 1),
+        },
         **scored(methods),
         **{name: [float(v) for v in values] for name, values in extra.items()},
     }  # fmt: skip

@@ -17,6 +17,7 @@ from __future__ import annotations
 from app.commands.arguments import context_flag, count, read_prompt, report
 from app.commands.heads import MAX_LAYERS, echoed
 from app.commands.progress import load_model, stage
+from core.decoder.sites import tl_row
 
 LISTED = 8  # parts and pairs listed in plain text (the JSON has every part and 50 pairs)
 
@@ -90,6 +91,7 @@ def document(model, tokens, step, split, writes, note: str) -> dict:
         "head": step.head + 1,
         "query": step.i + 1,
         "key": step.j + 1,
+        "tl": tl_row("pattern", step.layer, step.head, query=step.i, key=step.j),
         "q": [_r(x) for x in step.q],
         "k": [_r(x) for x in step.k],
         "dot": _r(step.dot),

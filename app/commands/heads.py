@@ -19,6 +19,7 @@ import sys
 
 from app.commands.arguments import count
 from app.commands.progress import load_model, stage
+from core.decoder.sites import tl_row
 
 MAX_LAYERS = 1000  # more layers or heads than any model the app opens; the model then says its own
 TOP = 5  # heads listed after the best one in the plain-text ranking
@@ -107,7 +108,8 @@ def run(args) -> int:
             "dropped_tokens": result.dropped,
         }
         if weights is not None:
-            doc.update(layer=args.layer, head=args.head, weights=weights.round(6).tolist())
+            tl = tl_row("pattern", args.layer - 1, args.head - 1)
+            doc.update(layer=args.layer, head=args.head, tl=tl, weights=weights.round(6).tolist())
         if ranking is not None:
             best = ranking.best
             doc["find"] = {
@@ -115,9 +117,15 @@ def run(args) -> int:
                 "to": args.find[1],
                 "layer": best.layer + 1,
                 "head": best.head + 1,
+                "tl": tl_row("pattern", best.layer, best.head),
                 "weight": round(best.score, 6),
                 "ranking": [
-                    {"layer": s.layer + 1, "head": s.head + 1, "weight": round(s.score, 6)}
+                    {
+                        "layer": s.layer + 1,
+                        "head": s.head + 1,
+                        "weight": round(s.score, 6),
+                        "tl": tl_row("pattern", s.layer, s.head),
+                    }
                     for s in ranking.ranked()
                 ],
             }
@@ -164,9 +172,16 @@ def pattern_document(pattern: str, ranking) -> dict:
         "name": pattern,
         "layer": best.layer + 1,
         "head": best.head + 1,
+        "tl": tl_row("pattern", best.layer, best.head),
         "score": round(best.score, 6),
         "ranking": [
-            {"layer": s.layer + 1, "head": s.head + 1, "score": round(s.score, 6)} for s in ranking.ranked()
+            {
+                "layer": s.layer + 1,
+                "head": s.head + 1,
+                "score": round(s.score, 6),
+                "tl": tl_row("pattern", s.layer, s.head),
+            }
+            for s in ranking.ranked()
         ],
     }
 

@@ -17,6 +17,7 @@ import sys
 
 from app.commands.arguments import context_flag, pair_arguments
 from app.commands.progress import counter, load_model, stage
+from core.decoder.sites import tl_row
 
 WHATS = ("resid", "attn", "mlp", "heads")
 DIRECTIONS = ("denoise", "noise")  # core.interp.patching.DIRECTIONS, without importing NumPy for the parser
@@ -82,6 +83,10 @@ def run(args) -> int:
             "columns": list(grid.columns),
             "values": [[round(float(v), 6) for v in row] for row in grid.values],
             "raw": [[round(float(v), 6) for v in row] for row in grid.raw],
+            "tl": {
+                "rows": tl_rows(args.what, model.n_layers),
+                "columns": "head" if args.what == "heads" else "pos",
+            },
         }
         json.dump(doc, sys.stdout, ensure_ascii=False)
         print()
@@ -113,3 +118,12 @@ def lines(model, pair, grid, args) -> list[str]:
     if grid.columns[0][0].isdigit():
         out.append("columns: " + "  ".join(grid.columns))
     return out
+
+
+def tl_rows(what: str, layers: int) -> list[dict]:
+    """The grid's rows as TransformerLens names them: the stream entering block 0 and leaving each
+    block, each block's attention or MLP output, or each layer's heads' z (columns: head index)."""
+    if what == "resid":
+        return [tl_row("resid_pre", 0)] + [tl_row("resid_post", n) for n in range(layers)]
+    site = {"attn": "attn_out", "mlp": "mlp_out", "heads": "z"}[what]
+    return [tl_row(site, n) for n in range(layers)]

@@ -29,6 +29,7 @@ import sys
 from app.commands.arguments import context_flag, count, number, seed
 from app.commands.heads import echoed
 from app.commands.progress import load_model, loading, stage
+from core.decoder.sites import tl_row
 
 MAX_LISTED = 1000
 MAX_TEMPERATURE = 100.0
@@ -280,7 +281,10 @@ class DecoderReadout:
         """The JSON fields: ablated, target, logit_lens, notes."""
         doc = {}
         if self.heads:
-            doc["ablated"] = [{"layer": layer + 1, "head": head + 1} for layer, head in self.heads]
+            doc["ablated"] = [
+                {"layer": layer + 1, "head": head + 1, "tl": tl_row("z", layer, head)}
+                for layer, head in self.heads
+            ]
             doc["ablation"] = self.mode
             doc["ablate_first"] = self.first
         if self.target is not None:
@@ -309,6 +313,7 @@ class DecoderReadout:
         token = int(lens.top_ids[layer, -1])
         row = {
             "layer": layer + 1,
+            "tl": tl_row("resid_post", layer),
             "token": self.model.tokenizer.decode([token]),
             "id": token,
             "prob": round(float(lens.top_probs[layer, -1]), 6),

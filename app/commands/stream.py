@@ -21,6 +21,7 @@ from app.commands.arguments import decoder_flags, read_prompt, report, typed
 from app.commands.heads import MAX_LAYERS, echoed
 from app.commands.progress import load_model, stage
 from core import inputs
+from core.decoder.sites import tl_row
 
 
 def add_arguments(parser) -> None:
@@ -90,6 +91,7 @@ def document(model, tokens, journey, effects) -> dict:
         "layers": [
             {
                 "layer": n + 1,
+                "tl": tl_row("resid_post", n),
                 "norm_in": _r(row.norm_in),
                 "norm_out": _r(row.norm_out),
                 "attn_norm": _r(row.attn_norm),
@@ -101,8 +103,15 @@ def document(model, tokens, journey, effects) -> dict:
         ],
         "top": [piece([t]) for t in effects.tokens],
         "parts": [
-            {"name": name, "norm": _r(np.linalg.norm(vector)), "direct": [_r(v) for v in direct]}
-            for name, vector, direct in zip(journey.names, journey.parts, effects.values[:-1], strict=True)
+            {
+                "name": name,
+                "tl": part_row(k),
+                "norm": _r(np.linalg.norm(vector)),
+                "direct": [_r(v) for v in direct],
+            }
+            for k, (name, vector, direct) in enumerate(
+                zip(journey.names, journey.parts, effects.values[:-1], strict=True)
+            )
         ],
         "biases_direct": [_r(v) for v in effects.values[-1]],
         "sum_error": float(journey.sum_error),
@@ -181,3 +190,12 @@ def lines(doc: dict) -> list[str]:
         + ", ".join(f"{q['name']} {q['direct'][0]:+.3f}" for q in pushes)
     )
     return out + norm_lines(doc.get("norm")) + [f"note: {n}" for n in doc.get("notes", ())]
+
+
+def part_row(k: int) -> dict:
+    """Part ``k`` of the final stream as TransformerLens names it: the stream entering block 0,
+    then each block's attention output and MLP output in turn."""
+    if k == 0:
+        return tl_row("resid_pre", 0)
+    layer, mlp = divmod(k - 1, 2)
+    return tl_row("mlp_out" if mlp else "attn_out", layer)

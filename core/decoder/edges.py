@@ -30,6 +30,7 @@ import numpy as np
 
 from core.decoder.adapter import adapter_of
 from core.decoder.hooks import Tap, attach, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
+from core.decoder.sites import tl_row
 
 __all__ = ["EdgeRun", "Graph", "edge_run", "norm_gain"]
 
@@ -107,6 +108,26 @@ class Graph:
                 out += [(f"L{n} {kv}{g + 1}", part) for g in range(self.kv_heads)]
             out.append((f"L{n} MLP", None))
         return (*out, ("logits", None))
+
+    @cached_property
+    def sender_rows(self) -> tuple[dict, ...]:
+        """Each sender as TransformerLens names it (``tl_row``): the stream entering block 0, a
+        head's result, an MLP's output."""
+        rows = [tl_row("resid_pre", 0)]
+        for layer in range(self.layers):
+            rows += [tl_row("result", layer, h) for h in range(self.heads)] + [tl_row("mlp_out", layer)]
+        return tuple(rows)
+
+    @cached_property
+    def receiver_rows(self) -> tuple[dict, ...]:
+        """Each receiver as TransformerLens names it: a head's split query, key or value input (a
+        key/value head's index for k and v), an MLP's input, the stream the logits read."""
+        rows = []
+        for layer in range(self.layers):
+            rows += [tl_row("q_input", layer, h) for h in range(self.heads)]
+            rows += [tl_row(f"{part}_input", layer, g) for part in "kv" for g in range(self.kv_heads)]
+            rows.append(tl_row("mlp_in", layer))
+        return (*rows, tl_row("resid_post", self.layers - 1))
 
     @cached_property
     def receiver_nodes(self) -> tuple[tuple[int, ...], ...]:

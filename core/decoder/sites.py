@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OPS", "SITES", "Edit", "Site"]
+__all__ = ["OPS", "SITES", "TL_HOOKS", "Edit", "Site", "tl_row"]
 
 SITES = {
     "resid_pre": "bp.",
@@ -42,6 +42,26 @@ SITES = {
 LAYERLESS = ("final_in", "logits")
 READ_ONLY = {"resid_mid": "change attn_out (what attention adds) or resid_pre instead"}
 OPS = ("replace", "add", "scale", "zero", "remove")
+# TransformerLens's hook names ({layer} from 0): of the sites, and of the inputs an edge of a
+# circuit feeds (its split query, key and value inputs and the MLP's input).
+TL_HOOKS = {
+    "resid_pre": "blocks.{layer}.hook_resid_pre",
+    "resid_mid": "blocks.{layer}.hook_resid_mid",
+    "resid_post": "blocks.{layer}.hook_resid_post",
+    "attn_out": "blocks.{layer}.hook_attn_out",
+    "mlp_out": "blocks.{layer}.hook_mlp_out",
+    "q": "blocks.{layer}.attn.hook_q",
+    "k": "blocks.{layer}.attn.hook_k",
+    "v": "blocks.{layer}.attn.hook_v",
+    "pattern": "blocks.{layer}.attn.hook_pattern",
+    "z": "blocks.{layer}.attn.hook_z",
+    "result": "blocks.{layer}.attn.hook_result",
+    "mlp_post": "blocks.{layer}.mlp.hook_post",
+    "q_input": "blocks.{layer}.hook_q_input",
+    "k_input": "blocks.{layer}.hook_k_input",
+    "v_input": "blocks.{layer}.hook_v_input",
+    "mlp_in": "blocks.{layer}.hook_mlp_in",
+}
 Site = tuple[str, int | None]
 
 
@@ -158,3 +178,10 @@ def apply(edit: Edit, x: Any, start: int = 0) -> Any:
         "remove": lambda: x - (x @ value)[..., None] * value / (value @ value),
     }[edit.op]()
     return torch.where(mask, new, x)
+
+
+def tl_row(site: str, layer: int, head: int | None = None, **more: int) -> dict:
+    """A row of a command's JSON as TransformerLens names it, every index from 0 (the text's
+    labels count from 1): {"hook": "blocks.3.attn.hook_z", "layer": 3, "head": 1}."""
+    row = {"hook": TL_HOOKS[site].format(layer=layer), "layer": layer}
+    return row | ({} if head is None else {"head": head}) | more

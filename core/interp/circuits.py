@@ -50,9 +50,13 @@ class Edge:
     score: float
 
     def describe(self, graph: Graph) -> dict:
-        """{"from", "to", "input", "score"} with names as the graph gives them."""
+        """{"from", "to", "input", "score"} with names as the graph gives them (from 1), and both
+        ends as TransformerLens names them (from 0)."""
         to, part = graph.receiver_names[self.receiver]
-        return {"from": graph.sender_names[self.sender], "to": to, "input": part, "score": self.score}
+        return {
+            "from": graph.sender_names[self.sender], "to": to, "input": part, "score": self.score,
+            "from_tl": graph.sender_rows[self.sender], "to_tl": graph.receiver_rows[self.receiver],
+        }  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)

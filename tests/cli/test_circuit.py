@@ -37,6 +37,10 @@ def test_the_json_lists_the_top_edges_with_exact_effects_and_the_curve(tiny, cap
     assert doc["edges"][0] == {**scores.top(1)[0].describe(scores.graph), "exact": pytest.approx(
         circuits.exact_effects(model, scores, scores.top(1))[0])}  # fmt: skip
     assert [e["exact"] is None for e in doc["edges"]] == [False] * 3 + [True] * 3
+    for edge in doc["edges"]:  # both ends as TransformerLens names them, counted from 0
+        layers = model.n_layers
+        assert edge["from_tl"] == named(edge["from"], "result", layers)
+        assert edge["to_tl"] == named(edge["to"], edge["input"], layers)
     magnitudes = [abs(e["score"]) for e in doc["edges"]]
     assert magnitudes == sorted(magnitudes, reverse=True)
     curve = doc["faithfulness"]
@@ -92,3 +96,19 @@ def test_prompts_that_do_not_line_up_are_refused_as_patching_refuses_them(tiny, 
     flags = ["--clean", CLEAN, "--corrupt", "the dog sat", "--target", "it", "--foil", "was"]
     assert main(["circuit", "--model", str(folder), *flags]) == 2
     assert "different numbers of tokens" in capsys.readouterr().err
+
+
+def named(node: str, part: str | None, layers: int) -> dict:
+    """The TransformerLens row a node's label ("embeddings", "L2 H3", "L1 MLP", "L2 KV1", "logits")
+    and input ("q", "k", "v" or None) stand for, written from the label alone."""
+    if node == "embeddings":
+        return {"hook": "blocks.0.hook_resid_pre", "layer": 0}
+    if node == "logits":
+        return {"hook": f"blocks.{layers - 1}.hook_resid_post", "layer": layers - 1}
+    layer, unit = node.split()
+    layer = int(layer[1:]) - 1
+    if unit == "MLP":
+        hook = "hook_mlp_out" if part == "result" else "hook_mlp_in"
+        return {"hook": f"blocks.{layer}.{hook}", "layer": layer}
+    hook = "attn.hook_result" if part == "result" else f"hook_{part}_input"
+    return {"hook": f"blocks.{layer}.{hook}", "layer": layer, "head": int(unit.lstrip("HKV")) - 1}

@@ -36,6 +36,10 @@ def test_explain_json_is_the_heads_real_numbers_and_its_parts_add_up(folder, cap
     rec = head.record(model, model.tokenizer(PROMPT)["input_ids"])
     step = head.head_step(rec, 1, 2, 13, 9)
     assert doc["key"] == 10 and doc["tokens"][9] == "mat" and not doc["masked"]
+    assert doc["tl"] == {
+        "hook": f"blocks.{doc['layer'] - 1}.attn.hook_pattern", "layer": doc["layer"] - 1,
+        "head": doc["head"] - 1, "query": doc["query"] - 1, "key": 9,
+    }  # fmt: skip
     assert doc["q"] == pytest.approx(step.q.tolist(), abs=1e-6) and doc["k"] == pytest.approx(
         step.k.tolist(), abs=1e-6
     )

@@ -58,6 +58,7 @@ def test_json_document(capsys):
     assert code == 0 and doc["shape"] == [6, 12, 17, 17] and doc["tokens"][11] == "it"
     weights = np.array(doc["weights"])
     assert weights.shape == (17, 17) and doc["layer"] == 4 and doc["head"] == 2
+    assert doc["tl"] == {"hook": "blocks.3.attn.hook_pattern", "layer": 3, "head": 1}
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
     find = doc["find"]
     assert (find["layer"], find["head"]) == (4, 2) and find["weight"] == pytest.approx(0.58, abs=0.005)

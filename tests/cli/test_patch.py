@@ -35,10 +35,14 @@ def test_patch_json_equals_core(llama, capsys):
     grid = patch(model, prepare(model, CLEAN, CORRUPT, "the", "because"), "heads", "noise")
     assert set(doc) == {
         "model", "clean", "corrupt", "target", "foil", "what", "direction", "approx", "rows", "columns",
-        "values", "raw",
+        "values", "raw", "tl",
     }  # fmt: skip
     assert doc["what"] == "heads" and doc["direction"] == "noise" and doc["approx"] is False
     assert doc["rows"] == ["layer 1", "layer 2"] and doc["columns"] == ["H1", "H2", "H3", "H4"]
+    assert doc["tl"] == {
+        "rows": [{"hook": "blocks.0.attn.hook_z", "layer": 0}, {"hook": "blocks.1.attn.hook_z", "layer": 1}],
+        "columns": "head",
+    }
     assert doc["target"] == " the" and doc["foil"] == " because" and len(doc["clean"]["tokens"]) == 14
     assert doc["clean"]["metric"] == pytest.approx(grid.clean, abs=1e-5)
     assert doc["corrupt"]["metric"] == pytest.approx(grid.corrupt, abs=1e-5)
@@ -49,6 +53,8 @@ def test_patch_json_equals_core(llama, capsys):
 def test_resid_rows_and_columns_and_the_approximation(llama, capsys):
     doc = run_json(capsys, "--model", llama)
     assert doc["rows"] == ["embeddings", "layer 1", "layer 2"]
+    hooks = ["blocks.0.hook_resid_pre", "blocks.0.hook_resid_post", "blocks.1.hook_resid_post"]
+    assert [row["hook"] for row in doc["tl"]["rows"]] == hooks and doc["tl"]["columns"] == "pos"
     assert doc["columns"][0] == "1 the" and doc["columns"][6] == "7 on/in"
     assert doc["values"][0][6] == pytest.approx(1, abs=1e-5) and doc["values"][-1][-1] == pytest.approx(
         1, abs=1e-5

@@ -109,7 +109,11 @@ def test_predict_with_heads_knocked_out_a_target_a_foil_and_the_logit_lens(llama
     )  # fmt: skip
     model = models.load_model(llama)
     ids = prediction.encode(model, PROMPT)[0]
-    assert doc["ablated"] == [{"layer": 1, "head": 1}, {"layer": 2, "head": 3}] and doc["ablation"] == "zero"
+    assert doc["ablated"] == [  # counted from 1, and as TransformerLens names them, from 0
+        {"layer": 1, "head": 1, "tl": {"hook": "blocks.0.attn.hook_z", "layer": 0, "head": 0}},
+        {"layer": 2, "head": 3, "tl": {"hook": "blocks.1.attn.hook_z", "layer": 1, "head": 2}},
+    ]
+    assert doc["ablation"] == "zero"
     assert doc["ablate_first"] is False
     with ablated(model, [(0, 0), (1, 2)]):
         probs = next_token_probs(model, ids)

@@ -36,13 +36,22 @@ def test_the_json_is_the_streams_real_sizes_and_its_parts_add_up(tiny, capsys):
     attn, mlp, first, last = written_by_hand(model.module, model_type, ids)
     assert doc["position"] == 3 and len(doc["tokens"]) == len(ids) and len(doc["layers"]) == model.n_layers
     one = doc["layers"][0]
-    assert set(one) == {"layer", "norm_in", "norm_out", "attn_norm", "mlp_norm", "cos_final", "lens_top"}
+    fields = {"layer", "tl", "norm_in", "norm_out", "attn_norm", "mlp_norm", "cos_final", "lens_top"}
+    assert set(one) == fields
     assert one["layer"] == 1 and one["norm_in"] == pytest.approx(float(np.linalg.norm(first[3])), rel=1e-5)
     assert one["attn_norm"] == pytest.approx(float(np.linalg.norm(attn[0][3])), rel=1e-5)
     assert one["mlp_norm"] == pytest.approx(float(np.linalg.norm(mlp[0][3])), rel=1e-5)
     assert doc["layers"][-1]["norm_out"] == pytest.approx(float(np.linalg.norm(last[3])), rel=1e-5)
     assert doc["layers"][-1]["cos_final"] == pytest.approx(1.0, abs=1e-6)
     assert [p["name"] for p in doc["parts"][:3]] == ["embeddings", "L1 attn", "L1 MLP"]
+    hooks = [
+        "blocks.0.hook_resid_pre",
+        "blocks.0.hook_attn_out",
+        "blocks.0.hook_mlp_out",
+        "blocks.1.hook_attn_out",
+    ]
+    assert [p["tl"]["hook"] for p in doc["parts"][:4]] == hooks
+    assert one["tl"] == {"hook": "blocks.0.hook_resid_post", "layer": 0}
     assert doc["parts"][1]["norm"] == one["attn_norm"]
     assert doc["sum_error"] <= 1e-4 * np.abs(last[3]).max()
     with torch.no_grad():
