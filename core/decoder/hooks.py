@@ -42,6 +42,10 @@ class Tap:
     def qkv(self, layer: int, q: Any, k: Any, v: Any) -> tuple[Any, Any, Any]:
         return q, k, v
 
+    def scores(self, layer: int, q: Any, k: Any, mask: Any) -> None:
+        """Sees the queries and keys the softmax will compare (after every ``qkv``) and the
+        additive mask (batch, 1, T, keys) or None."""
+
     def heads(self, layer: int, z: Any, weights: Any, value: Any) -> Any:
         return z
 
@@ -63,6 +67,9 @@ def attention_lab(module: Any, query: Any, key: Any, value: Any, attention_mask:
     layer = module.layer_idx
     for tap in taps:
         query, key, value = tap.qkv(layer, query, key, value)
+    mask = None if attention_mask is None else attention_mask[:, :, :, : key.shape[-2]]
+    for tap in taps:
+        tap.scores(layer, query, key, mask)
     eager = sys.modules[type(module).__module__].eager_attention_forward
     out, weights = eager(module, query, key, value, attention_mask, **kwargs)
     for tap in taps:

@@ -22,6 +22,7 @@ shaped as it shapes them: positions before heads in q, k, v and z, queries befor
 | q | (batch, T, heads, head_dim) | blocks.L.attn.hook_q | queries after rotary |
 | k, v | (batch, T, kv_heads, head_dim) | blocks.L.attn.hook_k, hook_v | keys after rotary, values |
 | pattern | (batch, heads, T, T) | blocks.L.attn.hook_pattern | attention weights |
+| scores | (batch, heads, T, T) | blocks.L.attn.hook_attn_scores | before the softmax, masked −∞ (read only) |
 | z | (batch, T, heads, head_dim) | blocks.L.attn.hook_z | each head's output before the output projection |
 | rotary | (2, 1, T, rotary dims) | (none) | the cos and sin that rotate q and k, one for every row |
 | final_in | (batch, T, hidden) | ln_final's input | the stream the final norm reads (layer None) |
@@ -112,6 +113,8 @@ def hooked_run(
     wanted, asked = sites(cache, layers), sites(grads, layers)
     if any(site == "rotary" for site, _ in asked):
         raise ValueError("The rotary site has no gradient: it is computed from the positions, not learned.")
+    if any(site == "scores" for site, _ in asked):
+        raise ValueError("The scores are read beside the run and have no gradient; take the pattern's.")
     if asked and metric is None:
         raise ValueError("Gradients need a metric: a function of the logits that gives one number.")
     rows = _check_fan_out(fan_out, tokens.shape[0], layers)
@@ -127,7 +130,7 @@ def hooked_run(
         raise ValueError("This model has no resid_mid: its MLP reads the block's input beside attention.")
     if not unembed and "logits" in used:
         raise ValueError("Without the unembedding there are no logits to read or change.")
-    run = _Run(edits, wanted, asked, fan_out, before)
+    run = _Run(adapter, edits, wanted, asked, fan_out, before)
     with ExitStack() as stack:
         # Without gradients, no_grad rather than inference mode: the cached tensors are then
         # ordinary ones, which a user's own autograd may save for backward.
@@ -204,7 +207,7 @@ def editing(model: Any, edits: Iterable[Edit]) -> Iterator[None]:
         raise ValueError(f"{adapter.family.name} has no rotary site: it learns a table of positions instead.")
     if any(e.site == "logits" for e in edits):
         raise ValueError("A generation's logits are changed by its own sampling, not by an edit.")
-    run = _Run(edits, [], [], None, None)
+    run = _Run(adapter, edits, [], [], None, None)
     with ExitStack() as stack:
         _install(stack, adapter, run, False, any(e.site == "rotary" for e in edits))
         stack.enter_context(tapped(run))
@@ -242,7 +245,10 @@ def _after(adapter: Any, past: Any, fan_out: tuple[int, int] | None, keep: bool)
 class _Run(Tap):
     """The edits and reads of one run, applied wherever a site passes (hooks and the attention tap)."""
 
-    def __init__(self, edits: list[Edit], cache: list[Site], grads: list[Site], fan_out: Any, start: Any):
+    def __init__(
+        self, adapter: Any, edits: list[Edit], cache: list[Site], grads: list[Site], fan_out: Any, start: Any
+    ):
+        self.adapter = adapter
         self.edits: dict[Site, list[Edit]] = {}
         for edit in edits:
             self.edits.setdefault((edit.site, edit.layer), []).append(edit)
@@ -277,6 +283,22 @@ class _Run(Tap):
             self.passed("v", layer, v, 0),
         )
         return q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+
+    def scores(self, layer: int, q: Any, k: Any, mask: Any) -> None:
+        """Keep (batch, heads, T, keys) q·kᵀ as the softmax sees it: scaled, capped where the model
+        caps its scores, masked cells −∞, as TransformerLens's hook_attn_scores holds them."""
+        import torch
+
+        if ("scores", layer) not in self.kept:
+            return
+        keys = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+        found = (q @ keys.transpose(2, 3)) * self.adapter.scaling(layer)
+        cap = self.adapter.score_cap(layer)
+        if cap:
+            found = torch.tanh(found / cap) * cap
+        if mask is not None:
+            found = (found + mask).masked_fill(mask <= torch.finfo(mask.dtype).min / 2, -torch.inf)
+        self.passed("scores", layer, found, k.shape[2] - q.shape[2])
 
     def heads(self, layer: int, z: Any, weights: Any, value: Any) -> Any:
         start = value.shape[2] - z.shape[1]

@@ -29,6 +29,7 @@ SITES = {
     "resid_mid": "bp.",
     "mlp_post": "bp.",
     "result": "bph.",
+    "scores": "bhp.",
     "resid_post": "bp.",
     "q": "bph.",
     "k": "bpg.",
@@ -40,7 +41,10 @@ SITES = {
     "logits": "bp.",
 }
 LAYERLESS = ("final_in", "logits")
-READ_ONLY = {"resid_mid": "change attn_out (what attention adds) or resid_pre instead"}
+READ_ONLY = {
+    "resid_mid": "change attn_out (what attention adds) or resid_pre instead",
+    "scores": "change the pattern, or q and k, instead",
+}
 OPS = ("replace", "add", "scale", "zero", "remove")
 # TransformerLens's hook names ({layer} from 0): of the sites, and of the inputs an edge of a
 # circuit feeds (its split query, key and value inputs and the MLP's input).
@@ -54,6 +58,7 @@ TL_HOOKS = {
     "k": "blocks.{layer}.attn.hook_k",
     "v": "blocks.{layer}.attn.hook_v",
     "pattern": "blocks.{layer}.attn.hook_pattern",
+    "scores": "blocks.{layer}.attn.hook_attn_scores",
     "z": "blocks.{layer}.attn.hook_z",
     "result": "blocks.{layer}.attn.hook_result",
     "mlp_post": "blocks.{layer}.mlp.hook_post",

@@ -132,10 +132,10 @@ def hooks_on(module) -> list:
 
 def sites_of(model_type: str) -> list[str]:
     """Every site read by hand; GPT-2's positions are a learned table, so it has no rotary site, and
-    GPT-NeoX's MLP reads the block's input, so it has no resid_mid. (Each head's result is tested
-    against the output projection below.)"""
+    GPT-NeoX's MLP reads the block's input, so it has no resid_mid. (Each head's result and the
+    scores are tested against the output projection and the pattern below.)"""
     absent = {"gpt2": "rotary", "gpt_neox": "resid_mid"}.get(model_type)
-    return [site for site in SITES if site not in (absent, "result")]
+    return [site for site in SITES if site not in (absent, "result", "scores")]
 
 
 def test_every_site_is_what_transformers_own_run_holds_there(tiny):
@@ -195,6 +195,25 @@ def test_each_heads_result_is_its_slice_of_the_output_projection(tiny):
     z_zeroed = hooked_run(model, ids, edits=[Edit("z", 1, "zero", heads=head, positions=[2])]).logits
     np.testing.assert_allclose(zeroed.numpy(), z_zeroed.numpy(), atol=CLOSE)
     assert (zeroed - out.logits).abs().max() > 1e-4
+
+
+def test_the_scores_are_what_the_softmax_turns_into_the_pattern(tiny):
+    """softmax(scores) is transformers' own pattern (capped and windowed where the family does),
+    the masked cells are −∞, and the scores are read only."""
+    model, _, _, ids = tiny
+    out = hooked_run(model, ids, cache=["scores", "pattern"])
+    for layer in range(model.n_layers):
+        scores = out.cache["scores", layer]
+        assert scores.shape == out.cache["pattern", layer].shape
+        np.testing.assert_allclose(
+            torch.softmax(scores, -1).numpy(), out.cache["pattern", layer].numpy(), atol=CLOSE
+        )
+        above = torch.ones(len(ids), len(ids), dtype=torch.bool).triu(1)  # later tokens: masked
+        assert torch.isneginf(scores[..., above]).all() and torch.isfinite(scores[..., ~above]).any()
+    with pytest.raises(ValueError, match="scores can be read, not changed: change the pattern"):
+        hooked_run(model, ids, edits=[Edit("scores", 0, "zero")])
+    with pytest.raises(ValueError, match="scores are read beside the run and have no gradient"):
+        hooked_run(model, ids, grads=["scores"], metric=lambda logits: logits[0, -1, 0])
 
 
 def test_zeroing_a_neuron_equals_a_hand_hook_on_the_mlps_last_projection(tiny):
