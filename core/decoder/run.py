@@ -90,6 +90,8 @@ def hooked_run(
     fan_out: tuple[int, int] | None = None,
     past: Any = None,
     keep_past: bool = False,
+    grow_past: bool = False,
+    last_logits: bool = False,
 ) -> HookedRun:
     """Run ``model`` (a LoadedModel decoder) over ``ids`` ((T,) or (batch, T) token ids) once.
 
@@ -99,7 +101,9 @@ def hooked_run(
     output. ``retain`` keeps the graph: ``live`` then holds the cached and differentiated sites
     as they ran, for gradients of one's own. ``fan_out=(L, rows)``: a batch of one below block L
     and ``rows`` copies of it from there on. ``past``: the KV cache of the tokens before ``ids``
-    (from ``prefix``, or an earlier run's ``keep_past``), left as it is. ValueError, naming what
+    (from ``prefix``, or an earlier run's ``keep_past``), left as it is, or with ``grow_past``
+    grown by this run's tokens (a decode step). ``last_logits``: the logits of the last position
+    only, (batch, 1, vocab) (a large vocabulary costs T times less). ValueError, naming what
     exists, for a site, layer, head, position, row or operation that does not.
     """
     import torch
@@ -130,6 +134,10 @@ def hooked_run(
         raise ValueError("This model has no resid_mid: its MLP reads the block's input beside attention.")
     if not unembed and "logits" in used:
         raise ValueError("Without the unembedding there are no logits to read or change.")
+    if last_logits and "logits" in used:
+        raise ValueError("With last_logits the logits site is not run: read the result's logits.")
+    if grow_past and (past is None or fan_out is not None):
+        raise ValueError("grow_past grows a past cache a batch of one runs on; give past, and no fan_out.")
     run = _Run(adapter, edits, wanted, asked, fan_out, before)
     with ExitStack() as stack:
         # Without gradients, no_grad rather than inference mode: the cached tensors are then
@@ -137,9 +145,9 @@ def hooked_run(
         stack.enter_context(torch.enable_grad() if asked else torch.no_grad())
         _install(stack, adapter, run, bool(asked), "rotary" in used)
         stack.enter_context(tapped(run))
-        after = _after(adapter, past, fan_out, keep_past)
+        after = _after(adapter, past, fan_out, keep_past, grow_past)
         if unembed:
-            done = adapter.module(input_ids=tokens, **after)
+            done = adapter.module(input_ids=tokens, **after, **({"logits_to_keep": 1} if last_logits else {}))
             out = run.passed("logits", None, done.logits)
         else:
             done = adapter.body(input_ids=tokens, **after)
@@ -227,14 +235,14 @@ def _check_fan_out(fan_out: tuple[int, int] | None, batch: int, layers: int) -> 
     return rows
 
 
-def _after(adapter: Any, past: Any, fan_out: tuple[int, int] | None, keep: bool) -> dict:
+def _after(adapter: Any, past: Any, fan_out: tuple[int, int] | None, keep: bool, grow: bool = False) -> dict:
     """The keywords that run the model after ``past`` (a copy of it, its layers from the fan-out's
-    widened to its rows), or without a cache (a new one with ``keep``)."""
+    widened to its rows; itself with ``grow``), or without a cache (a new one with ``keep``)."""
     import copy
 
     if past is None:
         return cache_keywords(adapter.body, full_cache()) if keep else {"use_cache": False}
-    cache = copy.deepcopy(past)
+    cache = past if grow else copy.deepcopy(past)
     if fan_out is not None:
         for part in cache.layers[fan_out[0] :]:
             part.keys = part.keys.expand(fan_out[1], -1, -1, -1)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from core.decoder.run import cache_keywords, full_cache
+from core.decoder.run import hooked_run
 from core.free_memory import available_memory
 from core.interp.token_text import pieces, visible
 from core.maths.sampling import Draws, reshape
@@ -131,18 +131,19 @@ def predict(model: LoadedModel, text: str, keep_cache: bool = False) -> Predicti
 
 def prefill(model: LoadedModel, ids, dropped: int = 0, keep_cache: bool = True) -> Prediction:
     """Run ``model`` over the token ids ``ids`` (T,) at once, n × n weights per head."""
+    ids = [int(i) for i in ids]
+    # The last position's logits only: a 262,144-token vocabulary costs T times less.
+    out = hooked_run(model, ids, cache=["pattern"], keep_past=keep_cache, last_logits=True)
+    attentions = _weights(out, model.n_layers)  # (L, H, T, T)
+    logits = out.logits[0, -1].double().numpy()
+    return Prediction(tuple(ids), pieces(model, ids), logits, attentions, dropped, out.past)
+
+
+def _weights(out: Any, layers: int) -> np.ndarray:
+    """(layers, heads, queries, keys) float32: a hooked run's patterns, its first row."""
     import torch
 
-    ids = [int(i) for i in ids]
-    with torch.inference_mode():
-        kept = cache_keywords(model.module, full_cache()) if keep_cache else {"use_cache": False}
-        out = model.module(  # the last position's logits only: a 262,144-token vocabulary costs
-            input_ids=torch.tensor([ids]), **kept, output_attentions=True, logits_to_keep=1
-        )
-    attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()  # (L, H, T, T)
-    logits = out.logits[0, -1].double().numpy()
-    cache = out.past_key_values if keep_cache else None
-    return Prediction(tuple(ids), pieces(model, ids), logits, attentions, dropped, cache)
+    return torch.stack([out.cache["pattern", n][0] for n in range(layers)]).float().numpy()
 
 
 class _Cache:
@@ -193,25 +194,23 @@ class Generation:
 
     def append(self, token_id: int, prob: float) -> Generation:
         """One decode step: feed ``token_id`` with the cache; the next generation, one token longer."""
-        import torch
 
         if self.length >= context_limit(self.model):
             raise ValueError(f"The context is full ({context_limit(self.model)} tokens); undo a step first.")
         check_fits(self.model, self.length + 1)
-        with self.shared.lock, torch.inference_mode():
+        with self.shared.lock:
             cache = self.shared.cache
             extra = cache.get_seq_length() - self.length  # what later generations of this line added
             if extra:
                 cache.crop(-extra)
-            out = self.model.module(
-                input_ids=torch.tensor([[int(token_id)]]),
-                **cache_keywords(self.model.module, cache),
-                output_attentions=True,
-            )
-            self.shared.cache = out.past_key_values
-            shapes = tuple(tuple(layer.keys.shape) for layer in out.past_key_values.layers)
+            out = hooked_run(
+                self.model, [int(token_id)], cache=["pattern"], past=cache, grow_past=True, keep_past=True,
+                last_logits=True,
+            )  # fmt: skip
+            self.shared.cache = out.past
+            shapes = tuple(tuple(layer.keys.shape) for layer in out.past.layers)
         chosen = Chosen(int(token_id), pieces(self.model, [token_id])[0], float(prob))
-        attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()
+        attentions = _weights(out, self.model.n_layers)
         logits = out.logits[0, -1].double().numpy()
         return Generation(
             self.model, self.prompt, (*self.chosen, chosen), logits, attentions, shapes, self, self.shared
