@@ -486,6 +486,27 @@ def test_a_run_after_a_cached_beginning_equals_the_whole_run(tiny):
         )
 
 
+def test_a_grown_past_is_a_decode_step(tiny):
+    """A prefill kept and then grown by one token gives the whole run's last logits and weights;
+    last_logits keeps only the last position's."""
+    model, _, _, ids = tiny
+    first = hooked_run(model, ids[:-1], keep_past=True, last_logits=True)
+    assert first.logits.shape[:2] == (1, 1) and first.past.get_seq_length() == len(ids) - 1
+    step = hooked_run(
+        model, ids[-1:], cache=["pattern"], past=first.past, grow_past=True, keep_past=True, last_logits=True
+    )
+    whole = hooked_run(model, ids, cache=["pattern"])
+    assert first.past.get_seq_length() == len(ids)  # grown in place
+    np.testing.assert_allclose(step.logits[0, -1].numpy(), whole.logits[0, -1].numpy(), atol=1e-4)
+    np.testing.assert_allclose(
+        step.cache["pattern", 1][0, :, -1].numpy(), whole.cache["pattern", 1][0, :, -1].numpy(), atol=1e-5
+    )
+    with pytest.raises(ValueError, match="grow_past grows a past cache"):
+        hooked_run(model, ids, grow_past=True)
+    with pytest.raises(ValueError, match="With last_logits the logits site is not run"):
+        hooked_run(model, ids, cache=["logits"], last_logits=True)
+
+
 def test_retain_keeps_the_graph_for_gradients_of_ones_own(tiny):
     model, _, _, ids = tiny
 
