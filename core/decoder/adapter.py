@@ -252,3 +252,17 @@ def readout_error(module: Any, ids: list[int]) -> float:
             adapter.body(input_ids=tokens, use_cache=False)
         mine = adapter.readout(seen[0][..., -1, :]).float()
     return float((mine - expected).abs().max())
+
+
+def norm_eps(norm: Any) -> float:
+    """The eps a norm module adds under its square root."""
+    return float(getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", 1e-6))
+
+
+def norm_scale(norm: Any, x: Any) -> Any:
+    """(…, hidden) -> (…, 1): what ``norm`` divides ``x`` by, √(mean square + eps) for an RMSNorm,
+    √(variance + eps) for a LayerNorm (TransformerLens's hook_scale)."""
+    import torch
+
+    centred = x - x.mean(-1, keepdim=True) if isinstance(norm, torch.nn.LayerNorm) else x
+    return (centred.pow(2).mean(-1, keepdim=True) + norm_eps(norm)).sqrt()

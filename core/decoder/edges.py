@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from core.decoder.adapter import adapter_of
+from core.decoder.adapter import adapter_of, norm_eps
 from core.decoder.hooks import Tap, attach, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
 from core.decoder.sites import tl_row
 
@@ -161,11 +161,11 @@ def norm_gain(norm: Any) -> tuple[Any, float]:
     """An RMSNorm module's (hidden,) float64 gain (the weight, or Gemma's 1 + weight) and eps."""
     import torch
 
-    eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", 1e-6)
+    eps = norm_eps(norm)
     width = norm.weight.shape[0]
     with torch.no_grad():  # a vector of ones has rms 1: the output is gain / √(1 + eps)
         gain = norm(torch.ones(1, width, dtype=norm.weight.dtype))[0].double() * (1 + eps) ** 0.5
-    return gain, float(eps)
+    return gain, eps
 
 
 @dataclass

@@ -23,6 +23,8 @@ shaped as it shapes them: positions before heads in q, k, v and z, queries befor
 | k, v | (batch, T, kv_heads, head_dim) | blocks.L.attn.hook_k, hook_v | keys after rotary, values |
 | pattern | (batch, heads, T, T) | blocks.L.attn.hook_pattern | attention weights |
 | scores | (batch, heads, T, T) | blocks.L.attn.hook_attn_scores | before the softmax, masked −∞ (read only) |
+| ln1_scale, ln2_scale | (batch, T, 1) | blocks.L.ln1.hook_scale, ln2 | what the norm divides by (read only) |
+| final_scale | (batch, T, 1) | ln_final.hook_scale | the final norm's (layer None, read only) |
 | z | (batch, T, heads, head_dim) | blocks.L.attn.hook_z | each head's output before the output projection |
 | rotary | (2, 1, T, rotary dims) | (none) | the cos and sin that rotate q and k, one for every row |
 | final_in | (batch, T, hidden) | ln_final's input | the stream the final norm reads (layer None) |
@@ -47,9 +49,9 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.decoder.adapter import adapter_of
+from core.decoder.adapter import adapter_of, norm_scale
 from core.decoder.hooks import Tap, attach, first_tensor, hidden_of, tapped, this_thread_only, with_hidden
-from core.decoder.sites import OPS, SITES, Edit, Site, apply, check_edit, sites
+from core.decoder.sites import BESIDE, OPS, SITES, Edit, Site, apply, check_edit, sites
 
 __all__ = [
     "OPS",
@@ -117,8 +119,11 @@ def hooked_run(
     wanted, asked = sites(cache, layers), sites(grads, layers)
     if any(site == "rotary" for site, _ in asked):
         raise ValueError("The rotary site has no gradient: it is computed from the positions, not learned.")
-    if any(site == "scores" for site, _ in asked):
-        raise ValueError("The scores are read beside the run and have no gradient; take the pattern's.")
+    beside = sorted({site for site, _ in asked if site in BESIDE})
+    if beside:
+        raise ValueError(
+            f"{', '.join(beside)}: read beside the run, with no gradient; take the pattern's or the stream's."
+        )
     if asked and metric is None:
         raise ValueError("Gradients need a metric: a function of the logits that gives one number.")
     rows = _check_fan_out(fan_out, tokens.shape[0], layers)
@@ -348,6 +353,14 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
 
         return this_thread_only(hook)
 
+    def scale(site: str, layer: int | None):
+        """A norm's divisor for each position (batch, T, 1), read as it is entered."""
+
+        def hook(norm, args, kwargs):
+            run.passed(site, layer, norm_scale(norm, hidden_of(args, kwargs)))
+
+        return this_thread_only(hook)
+
     def results(layer: int):
         """The output projection as a sum of each head's write, (batch, T, heads, hidden)."""
         shape = adapter.shape
@@ -386,6 +399,9 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
         if not adapter.parallel:
             hook("resid_mid", layer, adapter.mlp_norm(layer), before("resid_mid", layer), pre=True)
         hook("mlp_post", layer, adapter.mlp_down(layer), before("mlp_post", layer), pre=True)
+        hook("ln1_scale", layer, adapter.pre_norm(layer), scale("ln1_scale", layer), pre=True)
+        hook("ln2_scale", layer, adapter.mlp_norm(layer), scale("ln2_scale", layer), pre=True)
         if rotary:
             hook("rotary", layer, adapter.attention(layer), rotation(layer), pre=True)
     hook("final_in", None, adapter.final_norm, before("final_in", None), pre=True)
+    hook("final_scale", None, adapter.final_norm, scale("final_scale", None), pre=True)

@@ -30,6 +30,9 @@ SITES = {
     "mlp_post": "bp.",
     "result": "bph.",
     "scores": "bhp.",
+    "ln1_scale": "bp.",
+    "ln2_scale": "bp.",
+    "final_scale": "bp.",
     "resid_post": "bp.",
     "q": "bph.",
     "k": "bpg.",
@@ -40,11 +43,13 @@ SITES = {
     "final_in": "bp.",
     "logits": "bp.",
 }
-LAYERLESS = ("final_in", "logits")
+LAYERLESS = ("final_in", "final_scale", "logits")
 READ_ONLY = {
     "resid_mid": "change attn_out (what attention adds) or resid_pre instead",
     "scores": "change the pattern, or q and k, instead",
+    **dict.fromkeys(("ln1_scale", "ln2_scale", "final_scale"), "change the stream the norm reads instead"),
 }
+BESIDE = ("scores", "ln1_scale", "ln2_scale", "final_scale")  # computed beside the run: no gradient
 OPS = ("replace", "add", "scale", "zero", "remove")
 # TransformerLens's hook names ({layer} from 0): of the sites, and of the inputs an edge of a
 # circuit feeds (its split query, key and value inputs and the MLP's input).
@@ -62,6 +67,9 @@ TL_HOOKS = {
     "z": "blocks.{layer}.attn.hook_z",
     "result": "blocks.{layer}.attn.hook_result",
     "mlp_post": "blocks.{layer}.mlp.hook_post",
+    "ln1_scale": "blocks.{layer}.ln1.hook_scale",
+    "ln2_scale": "blocks.{layer}.ln2.hook_scale",
+    "final_scale": "ln_final.hook_scale",
     "q_input": "blocks.{layer}.hook_q_input",
     "k_input": "blocks.{layer}.hook_k_input",
     "v_input": "blocks.{layer}.hook_v_input",

@@ -13,6 +13,7 @@ import pytest
 from core import models
 from core.decoder.adapter import adapter_of
 from core.decoder.run import SITES, Edit, hooked_run, prefix
+from core.decoder.sites import BESIDE
 from tests.sums import assert_adds_up
 from tests.tiny_models import (
     AFTER_NORMS,
@@ -132,10 +133,11 @@ def hooks_on(module) -> list:
 
 def sites_of(model_type: str) -> list[str]:
     """Every site read by hand; GPT-2's positions are a learned table, so it has no rotary site, and
-    GPT-NeoX's MLP reads the block's input, so it has no resid_mid. (Each head's result and the
-    scores are tested against the output projection and the pattern below.)"""
+    GPT-NeoX's MLP reads the block's input, so it has no resid_mid. (Each head's result, the
+    scores and the norms' scales are tested against the output projection, the pattern and the
+    config's eps below.)"""
     absent = {"gpt2": "rotary", "gpt_neox": "resid_mid"}.get(model_type)
-    return [site for site in SITES if site not in (absent, "result", "scores")]
+    return [site for site in SITES if site not in (absent, "result", *BESIDE)]
 
 
 def test_every_site_is_what_transformers_own_run_holds_there(tiny):
@@ -212,8 +214,36 @@ def test_the_scores_are_what_the_softmax_turns_into_the_pattern(tiny):
         assert torch.isneginf(scores[..., above]).all() and torch.isfinite(scores[..., ~above]).any()
     with pytest.raises(ValueError, match="scores can be read, not changed: change the pattern"):
         hooked_run(model, ids, edits=[Edit("scores", 0, "zero")])
-    with pytest.raises(ValueError, match="scores are read beside the run and have no gradient"):
+    with pytest.raises(ValueError, match="scores: read beside the run, with no gradient"):
         hooked_run(model, ids, grads=["scores"], metric=lambda logits: logits[0, -1, 0])
+
+
+def test_each_norms_scale_is_the_root_mean_square_of_what_it_reads(tiny):
+    """ln1_scale, ln2_scale and final_scale are √(mean square + eps) of the norm's input (its
+    variance for a LayerNorm), eps from the model's config; read only."""
+    model, _, model_type, ids = tiny
+    config = model.module.config
+    eps = next(
+        getattr(config, n)
+        for n in ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon")
+        if hasattr(config, n)
+    )
+    mid = "resid_pre" if model_type == "gpt_neox" else "resid_mid"  # what the MLP's norm reads
+    out = hooked_run(
+        model, ids, cache=["resid_pre", mid, "ln1_scale", "ln2_scale", "final_in", "final_scale"]
+    )
+    pairs = [(("final_in", None), ("final_scale", None))]
+    pairs += [(("resid_pre", n), ("ln1_scale", n)) for n in range(model.n_layers)]
+    pairs += [((mid, n), ("ln2_scale", n)) for n in range(model.n_layers)]
+    for read, scale in pairs:
+        x = out.cache[read].double()
+        x = x - x.mean(-1, keepdim=True) if model_type in ("gpt2", "gpt_neox") else x  # LayerNorms
+        expected = (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()
+        np.testing.assert_allclose(out.cache[scale].numpy(), expected.numpy(), rtol=1e-5, err_msg=str(scale))
+    with pytest.raises(ValueError, match="ln1_scale can be read, not changed"):
+        hooked_run(model, ids, edits=[Edit("ln1_scale", 0, "zero")])
+    with pytest.raises(ValueError, match="final_scale: read beside the run, with no gradient"):
+        hooked_run(model, ids, grads=["final_scale"], metric=lambda logits: logits[0, -1, 0])
 
 
 def test_zeroing_a_neuron_equals_a_hand_hook_on_the_mlps_last_projection(tiny):
