@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from core.decoder.encoder import attention_weights, embed, pooled
-from core.interp.token_scores import ROWS, Gradients, rollout
+from core.interp.token_scores import Gradients, rollout, rows_per_run
 
 Progress = Callable[[int, int], None]
 
@@ -76,14 +76,15 @@ def similarity_scores(
     metric, grad = gradient(e[None])
     alphas = (torch.arange(steps, dtype=torch.float32) + 0.5) / steps
     summed = torch.zeros_like(e)
-    for start in range(0, steps, ROWS):
-        summed += gradient(alphas[start : start + ROWS, None, None] * e)[1].sum(0)
-        tick(min(start + ROWS, steps), total)
+    each = rows_per_run(n)
+    for start in range(0, steps, each):
+        summed += gradient(alphas[start : start + each, None, None] * e)[1].sum(0)
+        tick(min(start + each, steps), total)
     with torch.no_grad():
         base = float(cosine(torch.zeros_like(e)[None])[0])
         dropped = []
-        for start in range(0, n, ROWS):
-            rows = e[None].repeat(min(ROWS, n - start), 1, 1)
+        for start in range(0, n, each):
+            rows = e[None].repeat(min(each, n - start), 1, 1)
             rows[torch.arange(len(rows)), torch.arange(start, start + len(rows))] = 0.0
             dropped.append(cosine(rows))
             tick(steps + start + len(rows), total)

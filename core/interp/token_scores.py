@@ -36,7 +36,16 @@ __all__ = [
     "without",
 ]  # fmt: skip
 METHODS = ("attention", "rollout", "gradxinput", "ig", "occlusion")
-ROWS = 8  # batch rows per run for the steps of integrated gradients and for occlusion
+# Tokens in one batched run of integrated gradients' steps or occlusion's rows: larger products
+# run nearer the machine's rate (32 steps of a 20-token prompt: 7.0 s in runs of 8, 5.6 s in one).
+ROW_TOKENS = 640
+
+
+def rows_per_run(length: int) -> int:
+    """How many rows of ``length`` tokens one batched run takes."""
+    return max(1, ROW_TOKENS // max(length, 1))
+
+
 IG_RULE = "midpoint rule: the gradient at α = (j + ½)/K, j = 0 … K−1, averaged"  # how the path is summed
 GAP_STEPS = (8, 16, 32, 64, 128, 256)  # the step counts whose completeness gaps show whether it settles
 Progress = Callable[[int, int], None]
@@ -119,8 +128,9 @@ def rollout(patterns: np.ndarray, drop_first: bool = False, rows: str = "last") 
 def _inputs(model: Any, ids: Sequence[int], answer: Answer) -> tuple[Any, Any, float]:
     """(e (T, hidden), ∂m/∂e (T, hidden), m) from one run with gradients."""
     out = hooked_run(
-        model, ids, cache=[("resid_pre", 0)], grads=[("resid_pre", 0)], metric=lambda x: answer.of(x).sum()
-    )
+        model, ids, cache=[("resid_pre", 0)], grads=[("resid_pre", 0)], metric=lambda x: answer.of(x).sum(),
+        last_logits=True,
+    )  # fmt: skip
     return out.cache["resid_pre", 0][0].double(), out.grads["resid_pre", 0][0].double(), out.metric
 
 
@@ -167,20 +177,24 @@ def integrated_gradients(
     tick(0, steps)
     alphas = (torch.arange(steps, dtype=torch.float64) + 0.5) / steps
     total = torch.zeros_like(e)
-    for start in range(0, steps, ROWS):
-        alpha = alphas[start : start + ROWS, None, None]  # (B, 1, 1)
+    rows_each = rows_per_run(len(ids))
+    for start in range(0, steps, rows_each):
+        alpha = alphas[start : start + rows_each, None, None]  # (B, 1, 1)
         edits = [
             Edit("resid_pre", 0, "scale", alpha.float()),
             Edit("resid_pre", 0, "add", ((1 - alpha) * base).float()),
         ]
         rows = [list(ids)] * len(alpha)
         out = hooked_run(
-            model, rows, edits=edits, grads=[("resid_pre", 0)], metric=lambda x: answer.of(x).sum()
-        )
+            model, rows, edits=edits, grads=[("resid_pre", 0)], metric=lambda x: answer.of(x).sum(),
+            last_logits=True,
+        )  # fmt: skip
         total += out.grads["resid_pre", 0].double().sum(0)
-        tick(min(start + ROWS, steps), steps)
+        tick(min(start + rows_each, steps), steps)
     with torch.inference_mode():
-        base_metric = float(answer.of(hooked_run(model, ids, edits=[_replaced(base)]).logits)[0])
+        base_metric = float(
+            answer.of(hooked_run(model, ids, edits=[_replaced(base)], last_logits=True).logits)[0]
+        )
     scores = ((e - base) * total / steps).sum(-1).numpy()
     return Gradients(scores, metric, base_metric, steps)
 
@@ -219,20 +233,23 @@ def _replaced(value: Any) -> Edit:
 
 
 def occlusion(model: Any, ids: Sequence[int], answer: Answer, progress: Progress | None = None) -> np.ndarray:
-    """(T,) m(input) − m(input with token i's input set to zero), ``ROWS`` tokens a run."""
+    """(T,) m(input) − m(input with token i's input set to zero), ``rows_per_run`` tokens a run."""
     import torch
 
     n = len(ids)
     tick = progress or (lambda done, total: None)
     tick(0, n)
     with torch.inference_mode():
-        metric = float(answer.of(hooked_run(model, ids).logits)[0])
+        metric = float(answer.of(hooked_run(model, ids, last_logits=True).logits)[0])
         found = []
-        for start in range(0, n, ROWS):
-            rows = range(start, min(start + ROWS, n))
+        each = rows_per_run(n)
+        for start in range(0, n, each):
+            rows = range(start, min(start + each, n))
             keep = torch.ones(len(rows), n, 1)
             keep[torch.arange(len(rows)), list(rows)] = 0.0
-            out = hooked_run(model, [list(ids)] * len(rows), edits=[Edit("resid_pre", 0, "scale", keep)])
+            out = hooked_run(
+                model, [list(ids)] * len(rows), edits=[Edit("resid_pre", 0, "scale", keep)], last_logits=True
+            )
             found.append(answer.of(out.logits))
             tick(rows[-1] + 1, n)
     return metric - torch.cat(found).numpy()
