@@ -78,6 +78,12 @@ class HookedRun:
     past: Any = None  # with ``keep_past``: the KV cache after the run, for a next run's ``past``
     live: dict[Site, Any] = field(default_factory=dict)  # with ``retain``: the sites in the graph
 
+    def stacked(self, site: str) -> Any:
+        """(layers, …) torch: the cached ``site`` of every layer, first batch row."""
+        import torch
+
+        return torch.stack([self.cache[site, n][0] for n in sorted(n for s, n in self.cache if s == site)])
+
 
 def hooked_run(
     model: Any,

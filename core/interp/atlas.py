@@ -226,14 +226,9 @@ def head_atlas(
             hooked_run(model, ids, cache=["pattern", "q", "k"], unembed=False)
             for ids in (text_ids, repeat_ids)
         ]
-        layers = range(adapter_of(model.module).shape.layers)
-
-        def stacked(run, site: str) -> Any:
-            return torch.stack([run.cache[site, layer][0] for layer in layers])
-
-        weights = [stacked(run, "pattern").float().numpy() for run in runs]
-        queries = tuple(stacked(run, "q").transpose(1, 2).float() for run in runs)  # (L, heads, T, d)
-        keys = tuple(stacked(run, "k").transpose(1, 2).float() for run in runs)
+        weights = [run.stacked("pattern").float().numpy() for run in runs]
+        queries = tuple(run.stacked("q").transpose(1, 2).float() for run in runs)  # (L, heads, T, d)
+        keys = tuple(run.stacked("k").transpose(1, 2).float() for run in runs)
     missing = NOT_FOR_ENCODERS if encoder else {}
     scores = attention_scores(*weights, n) | ({} if encoder else {"copying": copying_scores(model)})
     return HeadAtlas(

@@ -134,16 +134,9 @@ def prefill(model: LoadedModel, ids, dropped: int = 0, keep_cache: bool = True) 
     ids = [int(i) for i in ids]
     # The last position's logits only: a 262,144-token vocabulary costs T times less.
     out = hooked_run(model, ids, cache=["pattern"], keep_past=keep_cache, last_logits=True)
-    attentions = _weights(out, model.n_layers)  # (L, H, T, T)
+    attentions = out.stacked("pattern").float().numpy()  # (L, H, T, T)
     logits = out.logits[0, -1].double().numpy()
     return Prediction(tuple(ids), pieces(model, ids), logits, attentions, dropped, out.past)
-
-
-def _weights(out: Any, layers: int) -> np.ndarray:
-    """(layers, heads, queries, keys) float32: a hooked run's patterns, its first row."""
-    import torch
-
-    return torch.stack([out.cache["pattern", n][0] for n in range(layers)]).float().numpy()
 
 
 class _Cache:
@@ -210,7 +203,7 @@ class Generation:
             self.shared.cache = out.past
             shapes = tuple(tuple(layer.keys.shape) for layer in out.past.layers)
         chosen = Chosen(int(token_id), pieces(self.model, [token_id])[0], float(prob))
-        attentions = _weights(out, self.model.n_layers)
+        attentions = out.stacked("pattern").float().numpy()
         logits = out.logits[0, -1].double().numpy()
         return Generation(
             self.model, self.prompt, (*self.chosen, chosen), logits, attentions, shapes, self, self.shared

@@ -100,10 +100,7 @@ def named_answer(model: Any, prompt: str, target: str = "", foil: str = "") -> A
 
 def attention_rows(model: Any, ids: Sequence[int]) -> np.ndarray:
     """(layers, heads, T, T) every head's weights over ``ids`` (rows: queries), from one run."""
-    import torch
-
-    out = hooked_run(model, ids, cache=["pattern"], unembed=False)
-    return torch.stack([out.cache["pattern", n][0] for n in range(model.n_layers)]).double().numpy()
+    return hooked_run(model, ids, cache=["pattern"], unembed=False).stacked("pattern").double().numpy()
 
 
 def rollout(patterns: np.ndarray, drop_first: bool = False, rows: str = "last") -> np.ndarray:

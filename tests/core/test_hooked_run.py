@@ -124,6 +124,14 @@ def as_site(key, x):
     return x.transpose(1, 2) if key[0] in ("q", "k", "v") else x
 
 
+def logits_with(reference, model_type, ids, handle):
+    """transformers' own logits with the hook ``handle`` registered, which is removed after."""
+    try:
+        return reference_run(reference, model_type, ids)[0]["logits", None]
+    finally:
+        handle.remove()
+
+
 def hooks_on(module) -> list:
     """Every forward and pre-forward hook on ``module`` and its parts (transformers has its own)."""
     return [
@@ -258,12 +266,8 @@ def test_zeroing_a_neuron_equals_a_hand_hook_on_the_mlps_last_projection(tiny):
         x[..., 3] = 0
         return (x, *args[1:])
 
-    handle = down.register_forward_pre_hook(zero)
-    try:
-        expected, _ = reference_run(reference, model_type, ids)
-    finally:
-        handle.remove()
-    np.testing.assert_allclose(out.logits.numpy(), expected["logits", None].numpy(), atol=CLOSE)
+    expected = logits_with(reference, model_type, ids, down.register_forward_pre_hook(zero))
+    np.testing.assert_allclose(out.logits.numpy(), expected.numpy(), atol=CLOSE)
     assert (out.logits - hooked_run(model, ids).logits).abs().max() > 1e-5
 
 
@@ -291,12 +295,8 @@ def test_an_add_equals_a_hook_that_adds_by_hand(tiny):
         hidden[:, [2, 4]] += vector
         return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
 
-    handle = block.register_forward_hook(add)
-    try:
-        expected, _ = reference_run(reference, model_type, ids)
-    finally:
-        handle.remove()
-    np.testing.assert_allclose(out.logits.numpy(), expected["logits", None].numpy(), atol=CLOSE)
+    expected = logits_with(reference, model_type, ids, block.register_forward_hook(add))
+    np.testing.assert_allclose(out.logits.numpy(), expected.numpy(), atol=CLOSE)
     clean = hooked_run(model, ids).logits
     assert (out.logits - clean).abs().max() > 1e-3  # the vector did change the prediction
 
