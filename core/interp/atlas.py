@@ -15,7 +15,8 @@ again. With A a head's weights (rows: queries), the scores are the means of
 - duplicate_token: A[t, t − n] over the second copy of (b);  induction: A[t, t − n + 1] there;
 - copying (Elhage et al. 2021): Σλ / Σ|λ| over the eigenvalues of the head's OV circuit
   W_U W_O,h W_V,h W_E, from the small matrix W_V,h W_E W_U W_O,h (the same non-zero eigenvalues),
-  with the embedding and the unembedding as stored: no norm, no embedding scale.
+  with the embedding and the unembedding as stored: no norm, no embedding scale. It depends on the
+  weights alone, so it is computed once per loaded model and kept.
 
 An encoder (MiniLM) gets the first three: it reads both ways and has no unembedding, so the
 duplicate-token, induction and copying scores do not apply (``HeadAtlas.missing`` says why).
@@ -53,6 +54,7 @@ NOT_FOR_ENCODERS = {  # score → why it does not apply to a model that reads bo
 }
 TOP = 8  # tokens named per reading
 DIRECTIONS = 4  # singular directions of W_O W_V read out
+ROUND_TRIP_ROWS = 1024  # vocabulary rows a step of W_E W_U widens to float64 (cache-sized pieces)
 NATURAL = (
     "The old lighthouse keeper climbed the stairs every evening at dusk. He carried a lamp, a flask "
     "of tea and a notebook for the ships he saw. Some nights the sea was calm; on others the wind "
@@ -122,27 +124,45 @@ def _ov(adapter: Any, layer: int, head: int) -> tuple[Any, Any]:
     return value, out
 
 
-def _tables(model: Any) -> tuple[Any, Any]:
-    """The embedding and the unembedding as stored, (vocab, hidden) float64 each."""
-    embed = model.module.get_input_embeddings().weight.double()
-    return embed, adapter_of(model.module).unembed.weight.double()[: embed.shape[0]]
+def _tables(model: Any) -> tuple[Any, Any, bool]:
+    """The embedding and the unembedding as stored, (vocab, hidden) each, and whether they are
+    one table (tied): reading a vocabulary table is what costs, so a tied one is read once."""
+    embed = model.module.get_input_embeddings().weight
+    unembed = adapter_of(model.module).unembed.weight[: embed.shape[0]]
+    return embed, unembed, unembed.data_ptr() == embed.data_ptr() and unembed.shape == embed.shape
+
+
+def round_trip(model: Any) -> Any:
+    """(hidden, hidden) float64 torch: W_E · W_U with W_E as (hidden, vocab), summed over the
+    vocabulary in pieces. Float32 products are exact in float64, so this is the float64 product."""
+    import torch
+
+    embed, unembed, tied = _tables(model)
+    total = torch.zeros(embed.shape[1], unembed.shape[1], dtype=torch.float64)
+    with torch.inference_mode():
+        for start in range(0, embed.shape[0], ROUND_TRIP_ROWS):
+            part = embed[start : start + ROUND_TRIP_ROWS].double()
+            total.addmm_(part.T, part if tied else unembed[start : start + ROUND_TRIP_ROWS].double())
+    return total
 
 
 def copying_scores(model: Any) -> np.ndarray:
-    """(layers, heads): Σλ / Σ|λ| over the eigenvalues of each head's OV circuit."""
+    """(layers, heads): Σλ / Σ|λ| over the eigenvalues of each head's OV circuit, from the
+    (head_dim, head_dim) W_V,h · (W_E W_U) · W_O,h; heads sharing a value head share its first product."""
     import torch
 
     adapter = adapter_of(model.module)
-    shape = adapter.shape
-    scores = np.zeros((shape.layers, shape.heads))
+    s = adapter.shape
+    scores = np.zeros((s.layers, s.heads))
     with torch.inference_mode():
-        embed, unembed = _tables(model)
-        round_trip = embed.T @ unembed  # (hidden, hidden): W_E · W_U with W_E as (hidden, vocab)
-        for layer in range(shape.layers):
-            for head in range(shape.heads):
-                value, out = _ov(adapter, layer, head)
-                eigen = torch.linalg.eigvals(value @ round_trip @ out)
-                scores[layer, head] = float(eigen.sum().real / eigen.abs().sum())
+        trip = round_trip(model)
+        for layer in range(s.layers):
+            values = torch.cat([adapter.qkv_weight(layer, "v", k)[0] for k in range(s.kv_heads)])
+            read = (values.double() @ trip).view(s.kv_heads, s.head_dim, -1)  # (kv_heads, d, hidden)
+            outs = adapter.out_weight(layer).double().reshape(-1, s.heads, s.head_dim).transpose(0, 1)
+            eigen = torch.linalg.eigvals(read.repeat_interleave(s.heads // s.kv_heads, 0) @ outs)
+            scores[layer] = (eigen.sum(-1).real / eigen.abs().sum(-1)).numpy()
+    scores.setflags(write=False)  # kept per model and shared by every atlas of it
     return scores
 
 
@@ -171,8 +191,7 @@ def ov_reading(model: Any, layer: int, head: int, source: int) -> OVReading:
             f"Layer {layer + 1}, head {head + 1} does not exist: {shape.layers} × {shape.heads}."
         )
     with torch.inference_mode():
-        embed = model.module.get_input_embeddings().weight  # (vocab, hidden), as stored
-        unembed = adapter.unembed.weight[: embed.shape[0]]
+        embed, unembed, tied = _tables(model)
         value, out = _ov(adapter, layer, head)
         written = out @ (value @ embed[source].double())  # (hidden,)
         # W_O W_V = q_o r_o r_vᵀ q_vᵀ: its singular vectors from the small head_dim × head_dim core.
@@ -180,8 +199,7 @@ def ov_reading(model: Any, layer: int, head: int, source: int) -> OVReading:
         u, sizes, vh = torch.linalg.svd(r_o @ r_v.T)
         inputs, outputs = (q_v @ vh.T)[:, :DIRECTIONS], (q_o @ u)[:, :DIRECTIONS]  # (hidden, DIRECTIONS)
         unembedded = torch.cat([written[:, None], outputs], 1)  # (hidden, 1 + DIRECTIONS)
-        # Reading a vocabulary table is the cost here (memory, not arithmetic): a tied one is read once.
-        if unembed.data_ptr() == embed.data_ptr() and unembed.shape == embed.shape:
+        if tied:
             both = embed @ torch.cat([inputs, unembedded], 1).to(embed.dtype)
             read, wrote = both[:, :DIRECTIONS], both[:, DIRECTIONS:]
         else:
@@ -230,7 +248,9 @@ def head_atlas(
         queries = tuple(run.stacked("q").transpose(1, 2).float() for run in runs)  # (L, heads, T, d)
         keys = tuple(run.stacked("k").transpose(1, 2).float() for run in runs)
     missing = NOT_FOR_ENCODERS if encoder else {}
-    scores = attention_scores(*weights, n) | ({} if encoder else {"copying": copying_scores(model)})
+    scores = attention_scores(*weights, n)
+    if not encoder:  # the weights alone decide it: computed once per model
+        scores["copying"] = analysis_of(model).once("copying", (), lambda: copying_scores(model))
     return HeadAtlas(
         text_ids=text_ids,
         repeat_ids=repeat_ids,

@@ -9,6 +9,7 @@ import pytest
 from core import models
 from core.decoder.adapter import adapter_of
 from core.decoder.run import hooked_run
+from core.interp import atlas as atlases
 from core.interp.atlas import SCORES, head_atlas, ov_reading, qk_cloud, repeat_probe
 from tests.tiny_models import FAMILY_TYPES, save_tiny_decoder
 
@@ -52,21 +53,38 @@ def test_every_score_is_its_formula_on_transformers_weights(tiny):
 
 
 def test_the_copying_score_is_that_of_the_whole_ov_circuit(tiny):
-    """W_U W_O,h W_V,h W_E as a vocabulary × vocabulary matrix, its eigenvalues taken whole."""
+    """W_U W_O,h W_V,h W_E as a vocabulary × vocabulary matrix, its eigenvalues taken whole, for
+    every head (heads sharing a value head included)."""
     model, atlas = tiny
     adapter = adapter_of(model.module)
     s = adapter.shape
     embed = model.module.get_input_embeddings().weight.detach().double()
     unembed = model.module.get_output_embeddings().weight.detach().double()
-    layer, head = s.layers - 1, s.heads - 1
-    value = adapter.qkv_weight(layer, "v", head // (s.heads // s.kv_heads))[0].detach().double()
-    out = adapter.out_weight(layer).detach().double()[:, head * s.head_dim : (head + 1) * s.head_dim]
-    circuit = unembed @ out @ value @ embed.T  # (vocab, vocab): token in (column) → logits out
-    eigen = np.linalg.eigvals(circuit.numpy())
-    assert atlas.scores["copying"][layer, head] == pytest.approx(
-        eigen.sum().real / np.abs(eigen).sum(), rel=1e-6, abs=1e-9
-    )
+    for layer in range(s.layers):
+        for head in range(s.heads):
+            value = adapter.qkv_weight(layer, "v", head // (s.heads // s.kv_heads))[0].detach().double()
+            out = adapter.out_weight(layer).detach().double()[:, head * s.head_dim : (head + 1) * s.head_dim]
+            circuit = unembed @ out @ value @ embed.T  # (vocab, vocab): token in (column) → logits out
+            eigen = np.linalg.eigvals(circuit.numpy())
+            assert atlas.scores["copying"][layer, head] == pytest.approx(
+                eigen.sum().real / np.abs(eigen).sum(), rel=1e-6, abs=1e-9
+            ), (layer, head)
     assert np.all(np.abs(atlas.scores["copying"]) <= 1 + 1e-9)
+
+
+def test_the_round_trip_in_pieces_is_the_whole_product(tiny, monkeypatch):
+    """W_E W_U summed over the vocabulary a few rows at a time equals the float64 product taken whole,
+    and the copying scores are computed once per model: a second atlas shares them."""
+    model, atlas = tiny
+    monkeypatch.setattr(atlases, "ROUND_TRIP_ROWS", 7)  # 300 rows: 43 pieces, the last one short
+    embed = model.module.get_input_embeddings().weight.detach().double()
+    unembed = model.module.get_output_embeddings().weight.detach().double()
+    whole = (embed.T @ unembed).numpy()
+    scale = (embed.abs().T @ unembed.abs()).numpy()  # the magnitudes summed
+    assert np.all(np.abs(atlases.round_trip(model).numpy() - whole) <= 1e-12 * scale)
+    again = head_atlas(model, TEXT[:20], N, seed=4, low=LOW)
+    assert again.scores["copying"] is atlas.scores["copying"]
+    assert not again.scores["copying"].flags.writeable
 
 
 def test_the_value_rows_are_what_the_run_projects(tiny):
