@@ -191,8 +191,11 @@ def fit_table(doc: QTextDocument, table: QTextTable, room: float, size: float) -
             return
         smaller = QTextCharFormat()
         smaller.setFontPointSize(size * scale)
+        block = QTextCursor(doc)
+        block.beginEditBlock()  # one layout for all the cells, not one per cell
         for cursor in cell_cursors(table):
             cursor.mergeCharFormat(smaller)
+        block.endEditBlock()
 
 
 def pin_columns(doc: QTextDocument, table: QTextTable) -> None:
