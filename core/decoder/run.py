@@ -37,14 +37,15 @@ broadcast to the site's shape), ``add`` (``value``), ``scale`` (by ``value``) or
 chosen ``positions`` (the query positions of a pattern), ``heads`` and batch ``row``, or at the
 cells of a ``where`` mask; a batch of rows, each with its own edits, is one run of a sweep. An
 edited pattern gives the head's output again from the new weights. A sweep whose edits start at
-block L runs the blocks below once: ``fan_out=(L, rows)``; one after a shared beginning reads it
-from a KV cache, ``past=prefix(model, ids[:n])``. Hooks act only in the thread that runs, and
-are gone when the run ends, however it ends.
+block L runs the blocks below once: ``fan_out=(L, rows)``; a sweep of several blocks grows its
+batch at each, ``fan_out=[(L1, rows1), (L2, rows2), …]`` (rows2 − rows1 copies of row 0 join at
+L2); one after a shared beginning reads it from a KV cache, ``past=prefix(model, ids[:n])``.
+Hooks act only in the thread that runs, and are gone when the run ends, however it ends.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,7 +96,7 @@ def hooked_run(
     metric: Callable[[Any], Any] | None = None,
     unembed: bool = True,
     retain: bool = False,
-    fan_out: tuple[int, int] | None = None,
+    fan_out: tuple[int, int] | Sequence[tuple[int, int]] | None = None,
     past: Any = None,
     keep_past: bool = False,
     grow_past: bool = False,
@@ -108,7 +109,9 @@ def hooked_run(
     ``unembed=False`` (no unembedding: a cache of the streams costs none), the final norm's
     output. ``retain`` keeps the graph: ``live`` then holds the cached and differentiated sites
     as they ran, for gradients of one's own. ``fan_out=(L, rows)``: a batch of one below block L
-    and ``rows`` copies of it from there on. ``past``: the KV cache of the tokens before ``ids``
+    and ``rows`` copies of it from there on; a list of such stages, blocks and rows increasing, grows
+    the batch to each stage's rows at its block by copies of row 0 (leave row 0 unedited to copy the
+    run as it would go). ``past``: the KV cache of the tokens before ``ids``
     (from ``prefix``, or an earlier run's ``keep_past``), left as it is, or with ``grow_past``
     grown by this run's tokens (a decode step). ``last_logits``: the logits of the last position
     only, (batch, 1, vocab) (a large vocabulary costs T times less). ValueError, naming what
@@ -132,12 +135,12 @@ def hooked_run(
         )
     if asked and metric is None:
         raise ValueError("Gradients need a metric: a function of the logits that gives one number.")
-    rows = _check_fan_out(fan_out, tokens.shape[0], layers)
+    stages = _stages(fan_out, tokens.shape[0], layers)
     edits = list(edits)
     before = 0 if past is None else past.get_seq_length()
     for edit in edits:
-        below = fan_out is not None and edit.layer is not None and edit.layer < fan_out[0]
-        check_edit(edit, adapter.shape, 1 if below else rows, before + tokens.shape[1])
+        rows = _rows_at(stages, layers if edit.layer is None else edit.layer, tokens.shape[0])
+        check_edit(edit, adapter.shape, rows, before + tokens.shape[1])
     used = {site for site, _ in [*wanted, *asked, *((e.site, e.layer) for e in edits)]}
     if "rotary" in used and adapter.family.positions != "rotary":
         raise ValueError(f"{adapter.family.name} has no rotary site: it learns a table of positions instead.")
@@ -149,14 +152,14 @@ def hooked_run(
         raise ValueError("With last_logits the logits site is not run: read the result's logits.")
     if grow_past and (past is None or fan_out is not None):
         raise ValueError("grow_past grows a past cache a batch of one runs on; give past, and no fan_out.")
-    run = _Run(adapter, edits, wanted, asked, fan_out, before)
+    run = _Run(adapter, edits, wanted, asked, stages, before)
     with ExitStack() as stack:
         # Without gradients, no_grad rather than inference mode: the cached tensors are then
         # ordinary ones, which a user's own autograd may save for backward.
         stack.enter_context(torch.enable_grad() if asked else torch.no_grad())
         _install(stack, adapter, run, bool(asked), "rotary" in used)
         stack.enter_context(tapped(run))
-        after = _after(adapter, past, fan_out, keep_past, grow_past)
+        after = _after(adapter, past, stages, keep_past, grow_past)
         if unembed:
             done = adapter.module(input_ids=tokens, **after, **({"logits_to_keep": 1} if last_logits else {}))
             out = run.passed("logits", None, done.logits)
@@ -226,38 +229,47 @@ def editing(model: Any, edits: Iterable[Edit]) -> Iterator[None]:
         raise ValueError(f"{adapter.family.name} has no rotary site: it learns a table of positions instead.")
     if any(e.site == "logits" for e in edits):
         raise ValueError("A generation's logits are changed by its own sampling, not by an edit.")
-    run = _Run(adapter, edits, [], [], None, None)
+    run = _Run(adapter, edits, [], [], (), None)
     with ExitStack() as stack:
         _install(stack, adapter, run, False, any(e.site == "rotary" for e in edits))
         stack.enter_context(tapped(run))
         yield
 
 
-def _check_fan_out(fan_out: tuple[int, int] | None, batch: int, layers: int) -> int:
-    """The rows of the run's widest batch; ValueError for a fan-out that does not fit."""
+def _stages(fan_out: Any, batch: int, layers: int) -> tuple[tuple[int, int], ...]:
+    """``fan_out`` as stages ((block, rows), …); ValueError for one that does not fit."""
     if fan_out is None:
-        return batch
-    layer, rows = fan_out
-    if batch != 1 or not (0 <= layer < layers) or rows < 1:
+        return ()
+    stages = (tuple(fan_out),) if isinstance(fan_out[0], int) else tuple(map(tuple, fan_out))
+    blocks, rows = [b for b, _ in stages], [r for _, r in stages]
+    fits = all(0 <= b < layers for b in blocks) and rows[0] >= 1 and len(stages) == len(set(blocks))
+    if batch != 1 or not fits or blocks != sorted(blocks) or rows != sorted(set(rows)):
         raise ValueError(
-            f"A fan-out takes a batch of one to rows ≥ 1 at a block 0 to {layers - 1}, not {batch} to "
-            f"{rows} at {layer}."
+            f"A fan-out takes a batch of one to rows ≥ 1 at a block 0 to {layers - 1} (stages with blocks "
+            f"and rows increasing), not {batch} to {fan_out}."
         )
-    return rows
+    return stages
 
 
-def _after(adapter: Any, past: Any, fan_out: tuple[int, int] | None, keep: bool, grow: bool = False) -> dict:
-    """The keywords that run the model after ``past`` (a copy of it, its layers from the fan-out's
-    widened to its rows; itself with ``grow``), or without a cache (a new one with ``keep``)."""
+def _rows_at(stages: tuple[tuple[int, int], ...], layer: int, batch: int) -> int:
+    """The batch at block ``layer`` (``layers``: after the last) of a run fanned out by ``stages``."""
+    return max((rows for block, rows in stages if block <= layer), default=batch)
+
+
+def _after(adapter: Any, past: Any, stages: tuple, keep: bool, grow: bool = False) -> dict:
+    """The keywords that run the model after ``past`` (a copy of it, each layer's widened to the
+    rows the fan-out's ``stages`` give it there; itself with ``grow``), or without a cache (a new
+    one with ``keep``)."""
     import copy
 
     if past is None:
         return cache_keywords(adapter.body, full_cache()) if keep else {"use_cache": False}
     cache = past if grow else copy.deepcopy(past)
-    if fan_out is not None:
-        for part in cache.layers[fan_out[0] :]:
-            part.keys = part.keys.expand(fan_out[1], -1, -1, -1)
-            part.values = part.values.expand(fan_out[1], -1, -1, -1)
+    for layer, part in enumerate(cache.layers):
+        rows = _rows_at(stages, layer, 1)
+        if rows > 1:
+            part.keys = part.keys.expand(rows, -1, -1, -1)
+            part.values = part.values.expand(rows, -1, -1, -1)
     return cache_keywords(adapter.body, cache)
 
 
@@ -265,7 +277,7 @@ class _Run(Tap):
     """The edits and reads of one run, applied wherever a site passes (hooks and the attention tap)."""
 
     def __init__(
-        self, adapter: Any, edits: list[Edit], cache: list[Site], grads: list[Site], fan_out: Any, start: Any
+        self, adapter: Any, edits: list[Edit], cache: list[Site], grads: list[Site], stages: tuple, start: Any
     ):
         self.adapter = adapter
         self.edits: dict[Site, list[Edit]] = {}
@@ -273,15 +285,22 @@ class _Run(Tap):
             self.edits.setdefault((edit.site, edit.layer), []).append(edit)
         self.kept = set(cache) | set(grads)
         self.live: dict[Site, Any] = {}  # the tensors that went on, for the cache and the gradients
-        self.fan_out = fan_out
+        self.grows = dict(stages)  # block → the batch's rows from it on (core.decoder.run._stages)
         self.start = start  # the text's position of the run's first token (None: not known)
 
     def touches(self, site: str, layer: int | None) -> bool:
         """Whether (site, layer) is edited or kept: only those get a hook."""
         return (site, layer) in self.edits or (site, layer) in self.kept
 
-    def fans_out(self, layer: int) -> bool:
-        return self.fan_out is not None and self.fan_out[0] == layer
+    def widen(self, layer: int, hidden: Any) -> Any:
+        """(batch, T, hidden) entering block ``layer``, grown to the fan-out's rows there (copies of
+        row 0)."""
+        rows = self.grows.get(layer, hidden.shape[0])
+        if hidden.shape[0] == 1:
+            return hidden.expand(rows, -1, -1)
+        import torch
+
+        return torch.cat([hidden, hidden[:1].expand(rows - hidden.shape[0], -1, -1)])
 
     def passed(self, site: str, layer: int | None, x: Any, start: int | None = None) -> Any:
         """``x`` at (site, layer), its positions the text's from ``start`` (default: the run's),
@@ -340,8 +359,8 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
             hidden = given
             if first and grads and not hidden.requires_grad:  # so that every later site has a gradient
                 hidden = hidden.detach().requires_grad_(True)
-            if site == "resid_pre" and run.fans_out(layer):
-                hidden = hidden.expand(run.fan_out[1], -1, -1)
+            if site == "resid_pre" and layer in run.grows:
+                hidden = run.widen(layer, hidden)
             hidden = run.passed(site, layer, hidden)
             if hidden is given:
                 return None
@@ -390,7 +409,7 @@ def _install(stack: ExitStack, adapter: Any, run: _Run, grads: bool, rotary: boo
 
     def hook(site: str, layer: int | None, part: Any, made: Any, pre: bool = False) -> None:
         if run.touches(site, layer) or (
-            site == "resid_pre" and ((layer == 0 and grads) or run.fans_out(layer))
+            site == "resid_pre" and ((layer == 0 and grads) or layer in run.grows)
         ):
             attach(stack, part, made, pre)
 

@@ -16,9 +16,12 @@ leaving the last (rows: embeddings, layer 1 … layer L), ``attn`` and ``mlp`` e
 ``k``, ``v``, ``pattern`` each head's queries, keys, values or weights at every position (as
 TransformerLens's ``get_act_patch_attn_head_*_all_pos``), ``heads_pos`` each head's output at one
 position (layers · heads × positions), ``head`` one chosen head's output, q, k, v and pattern by
-position (5 × positions). A patch is one hooked run per layer: the tokens before the first
-difference read from a KV cache, the layers below it once, and each cell of the layer one batch
-row. ``core.interp.attribution`` gives the one-pass approximation.
+position (5 × positions). Each cell is one batch row of a hooked run that covers a few layers:
+the tokens before the first difference read from a KV cache, and a cell's row joining the batch
+at its own layer as a copy of the unpatched run (row 0), so no block runs for a row it cannot
+change; the runs cover 1, 2, 4, … layers (at most RUN_ROWS cells), the first grid rows coming
+soon and the later ones in wide products. ``core.interp.attribution`` gives the one-pass
+approximation.
 Layers and heads are 0-based in code, 1-based in labels.
 """
 
@@ -42,6 +45,7 @@ WHATS = ("resid", "attn", "mlp", "heads", "q", "k", "v", "pattern", "heads_pos",
 DIRECTIONS = ("denoise", "noise")
 HEAD_PARTS = ("output", "query", "key", "value", "pattern")  # the rows of the "head" grid
 HEAD_PART_SITES = ("z", "q", "k", "v", "pattern")
+RUN_ROWS = 128  # the most cells one patched run takes
 Progress = Callable[[int, int], None]
 PAIRS = {  # name: (clean, corrupted, target, foil), pairs that teach
     "Names (IOI)": (
@@ -281,22 +285,63 @@ def patch(
     groups = shape.heads // shape.kv_heads
     first = pair.differ[0]  # every run reads the tokens before it from one cache
     past = prefix(model, ids[:first]) if first else None
-    for cells, where in batches:
-        live = cells.changed(source, receiving, groups)
-        raw[where] = unchanged  # a copy of equal values reruns the receiving run
-        if live.any():
-            todo = replace(cells.only(live), offset=first)
+    for run in _runs(batches):
+        todo = []
+        for cells, where in run:
+            live = cells.changed(source, receiving, groups)
+            raw[where] = unchanged  # a copy of equal values reruns the receiving run
+            if live.any():
+                todo.append((replace(cells.only(live), offset=first), tuple(w[live.numpy()] for w in where)))
+        if todo:
+            stages, edits, starts = _stages(todo, source, receiving, groups, shape.layers)
             with torch.inference_mode(), _ticking(adapter, tick, done, total):
                 out = hooked_run(
-                    model, ids[first:], edits=todo.edits(source, receiving, groups), unembed=False,
-                    fan_out=(min(todo.layer, shape.layers - 1), todo.rows), past=past,
+                    model, ids[first:], edits=edits, unembed=False, fan_out=stages, past=past
                 )  # fmt: skip
-                raw[tuple(w[live.numpy()] for w in where)] = metric(out.normed[:, -1].float()).numpy()
-        done += cells.rows
+                values = metric(out.normed[:, -1].float()).numpy()
+            for (cells, where), start in zip(todo, starts, strict=True):
+                raw[where] = values[start : start + cells.rows]
+        done += sum(cells.rows for cells, _ in run)
         tick(done, total)
         if partial is not None:
             partial(_copy(grid, raw))
     return _copy(grid, raw)
+
+
+def _runs(batches: list) -> list[list]:
+    """``batches`` in runs of 1, 2, 4, … (at most RUN_ROWS cells each, and at least one batch)."""
+    runs, at, size = [], 0, 1
+    while at < len(batches):
+        run, rows = [batches[at]], batches[at][0].rows
+        while len(run) < size and at + len(run) < len(batches):
+            rows += batches[at + len(run)][0].rows
+            if rows > RUN_ROWS:
+                break
+            run.append(batches[at + len(run)])
+        runs.append(run)
+        at, size = at + len(run), size * 2
+    return runs
+
+
+def _stages(todo: list, source: dict, receiving: dict, groups: int, layers: int) -> tuple[list, list, list]:
+    """One run's fan-out stages, edits and each batch's first row: row 0 is the unpatched run,
+    and each batch's rows join at its layer (the batches come in the order of their layers)."""
+    import torch
+
+    rows, starts, grows, placed = 1, [], {}, []
+    for cells, _ in todo:
+        block = min(cells.layer, layers - 1)  # the stream leaving the last block joins at it
+        starts.append(rows)
+        rows += cells.rows
+        grows[block] = rows
+        placed.append((block, cells.edits(source, receiving, groups)))
+    edits = []
+    for (block, made), start in zip(placed, starts, strict=True):
+        for edit in made:  # each mask widened to the batch at its layer, its rows where they join
+            where = torch.zeros((grows[block], *edit.where.shape[1:]), dtype=torch.bool)
+            where[start : start + len(edit.where)] = edit.where
+            edits.append(replace(edit, where=where))
+    return sorted(grows.items()), edits, starts
 
 
 def _copy(grid: Grid, raw: np.ndarray) -> Grid:

@@ -494,6 +494,32 @@ def test_a_fanned_out_sweep_equals_each_row_run_alone(tiny):
         hooked_run(model, [ids, ids], fan_out=(1, 3))
 
 
+def test_a_fan_out_in_stages_equals_each_row_run_alone(tiny):
+    """Row 0 unedited, row 1 joining at block 0 and row 2 at block 1, after a cached beginning:
+    each row gives what its edit gives in a run of its own; stages that do not grow are refused."""
+    model, _, _, ids = tiny
+    n = 3
+    other = hooked_run(model, ids[::-1], cache=[("z", 0), ("z", 1)]).cache
+    rows = {1: ("z", 0, 1, 4), 2: ("z", 1, model.n_heads - 1, len(ids) - 1)}  # row: (site, layer, head, pos)
+    edits = []
+    for row, (site, layer, head, position) in rows.items():
+        where = torch.zeros(row + 1, len(ids) - n, model.n_heads, 1, dtype=torch.bool)
+        where[row, position - n, head] = True
+        edits.append(Edit(site, layer, "replace", other[site, layer][:, n:], where=where))
+    swept = hooked_run(model, ids[n:], edits=edits, fan_out=[(0, 2), (1, 3)], past=prefix(model, ids[:n]))
+    plain = hooked_run(model, ids)
+    np.testing.assert_allclose(swept.logits[0].numpy(), plain.logits[0, n:].numpy(), atol=1e-4)
+    for row, (site, layer, head, position) in rows.items():
+        edit = Edit(site, layer, "replace", other[site, layer], heads=head, positions=position)
+        alone = hooked_run(model, ids, edits=[edit])
+        np.testing.assert_allclose(swept.logits[row].numpy(), alone.logits[0, n:].numpy(), atol=1e-4)
+    for bad in ([(0, 2), (1, 2)], [(1, 2), (0, 3)], [(0, 2), (0, 3)]):
+        with pytest.raises(ValueError, match="A fan-out takes a batch of one"):
+            hooked_run(model, ids, fan_out=bad)
+    with pytest.raises(ValueError, match="Rows \\[2\\] do not exist"):  # row 2 joins at block 1
+        hooked_run(model, ids, edits=[Edit("z", 0, "zero", row=2)], fan_out=[(0, 2), (1, 3)])
+
+
 def test_a_run_after_a_cached_beginning_equals_the_whole_run(tiny):
     model, _, _, ids = tiny
     whole = hooked_run(model, ids, cache=[("q", 1), ("k", 1)])

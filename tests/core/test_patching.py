@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from core.decoder.hooks import Tap, tapped
+from core.interp import patching
 from core.interp.attribution import attribute
-from core.interp.patching import patch, prepare
+from core.interp.patching import WHATS, cell_logits, patch, prepare
 from tests.tiny_models import FAMILY_TYPES, save_tiny_decoder
 
 pytestmark = pytest.mark.models
@@ -180,6 +181,22 @@ def test_head_cells_equal_hand_written_copies(tiny, direction):
             tap = CopyHead(site, layer, head, groups_of(tiny), source, receiving)
             by_hand, _ = run_of(tiny, receive, tap=tap)
             assert grid.raw[layer, head] == pytest.approx(by_hand, abs=1e-5), (what, layer, head)
+
+
+@pytest.mark.parametrize("one_run", [False, True])
+@pytest.mark.parametrize("what", WHATS)
+def test_every_cell_equals_its_run_alone(tiny, what, one_run, monkeypatch):
+    """A patched run covers several layers, each cell's row joining the batch at its own layer:
+    every cell equals the one patched run of that cell alone (cell_logits: no fan-out, no cache),
+    with the runs as built and with every layer in one run."""
+    if one_run:
+        monkeypatch.setattr(patching, "_runs", lambda batches: [batches])
+    head = (1, 0) if what == "head" else None
+    grid = patch(tiny.model, tiny.pair, what, head=head)
+    target, foil = tiny.pair.target.id, tiny.pair.foil.id
+    for cell in np.ndindex(grid.raw.shape):
+        logits = cell_logits(tiny.model, tiny.pair, what, cell, head=head)
+        assert grid.raw[cell] == pytest.approx(logits[target] - logits[foil], abs=1e-5), cell
 
 
 def test_one_changed_position(tiny):
