@@ -23,7 +23,7 @@ the corrupted run into it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -32,6 +32,7 @@ import numpy as np
 from core.decoder.adapter import adapter_of
 from core.decoder.edges import EdgeRun, Graph, edge_run
 from core.decoder.run import hooked_run
+from core.interp.analysis import analysis_of
 from core.interp.patching import PatchPair, check_direction, check_ends, metric_of
 
 METHODS = ("eap", "eap-ig")
@@ -163,21 +164,32 @@ def _ticker(progress: Progress | None, total: int) -> Callable[[int], Callable[[
     return lambda done: lambda: tick(done, total)
 
 
-def ends(model: Any, pair: PatchPair) -> Ends:
-    """Both runs split; ValueError when they give the same metric, or when the split run does not
-    give the model's own (a family this does not read)."""
+def ends(
+    model: Any, pair: PatchPair, grads: str | None = None, ticks: Callable[[int], Callable] | None = None
+) -> Ends:
+    """Both runs split, the run named by ``grads`` ("clean" or "corrupt") with the metric's
+    gradient at every receiver too; ``ticks(i)`` is called at each block of run i (0: clean).
+    ValueError when they give the same metric, or when the split run does not give the model's own
+    (a family this does not read: checked once per model)."""
     metric = answer_metric(model, pair)
     clean, corrupt = (
-        edge_run(model, pair.clean, normed_metric=metric),
-        edge_run(model, pair.corrupt, normed_metric=metric),
+        edge_run(model, ids, normed_metric=metric, grads=grads == name, tick=ticks and ticks(i))
+        for i, (name, ids) in enumerate((("clean", pair.clean), ("corrupt", pair.corrupt)))
     )
     check_ends(clean.metric, corrupt.metric)
-    whole = hooked_run(model, pair.clean, unembed=False)
-    if float((whole.normed[0] - clean.normed).abs().max()) > 1e-3 * max(1.0, float(whole.normed.abs().max())):
+    analysis_of(model).once("splits", (), lambda: _check_split(model, pair.clean, clean.normed))
+    return Ends(clean, corrupt)
+
+
+def _check_split(model: Any, ids: tuple[int, ...], normed: Any) -> bool:
+    """ValueError unless ``normed`` (T, hidden), a split run's final norm output over ``ids``, is
+    the model's own."""
+    whole = hooked_run(model, ids, unembed=False).normed[0]
+    if float((whole - normed).abs().max()) > 1e-3 * max(1.0, float(whole.abs().max())):
         raise ValueError(
             "This model's stream does not split into its heads and MLPs here, so its edges cannot be patched."
         )
-    return Ends(clean, corrupt)
+    return True
 
 
 def edge_scores(
@@ -189,7 +201,8 @@ def edge_scores(
     progress: Progress | None = None,
 ) -> Scores:
     """Every edge's score on ``pair`` (from ``core.interp.patching.prepare``). ``progress(done,
-    total)`` (runs) is called at every block; raising from it cancels."""
+    total)`` (runs) is called at every block; raising from it cancels. EAP takes its gradients in
+    the run patched into, so it is two runs (one with gradients); EAP-IG two and ``steps``."""
     import torch
 
     check_direction(direction)
@@ -198,24 +211,24 @@ def edge_scores(
     steps = 1 if method == "eap" else steps
     if not 1 <= steps <= MAX_STEPS:
         raise ValueError(f"EAP-IG takes 1 to {MAX_STEPS} steps; got {steps}.")
-    ticks = _ticker(progress, steps + 2)
-    found = ends(model, pair)
+    paths = steps if method == "eap-ig" else 0
+    ticks = _ticker(progress, paths + 2)
+    into = "corrupt" if direction == "denoise" else "clean"
+    found = ends(model, pair, grads=into if method == "eap" else None, ticks=ticks)
     source, base, ids = found.way(pair, direction)
     metric = answer_metric(model, pair)
-    grads = 0
-    for j in range(steps):
-        path = None
-        if method == "eap-ig":
-            alpha = (j + 0.5) / steps
-            path = base.outputs[0] + alpha * (source.outputs[0] - base.outputs[0])
+    grads = 0 if paths else base.grads.double()
+    for j in range(paths):
+        path = base.outputs[0] + (j + 0.5) / steps * (source.outputs[0] - base.outputs[0])
         run = edge_run(model, ids, normed_metric=metric, embeddings=path, grads=True, tick=ticks(j + 2))
         grads = grads + run.grads.double() / steps
     change = (source.outputs - base.outputs).double()
     graph = Graph.of(adapter_of(model.module))
     values = torch.einsum("sth,rth->sr", change, grads).numpy() / found.distance
     values[~graph.exists] = 0.0
-    ticks(steps + 2)()
-    return Scores(pair, method, direction, steps, graph, found, values)
+    ticks(paths + 2)()
+    kept = Ends(replace(found.clean, grads=None), replace(found.corrupt, grads=None))  # (R, T, hidden) less
+    return Scores(pair, method, direction, steps, graph, kept, values)
 
 
 def faithfulness(
