@@ -166,32 +166,35 @@ def integrated_gradients(
 
     if not 1 <= steps <= 512:
         raise ValueError(f"Integrated gradients takes 1 to 512 steps; got {steps}.")
-    e, _, metric = _inputs(model, ids, answer)
-    base = torch.zeros_like(e)
-    if baseline is not None:
-        base = _inputs(model, [baseline] * len(ids), answer)[0]
+    if baseline is None:
+        base = 0.0
+    else:  # that token's input at every position, from a run that reads it
+        first = hooked_run(model, [baseline] * len(ids), cache=[("resid_pre", 0)], unembed=False)
+        base = first.cache["resid_pre", 0][0].double()
     tick = progress or (lambda done, total: None)
     tick(0, steps)
+    # The first run also takes α = 1 and α = 0, the metric at the input and at the baseline (and
+    # the input itself); the gradient sums the path's rows alone.
     alphas = (torch.arange(steps, dtype=torch.float64) + 0.5) / steps
-    total = torch.zeros_like(e)
-    rows_each = rows_per_run(len(ids))
+    total, rows_each = 0.0, rows_per_run(len(ids))
     for start in range(0, steps, rows_each):
-        alpha = alphas[start : start + rows_each, None, None]  # (B, 1, 1)
+        path = min(rows_each, steps - start)
+        ends = torch.tensor([] if start else [1.0, 0.0], dtype=alphas.dtype)
+        alpha = torch.cat([alphas[start : start + path], ends])[:, None, None]  # (B, 1, 1)
         edits = [
             Edit("resid_pre", 0, "scale", alpha.float()),
             Edit("resid_pre", 0, "add", ((1 - alpha) * base).float()),
         ]
-        rows = [list(ids)] * len(alpha)
         out = hooked_run(
-            model, rows, edits=edits, grads=[("resid_pre", 0)], metric=lambda x: answer.of(x).sum(),
-            last_logits=True,
+            model, [list(ids)] * len(alpha), edits=edits, cache=[("resid_pre", 0)] if not start else (),
+            grads=[("resid_pre", 0)], metric=lambda x, path=path: answer.of(x)[:path].sum(), last_logits=True,
         )  # fmt: skip
-        total += out.grads["resid_pre", 0].double().sum(0)
+        total = total + out.grads["resid_pre", 0][:path].double().sum(0)
+        if not start:
+            with torch.inference_mode():
+                metric, base_metric = map(float, answer.of(out.logits)[path:])
+            e = out.cache["resid_pre", 0][path].double()  # α = 1: the input
         tick(min(start + rows_each, steps), steps)
-    with torch.inference_mode():
-        base_metric = float(
-            answer.of(hooked_run(model, ids, edits=[_replaced(base)], last_logits=True).logits)[0]
-        )
     scores = ((e - base) * total / steps).sum(-1).numpy()
     return Gradients(scores, metric, base_metric, steps)
 

@@ -5,15 +5,23 @@
 
 Peers (the optional ``peers`` extra: pip install -e ".[peers]"): Captum's integrated gradients
 (batched, and one row at a time), input × gradient and occlusion, each on the input embeddings
-with a zero baseline, as ours are. Each pair of rows is checked to compute the same scores before
-it is timed. A peer that is not installed is named and skipped. The table ends with this
-machine's matrix-product rate and the least time integrated gradients' products could take at it.
+with a zero baseline, as ours are; TransformerLens's activation patching (the residual stream
+entering each block by position, each head's output at every position) on the IOI pair, its
+residual stream split into its parts (``run_with_cache`` + ``decompose_resid``), and its three
+head detectors (previous token on the atlas's text, duplicate token and induction on its repeated
+tokens) beside our atlas's six scores. Each pair of rows is checked to compute the same numbers
+before it is timed (the detectors score differently from the atlas: timed only). A peer's row
+slower than a minute is timed once, by that check. A peer that is not installed is named and
+skipped. The table ends with this machine's matrix-product rate and the least time integrated
+gradients' products could take at it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import io
 import time
 
 import numpy as np
@@ -93,6 +101,90 @@ def captum_rows(model, ids, answer) -> dict:
     return out
 
 
+def quietly(action):
+    """``action`` with what it writes to stderr (TransformerLens's progress bars) dropped."""
+
+    def run():
+        with contextlib.redirect_stderr(io.StringIO()):
+            return action()
+
+    return run
+
+
+def lens_rows(model, folder) -> dict:
+    """name -> (ours, TransformerLens's, their largest difference or None, their time if timed once)."""
+    import torch
+    from transformer_lens import head_detector
+    from transformer_lens import patching as tl_patching
+    from transformer_lens.model_bridge import TransformerBridge
+
+    from core.interp import atlas as atlases
+    from core.interp.patching import patch, prepare
+    from core.interp.stream import stream_journey
+    from tests.perf.patching_perf import CLEAN, CORRUPT
+
+    bridge = TransformerBridge.boot_transformers(str(folder), device="cpu")
+    bridge.eval()
+    pair = prepare(model, CLEAN, CORRUPT, " Mary", " John")
+    clean, corrupt = torch.tensor([pair.clean]), torch.tensor([pair.corrupt])
+
+    def metric(logits):  # logit(target) − logit(foil) at the last position, as patching's
+        return logits[0, -1, pair.target.id] - logits[0, -1, pair.foil.id]
+
+    def grid(get):
+        with torch.no_grad():
+            return get(bridge, corrupt, bridge.run_with_cache(clean)[1], metric)
+
+    def parts():
+        with torch.no_grad():
+            cache = bridge.run_with_cache(clean)[1]
+        return cache.decompose_resid(layer=bridge.cfg.n_layers, pos_slice=-1)[:, 0]
+
+    repeated = model.tokenizer.decode(atlases.repeat_probe(model, atlases.LENGTH, 0)[1:])
+
+    def detectors():
+        with torch.no_grad():
+            return [
+                head_detector.detect_head(bridge, text, name)
+                for text, name in (
+                    (atlases.NATURAL, "previous_token_head"),
+                    (repeated, "duplicate_token_head"),
+                    (repeated, "induction_head"),
+                )
+            ]
+
+    runs = {  # name: (ours, theirs, (ours' result, theirs') -> largest difference or None)
+        "patching: the residual stream by position": (
+            lambda: patch(model, pair, "resid").raw[:-1],  # TransformerLens: resid_pre only
+            lambda: grid(tl_patching.get_act_patch_resid_pre),
+            lambda a, b: float(np.abs(a - b.double().numpy()).max()),
+        ),
+        "patching: each head's output, every position": (
+            lambda: patch(model, pair, "heads").raw,
+            lambda: grid(tl_patching.get_act_patch_attn_head_out_all_pos),
+            lambda a, b: float(np.abs(a - b.double().numpy()).max()),
+        ),
+        "one token's residual stream in its parts": (
+            lambda: stream_journey(model, pair.clean).parts,
+            parts,
+            lambda a, b: float(np.abs(a - b.double().numpy()).max()),
+        ),
+        "head atlas: our 6 scores / their 3 detectors": (
+            lambda: atlases.head_atlas(model, seed=1),  # a later atlas: the copying scores kept
+            detectors,
+            lambda a, b: None,
+        ),
+    }
+    out = {}
+    for name, (ours, loud, compare) in runs.items():
+        theirs = quietly(loud)
+        start = time.perf_counter()
+        peer = theirs()
+        took = time.perf_counter() - start
+        out[name] = (ours, theirs, compare(ours(), peer), took if took > 60 else None)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2", help="'smollm2' (once added) or a decoder folder")
@@ -120,9 +212,19 @@ def main() -> None:
             t = interleaved_medians({"ours": ours, "peer": theirs}, args.repeats)
             print(f"{name:<48} {t['ours']:8.3f} {t['peer']:8.3f} {t['peer'] / t['ours']:8.2f}x  {off:.1e}")
     if importlib.util.find_spec("transformer_lens") is None:
-        print(
-            "TransformerLens is not installed: patching, edge attribution and detect_head are not compared."
-        )
+        print('TransformerLens is not installed: its rows are skipped (pip install -e ".[peers]").')
+    else:
+        from core.models.registry import resolve
+
+        for name, (ours, theirs, off, once) in lens_rows(model, resolve(args.model)[0]).items():
+            runs = {"ours": ours} if once else {"ours": ours, "peer": theirs}
+            t = interleaved_medians(runs, args.repeats) | ({"peer": once} if once else {})
+            same = "timed only" if off is None else f"{off:.1e}"
+            print(
+                f"{name:<48} {t['ours']:8.3f} {t['peer']:8.3f} {t['peer'] / t['ours']:8.2f}x  {same}"
+                + (" (peer timed once)" if once else "")
+            )
+    print("Edge attribution patching: TransformerLens has no EAP of its own to time here.")
     rate = matmul_rate()
     hidden, layers = model.module.config.hidden_size, model.n_layers
     weights = sum(p.numel() for n, p in model.module.named_parameters() if "embed" not in n)
