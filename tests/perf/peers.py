@@ -6,14 +6,16 @@
 Peers (the optional ``peers`` extra: pip install -e ".[peers]"): Captum's integrated gradients
 (batched, and one row at a time), input × gradient and occlusion, each on the input embeddings
 with a zero baseline, as ours are; TransformerLens's activation patching (the residual stream
-entering each block by position, each head's output at every position) on the IOI pair, its
-residual stream split into its parts (``run_with_cache`` + ``decompose_resid``), and its three
-head detectors (previous token on the atlas's text, duplicate token and induction on its repeated
-tokens) beside our atlas's six scores. Each pair of rows is checked to compute the same numbers
-before it is timed (the detectors score differently from the atlas: timed only). A peer's row
-slower than a minute is timed once, by that check. A peer that is not installed is named and
-skipped. The table ends with this machine's matrix-product rate and the least time integrated
-gradients' products could take at it.
+entering each block by position, each head's output at every position) on the IOI pair, every
+head's weights from its cache rolled out (by our rollout: it has none), edge attribution
+patching written on its hooks (split q/k/v inputs, each head's result, backward hooks: it has no
+EAP function of its own), its residual stream split into its parts (``run_with_cache`` +
+``decompose_resid``), and its three head detectors (previous token on the atlas's text,
+duplicate token and induction on its repeated tokens) beside our atlas's six scores. Each pair
+of rows is checked to compute the same numbers before it is timed (the detectors score
+differently from the atlas: timed only). A peer's row slower than a minute is timed once, by
+that check. A peer that is not installed is named and skipped. The table ends with this
+machine's matrix-product rate and the least time integrated gradients' products could take at it.
 """
 
 from __future__ import annotations
@@ -119,6 +121,8 @@ def lens_rows(model, folder) -> dict:
     from transformer_lens.model_bridge import TransformerBridge
 
     from core.interp import atlas as atlases
+    from core.interp import circuits
+    from core.interp import token_scores as ts
     from core.interp.patching import patch, prepare
     from core.interp.stream import stream_journey
     from tests.perf.patching_perf import CLEAN, CORRUPT
@@ -153,7 +157,62 @@ def lens_rows(model, folder) -> dict:
                 )
             ]
 
+    def edges():  # EAP on its hooks (it has no EAP of its own): the way its users write one
+        layers = bridge.cfg.n_layers
+        senders = ["blocks.0.hook_resid_pre"] + [
+            f"blocks.{n}.{hook}" for n in range(layers) for hook in ("attn.hook_result", "hook_mlp_out")
+        ]  # fmt: skip
+        receivers = [
+            f"blocks.{n}.{hook}"
+            for n in range(layers)
+            for hook in ("attn.hook_q_input", "attn.hook_k_input", "attn.hook_v_input", "hook_mlp_in")
+        ] + [f"blocks.{layers - 1}.hook_resid_post"]
+        flags = (bridge.set_use_attn_result, bridge.set_use_split_qkv_input, bridge.set_use_hook_mlp_in)
+        for flag in flags:
+            flag(True)
+        seen: dict = {"clean": {}, "corrupt": {}, "grad": {}}
+
+        def keep(where, name):
+            return lambda tensor, hook: seen[where].__setitem__(name, tensor.detach())
+
+        with torch.no_grad():
+            bridge.run_with_hooks(clean, fwd_hooks=[(n, keep("clean", n)) for n in senders])
+        with bridge.hooks(
+            fwd_hooks=[(n, keep("corrupt", n)) for n in senders],
+            bwd_hooks=[(n, keep("grad", n)) for n in receivers],
+        ):
+            metric(bridge(corrupt)).backward()
+        for flag in flags:
+            flag(False)
+
+        def rows(where, names):  # (S or R, T, hidden): a head's or a key/value head's own row
+            found = [seen[where][n][0] for n in names]
+            return torch.stack([r for x in found for r in (x.unbind(1) if x.ndim == 3 else [x])]).double()
+
+        change = rows("clean", senders) - rows("corrupt", senders)
+        return torch.einsum("std,rtd->sr", change, rows("grad", receivers))
+
+    def same_edges(ours, theirs):  # ours are normalised by the metric's distance
+        exists = ours.graph.exists
+        return float(np.abs(ours.values[exists] * ours.ends.distance - theirs.numpy()[exists]).max())
+
+    def weights_rolled():  # every head's weights from its cache, rolled out as ours are
+        with torch.no_grad():
+            cache = bridge.run_with_cache(clean, names_filter=lambda n: n.endswith("attn.hook_pattern"))[1]
+        patterns = torch.stack([cache["pattern", n][0] for n in range(bridge.cfg.n_layers)])
+        return ts.rollout(patterns.double().numpy())
+
     runs = {  # name: (ours, theirs, (ours' result, theirs') -> largest difference or None)
+        "every head's weights, rolled out": (
+            lambda: ts.rollout(ts.attention_rows(model, pair.clean)),
+            weights_rolled,
+            lambda a, b: float(np.abs(a - b).max()),
+        ),
+        "edge attribution patching, every edge": (
+            lambda: circuits.edge_scores(model, pair, "eap"),
+            edges,
+            same_edges,
+        ),
         "patching: the residual stream by position": (
             lambda: patch(model, pair, "resid").raw[:-1],  # TransformerLens: resid_pre only
             lambda: grid(tl_patching.get_act_patch_resid_pre),
@@ -224,7 +283,6 @@ def main() -> None:
                 f"{name:<48} {t['ours']:8.3f} {t['peer']:8.3f} {t['peer'] / t['ours']:8.2f}x  {same}"
                 + (" (peer timed once)" if once else "")
             )
-    print("Edge attribution patching: TransformerLens has no EAP of its own to time here.")
     rate = matmul_rate()
     hidden, layers = model.module.config.hidden_size, model.n_layers
     weights = sum(p.numel() for n, p in model.module.named_parameters() if "embed" not in n)
