@@ -293,7 +293,7 @@ def patch(
             if live.any():
                 todo.append((replace(cells.only(live), offset=first), tuple(w[live.numpy()] for w in where)))
         if todo:
-            stages, edits, starts = _stages(todo, source, receiving, groups, shape.layers)
+            stages, edits, starts = _joining(todo, source, receiving, groups, shape.layers)
             with torch.inference_mode(), _ticking(adapter, tick, done, total):
                 out = hooked_run(
                     model, ids[first:], edits=edits, unembed=False, fan_out=stages, past=past
@@ -323,7 +323,7 @@ def _runs(batches: list) -> list[list]:
     return runs
 
 
-def _stages(todo: list, source: dict, receiving: dict, groups: int, layers: int) -> tuple[list, list, list]:
+def _joining(todo: list, source: dict, receiving: dict, groups: int, layers: int) -> tuple[list, list, list]:
     """One run's fan-out stages, edits and each batch's first row: row 0 is the unpatched run,
     and each batch's rows join at its layer (the batches come in the order of their layers)."""
     import torch
