@@ -134,6 +134,29 @@ def test_without_smollm2_the_panel_offers_to_add_it_and_then_uses_it(qtbot, tmp_
     assert used == [smollm2.KEY]
 
 
+def test_cancelling_the_first_run_before_it_lands_leaves_the_panel_waiting(qtbot, llama_folder):
+    """Cancel the first run before any result (held until then): the panel still says it is
+    loading, and the next run lands and is described."""
+    import threading
+
+    from app import worker
+
+    p = InsideHeadPanel()
+    qtbot.addWidget(p)
+    p.show()
+    idle()
+    hold, compute = threading.Event(), p.live.compute
+    p.live.compute = lambda state, **more: (hold.wait(patience_ms(30) / 1000), compute(state, **more))[1]
+    p.use_model(llama_folder)
+    qtbot.waitUntil(lambda: p.live.task is not None, timeout=patience_ms(30))
+    assert p.live.result is None and p.live.cancel()
+    assert p.info.text() == "Loading the model…"
+    hold.set()
+    worker.wait_idle(patience_ms(30) / 1000)
+    settle(p.row.loaded.emit, p.row.model)  # the controls went back: the model, given again, runs
+    assert p.live.result is not None and p.info.text().endswith("layers × 4 heads")
+
+
 def test_gemma2s_caps_are_shown_where_they_apply(panel, tmp_path):
     """Gemma 2 caps its scores and its logits: step 1 writes the cap out, steps 2 and 4 say their
     sums are of the numbers before it."""

@@ -95,6 +95,8 @@ class InsideHeadPanel(RowPanel):
         self.info.setText("Running…" if running else self._described)
 
     def _describe(self) -> None:
+        if self.live.result is None:  # a first run cancelled before it landed: nothing to describe yet
+            return
         m = self.live.result.model
         self._described = f"{m.name}: {m.n_layers} layers × {m.n_heads} heads"
         self.info.setText(self._described)
