@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from core.decoder.adapter import adapter_of, norm_scale
@@ -241,9 +242,9 @@ def _stages(fan_out: Any, batch: int, layers: int) -> tuple[tuple[int, int], ...
     if fan_out is None:
         return ()
     stages = (tuple(fan_out),) if isinstance(fan_out[0], int) else tuple(map(tuple, fan_out))
-    blocks, rows = [b for b, _ in stages], [r for _, r in stages]
-    fits = all(0 <= b < layers for b in blocks) and rows[0] >= 1 and len(stages) == len(set(blocks))
-    if batch != 1 or not fits or blocks != sorted(blocks) or rows != sorted(set(rows)):
+    blocks, rows = zip(*stages, strict=True)
+    rising = all(a < b for xs in (blocks, rows) for a, b in pairwise(xs))
+    if batch != 1 or not (rising and blocks[0] >= 0 and blocks[-1] < layers and rows[0] >= 1):
         raise ValueError(
             f"A fan-out takes a batch of one to rows ≥ 1 at a block 0 to {layers - 1} (stages with blocks "
             f"and rows increasing), not {batch} to {fan_out}."
