@@ -105,12 +105,12 @@ class Live(QObject):
         return self.tasks.task
 
     def _start(self, candidate) -> None:
-        self.busy.emit(True)
         land = lambda result: self._accept(candidate, result)  # noqa: E731
         partial = "partial" in inspect.signature(self.compute).parameters  # results so far land too
         self.tasks.start(self.compute, candidate, on_result=land, on_error=self.failed.emit,
                          on_progress=self.progressed.emit, on_partial=land if partial else None,
                          on_finished=lambda: self.busy.emit(False))  # fmt: skip
+        self.busy.emit(True)  # after the start: ``task`` is the new compute
 
 
 class Step(QWidget):

@@ -157,15 +157,18 @@ class RecallRun:
             loss[mixer] = float(value)
         return RecallCheckpoint(self.step, loss, accuracy)
 
-    def train(self, on_step: Callable[[int, int], None] | None = None) -> Iterator[RecallCheckpoint]:
-        """Train to ``settings.steps``, yielding a checkpoint first, every ``every`` steps and at
-        the end; ``on_step(done, steps)`` runs after each model's step (pause and cancel there). A
-        second call continues. Raises ValueError if a loss turns NaN."""
+    def train(
+        self, on_step: Callable[[int, int], None] | None = None, until: int | None = None
+    ) -> Iterator[RecallCheckpoint]:
+        """Train to step ``until`` (default ``settings.steps``), yielding a checkpoint first, every
+        ``every`` steps and at the end; ``on_step(done, until)`` runs after each model's step (stop
+        there by raising). A second call continues. Raises ValueError if a loss turns NaN."""
         s = self.settings
+        end = s.steps if until is None else until
         with single_threaded():
             if self.step == 0:
                 yield self.measure()
-            while self.step < s.steps:
+            while self.step < end:
                 ids, targets = recall_batch(self.data, s.batch, s.pairs, s.length, s.vocab)
                 for mixer, model in self.models.items():
                     model.train()
@@ -179,7 +182,7 @@ class RecallRun:
                     loss.backward()
                     self.optimizers[mixer].step()
                     if on_step is not None:
-                        on_step(self.step, s.steps)
+                        on_step(self.step, end)
                 self.step += 1
-                if self.step % s.every == 0 or self.step == s.steps:
+                if self.step % s.every == 0 or self.step == end:
                     yield self.measure()

@@ -129,3 +129,12 @@ def least_losses(length: int, vocab: int) -> np.ndarray:
     ``length`` random tokens shown twice: ln ``vocab`` while the tokens are new (the repeat's first
     token too, since nothing says the repeat begins), 0 once the block repeats."""
     return np.where(np.arange(1, 2 * length) <= length, math.log(vocab), 0.0)
+
+
+FORMED = 0.5  # an induction score above this counts as a formed induction head
+
+
+def first_formed(checkpoints) -> object | None:
+    """The first checkpoint (``core.lab.training.Checkpoint``) whose best induction score passes
+    FORMED, or None."""
+    return next((c for c in checkpoints if c.induction.max() > FORMED), None)

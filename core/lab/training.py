@@ -24,11 +24,10 @@ from torch.nn import functional as F
 
 from core.lab.data import parse_sequence, repeated_sequences
 from core.lab.model import AttentionOnlyTransformer, ModelShape
-from core.lab.settings import InductionSettings
+from core.lab.settings import FORMED, InductionSettings, first_formed  # noqa: F401  (imported from here by scripts)
 from core.maths.head_analysis import head_scores
 
 EVAL_BATCH = 32  # sequences every checkpoint is measured on; the first is the probe
-FORMED = 0.5  # an induction score above this counts as a formed induction head
 
 
 @dataclass(frozen=True)
@@ -101,28 +100,30 @@ class InductionRun:
             self.step, float(first), float(second), induction, previous, weights[0].numpy().copy()
         )
 
-    def train(self, on_step: Callable[[int, int], None] | None = None) -> Iterator[Checkpoint]:
-        """Train up to ``settings.steps``, yielding a checkpoint at the start, every ``every`` steps
-        and at the end. ``on_step(done, steps)`` runs after every step and also between the forward
-        and backward pass of each, so a caller that pauses or stops the run there (by blocking or
-        raising) waits at most about half a step.
+    def train(
+        self, on_step: Callable[[int, int], None] | None = None, until: int | None = None
+    ) -> Iterator[Checkpoint]:
+        """Train up to step ``until`` (default ``settings.steps``), yielding a checkpoint at the
+        start, every ``every`` steps and at the end. ``on_step(done, until)`` runs after every step
+        and also between the forward and backward pass of each, so a caller that stops the run
+        there (by raising) waits at most about half a step.
         A second call continues where the first stopped. Raises ValueError if the loss turns NaN.
         Torch runs on one thread meanwhile (see ``single_threaded``).
         """
         with single_threaded():
-            yield from self._train(on_step)
+            yield from self._train(on_step, self.settings.steps if until is None else until)
 
-    def _train(self, on_step: Callable[[int, int], None] | None) -> Iterator[Checkpoint]:
+    def _train(self, on_step: Callable[[int, int], None] | None, end: int) -> Iterator[Checkpoint]:
         s = self.settings
         if self.step == 0:
             yield self.measure()
-        while self.step < s.steps:
+        while self.step < end:
             self.model.train()
             ids = repeated_sequences(self.data, s.batch, s.length, s.vocab, varied=True)  # (B, 2L)
             logits, _ = self.model(ids)  # (B, 2L, V)
             loss = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:])  # mean over every target
             if on_step is not None:
-                on_step(self.step, s.steps)
+                on_step(self.step, end)
             if not torch.isfinite(loss):
                 raise ValueError(
                     f"The loss turned {loss.item()} at step {self.step + 1} with learning rate {s.lr:g}; "
@@ -133,8 +134,8 @@ class InductionRun:
             self.optimizer.step()
             self.step += 1
             if on_step is not None:
-                on_step(self.step, s.steps)
-            if self.step % s.every == 0 or self.step == s.steps:
+                on_step(self.step, end)
+            if self.step % s.every == 0 or self.step == end:
                 yield self.measure()
 
     def knockouts(self, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
@@ -171,8 +172,3 @@ def single_threaded():
         yield
     finally:
         torch.set_num_threads(before)
-
-
-def first_formed(checkpoints: list[Checkpoint]) -> Checkpoint | None:
-    """The first checkpoint whose best induction score passes FORMED, or None."""
-    return next((c for c in checkpoints if c.induction.max() > FORMED), None)

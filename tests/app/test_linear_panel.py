@@ -1,7 +1,8 @@
 import numpy as np
 
+from app import lesson_files
 from app.panels.linear.state import FEATURE_COUNTS
-from app.trainer import Phase
+from app.panels.training import phase
 from core.maths.attention import attend
 from core.maths.qkv import random_example
 from core.maths.recall import recall_sweep
@@ -89,11 +90,12 @@ def test_recall_lands_as_measured_and_equals_core(panel):
 def test_three_models_train_live_and_each_finished_run_adds_its_final_accuracy(panel, qtbot):
     panel.set_step(4)
     page = panel.trained
-    t = page.trainer
     for pairs in (2, 3):
         page.live.apply(pairs=pairs, length=16, vocab=64, batch=16, steps=30, every=15)
         page.start_button.click()
-        qtbot.waitUntil(lambda: t.phase == Phase.DONE, timeout=patience_ms(120))
+        idle(120)
+        assert phase(page.training) == "done"
+    t = page.training.result
     steps, accuracy = page.curves["delta"].getData()
     assert list(steps) == [0, 15, 30] and list(accuracy) == [c.accuracy["delta"] for c in t.checkpoints]
     pairs, finals = page.final_plot_data("softmax")
@@ -101,23 +103,30 @@ def test_three_models_train_live_and_each_finished_run_adds_its_final_accuracy(p
     assert page.chance.value() == 1 / 3 and "finished: step 30 of 30" in page.status.text()
 
 
-def test_training_pauses_resumes_and_resets(panel, qtbot):
+def test_training_pauses_resumes_resets_and_a_saved_lesson_reopens_the_paused_run(panel, qtbot):
     panel.set_step(4)
-    page = panel.trained
-    t = page.trainer
-    page.live.apply(pairs=2, length=16, vocab=64, batch=8, steps=5_000)
+    page, live = panel.trained, panel.trained.training
+    page.live.apply(pairs=2, length=16, vocab=64, batch=8, steps=5_000, every=5)
     page.start_button.click()
-    qtbot.waitUntil(lambda: t.run is not None and t.run.step >= 2, timeout=patience_ms(60))
+    qtbot.waitUntil(lambda: live.result.step >= 5, timeout=patience_ms(60))
     page.pause_button.click()
-    qtbot.waitUntil(lambda: t.paused_at is not None, timeout=patience_ms(10))
-    stopped = t.run.step
-    qtbot.wait(300)
-    assert t.run.step == stopped and page.start_button.text() == "Resume"
+    idle(10)
+    paused, lesson = live.result, lesson_files.capture(panel)
+    assert phase(live) == "paused" and paused.run.step == paused.step == paused.checkpoints[-1].step
+    assert page.start_button.text() == "Resume" and page.buttons.until_spin.value() == paused.step
     page.start_button.click()
-    qtbot.waitUntil(lambda: t.run.step > stopped, timeout=patience_ms(60))
+    qtbot.waitUntil(lambda: live.result.step > paused.step, timeout=patience_ms(60))
+    assert live.result.run is paused.run  # the same run went on
     page.reset_button.click()
     idle(10)
-    assert t.phase == Phase.EMPTY and t.run is None and page.status.text() == "Not trained yet."
+    assert phase(live) == "empty" and live.result.run is None and page.status.text() == "Not trained yet."
+    assert lesson_files.apply(panel, lesson) == []
+    idle(60)
+    again = live.result
+    assert again.run is not paused.run and again.state == paused.state and phase(live) == "paused"
+    assert [(c.step, c.accuracy, c.loss) for c in again.checkpoints] == [
+        (c.step, c.accuracy, c.loss) for c in paused.checkpoints
+    ]
 
 
 def test_settings_out_of_range_are_refused_at_start(panel):
@@ -127,18 +136,19 @@ def test_settings_out_of_range_are_refused_at_start(panel):
     page.told.connect(lambda text, level: messages.append(text))
     page.pairs_spin.setValue(40)
     page.start_button.click()
-    assert page.trainer.phase == Phase.EMPTY
+    assert phase(page.training) == "empty"
     assert any("from 1 to 24" in m for m in messages)
 
 
-def test_a_settings_changed_notice_goes_once_the_new_settings_train(panel, qtbot):
+def test_a_new_setting_after_a_run_trains_the_run_again_with_it(panel, qtbot):
     panel.set_step(4)
     page = panel.trained
     page.live.apply(pairs=2, length=16, vocab=64, batch=8, steps=10, every=10)
     page.start_button.click()
-    qtbot.waitUntil(lambda: page.trainer.phase == Phase.DONE, timeout=patience_ms(60))
+    idle(60)
+    first = page.training.result
     page.pairs_spin.setValue(3)
-    assert "press Start" in panel.message.text()
-    page.start_button.click()
-    assert "press Start" not in panel.message.text()
-    qtbot.waitUntil(lambda: page.trainer.phase == Phase.DONE, timeout=patience_ms(60))
+    idle(60)
+    again = page.training.result
+    assert again.run is not first.run and again.state.settings.pairs == 3 and phase(page.training) == "done"
+    assert sorted(page.finals) == [2, 3] and "3 pairs" in page.status.text()

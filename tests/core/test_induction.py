@@ -219,3 +219,13 @@ def test_a_nan_loss_stops_training_with_a_message():
         run.model.unembed.weight.fill_(math.nan)
     with pytest.raises(ValueError, match=r"nan at step 1 .*lower the learning rate"):
         list(run.train())
+
+
+def test_training_to_a_step_and_on_gives_the_run_trained_straight_through():
+    settings = InductionSettings(steps=10, every=5, width=16, heads=2, length=6)
+    straight = [(c.step, c.loss_second) for c in InductionRun(settings).train()]
+    run = InductionRun(settings)
+    first = [(c.step, c.loss_second) for c in run.train(until=7)]
+    assert [step for step, _ in first] == [0, 5, 7] and run.step == 7
+    rest = [(c.step, c.loss_second) for c in run.train()]
+    assert first[:2] + rest == straight

@@ -26,7 +26,7 @@ from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import settings, worker  # noqa: E402
-from app.trainer import Phase  # noqa: E402
+from app.panels.training import phase  # noqa: E402
 from app.window import MainWindow  # noqa: E402
 
 FRAME_MS = 16
@@ -76,18 +76,20 @@ def main() -> None:
         f"{'yes' if imported else 'no'}); the task's example drawn {waited:.1f} s later"
     )
     panel.set_step(1)
-    page, trainer = panel.train, panel.trainer
+    page, live = panel.train, panel.training
 
     draws = []
-    original = page.show_training
+    original = page.draw
 
-    def timed_show_training():
+    def timed_draw(result):
         start = time.perf_counter()
-        original()
+        notice = original(result)
         draws.append((start, time.perf_counter() - start))
+        return notice
 
-    trainer.updated.disconnect(original)
-    trainer.updated.connect(timed_show_training)
+    page.draw = timed_draw  # Step.refresh draws each checkpoint that lands while the step is shown
+    trained = [0]  # the last step the run reported
+    live.progressed.connect(lambda done, _total: trained.__setitem__(0, done))
 
     ticks = []
     timer = QTimer()
@@ -105,7 +107,7 @@ def main() -> None:
     page.start()
     t0 = time.perf_counter()
     pump(app, args.seconds)
-    watched_steps = trainer.step
+    watched_steps = trained[0]
     if args.shots:
         args.shots.mkdir(parents=True, exist_ok=True)
         window.grab().save(str(args.shots / "induction-training.png"))
@@ -133,41 +135,40 @@ def main() -> None:
         f"closest two {min(spacing):.0f} ms apart"
     )
 
-    if trainer.phase == Phase.RUNNING and trainer.run.step > page.steps_spin.value() - 200:
-        pump_until(app, lambda: trainer.phase != Phase.RUNNING)  # too near its end to pause five times
-    if trainer.phase != Phase.RUNNING:  # the default run finished: pause a longer one
+    if phase(live) == "running" and trained[0] > page.steps_spin.value() - 200:
+        pump_until(app, lambda: phase(live) != "running")  # too near its end to pause five times
+    if phase(live) != "running":  # the default run finished: pause a longer one
         page.steps_spin.setValue(20_000)
         page.start()
         pump(app, 1.0)
     pauses = []
     for _ in range(5):
-        trainer.paused_at = None
         start = time.perf_counter()
-        trainer.pause()
-        pump_until(app, lambda: trainer.paused_at is not None)
-        pauses.append((trainer.paused_at - start) * 1e3)
-        step = trainer.run.step  # the model's own count, not the queued progress signals
+        page.pause_button.click()
+        pump_until(app, lambda: phase(live) == "paused" and live.task is None)
+        pauses.append((time.perf_counter() - start) * 1e3)
+        step = live.result.run.step  # the model's own count
         pump(app, 0.3)
-        assert trainer.run.step == step, "training went on while paused"
+        assert live.result.run.step == step, "training went on while paused"
         page.start()  # resume
         pump(app, 0.3)
     print(
-        f"pause → training stopped: median {statistics.median(pauses):.0f} ms, "
+        f"pause → stopped, its step measured and shown: median {statistics.median(pauses):.0f} ms, "
         f"max {max(pauses):.0f} ms (5 pauses)"
     )
 
-    task = trainer.task
+    task = live.task
     start = time.perf_counter()
-    trainer.reset()
+    page.reset_button.click()
     cancel = pump_until(app, lambda: task.done) * 1e3
     print(f"reset while training → worker finished: {cancel:.0f} ms")
 
     if args.shots:
         panel.settings.apply(steps=800)
         page.start()
-        pump_until(app, lambda: trainer.phase == Phase.DONE, timeout_s=600)
+        pump_until(app, lambda: phase(live) == "done", timeout_s=600)
         panel.one_layer.start()
-        pump_until(app, lambda: panel.one_layer_trainer.phase == Phase.DONE, timeout_s=600)
+        pump_until(app, lambda: phase(panel.one_layer_training) == "done", timeout_s=600)
         panel.knockout.text_edit.setText("3 9 14 1 7 12 40 22 3 9 14 1 7 12 40 22")
         worker.wait_idle()
         for i in range(len(panel.steps)):
@@ -178,7 +179,7 @@ def main() -> None:
 
     page.start()
     pump(app, 2.0)
-    task = trainer.task
+    task = live.task
     start = time.perf_counter()
     window.close()
     closed = (time.perf_counter() - start) * 1e3

@@ -7,12 +7,14 @@ from app import worker
 from app.panels.base import Panel
 from app.panels.induction.knockout import KnockoutPage
 from app.panels.induction.one_layer import OneLayerPage
-from app.panels.induction.state import check_settings
+from app.panels.induction.state import check_settings, one_layer
 from app.panels.induction.task import TaskPage
 from app.panels.induction.train import TrainPage
 from app.panels.step import Live
-from app.trainer import Trainer
+from app.panels.training import Training, TrainState, follow
 from core.lab.settings import InductionSettings
+
+RUN = "core.lab.training:InductionRun"
 
 # The smoke run trains a smaller model (2 heads, blocks of 16) that grows its head in ~200 steps.
 EXERCISE = {"steps": 300, "heads": 2, "length": 16}
@@ -24,13 +26,23 @@ class InductionPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.settings = Live(InductionSettings(), check_settings)
-        self.trainer, self.one_layer_trainer = Trainer(), Trainer()
+        # The 2-layer run of step 2 and the 1-layer run of step 3, both following the settings.
+        s = self.settings.state
+        self.training = Live(TrainState(s), Training(RUN), background=True)
+        self.one_layer_training = Live(TrainState(one_layer(s)), Training(RUN), background=True)
+        self.settings.changed.connect(self.follow_settings)
         self.task = TaskPage()
-        self.train = TrainPage(self.settings, self.trainer)
-        self.one_layer = OneLayerPage(self.settings, self.trainer, self.one_layer_trainer)
-        self.knockout = KnockoutPage(self.trainer)
+        self.train = TrainPage(self.settings, self.training)
+        self.one_layer = OneLayerPage(self.settings, self.training, self.one_layer_training)
+        self.knockout = KnockoutPage(self.training)
         self.add_steps(self.task, self.train, self.one_layer, self.knockout)
         self.set_step(0)
+
+    def follow_settings(self) -> None:
+        """Both runs take the new settings (a run trained so far is trained again with them)."""
+        s = self.settings.state
+        for live, settings in ((self.training, s), (self.one_layer_training, one_layer(s))):
+            follow(live, settings)
 
     def exercise(self) -> None:
         """Bad and good values everywhere, then a short real training run of both models."""

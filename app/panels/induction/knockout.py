@@ -9,7 +9,7 @@ from app.panels.induction import scripts
 from app.panels.induction.state import KnockoutResult, KnockoutState, compute_knockout
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
-from app.trainer import Phase, Trainer
+from app.panels.training import phase
 from app.widgets import Heatmap
 from app.widgets.spin_boxes import spin
 from app.widgets.tables import fill_table, text_table
@@ -19,9 +19,9 @@ UNTRAINED = "Nothing to measure yet: train the model in step 2 first (or pause i
 
 
 class KnockoutPage(Step):
-    def __init__(self, trainer: Trainer):
+    def __init__(self, training: Live):
         super().__init__(Live(KnockoutState(), compute_knockout, background=True))
-        self.trainer = trainer
+        self.training = training
         s = self.state
         self.layer_spin = self.bind(spin(s.layer, 0, 9), "layer")
         self.head_spin = self.bind(spin(s.head, 0, 99), "head")
@@ -52,7 +52,7 @@ class KnockoutPage(Step):
             wide=(("Your sequence", self.text_edit),),
         )
         self.losses.clicked.connect(lambda i, j: self.apply(layer=i + 1, head=j + 1))
-        trainer.updated.connect(self.take_model)
+        training.busy.connect(lambda _running: self.take_model())
         self.live.changed.connect(self.show_untrained)
         self.show_untrained()
 
@@ -67,15 +67,14 @@ class KnockoutPage(Step):
             view.setVisible(not untrained)
 
     def take_model(self) -> None:
-        """Measure the step-2 model whenever it stands still: paused, or trained to its last step
-        (not after a cancel, which also comes when the window closes)."""
-        run, phase = self.trainer.run, self.trainer.phase
-        finished = run is not None and phase == Phase.DONE and run.step == run.settings.steps
-        if (phase == Phase.PAUSED and run is not None and run.step > 0) or finished:
+        """Measure the step-2 model whenever it stands still (paused or trained to its last step);
+        forget it when training is reset."""
+        r, now = self.training.result, phase(self.training)
+        if now in ("paused", "done") and r.step > 0:
             wanted = self.live.wanted  # what was last asked for, landed or still measuring
-            if (run, run.step) != (wanted.run, wanted.step):
-                self.apply(run=run, step=run.step)
-        elif run is None and self.live.wanted.run is not None:
+            if (r.run, r.step) != (wanted.run, wanted.step):
+                self.apply(run=r.run, step=r.step)
+        elif now == "empty" and self.live.wanted.run is not None:
             self.apply(run=None, step=0)  # a reset: also supersedes a measurement still running
 
     def script(self) -> Script:

@@ -4,17 +4,17 @@ no head can find "the token after the earlier copy", and the repeat stays a gues
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QWidget
 
 from app.panels.induction import scripts
+from app.panels.induction.state import one_layer
 from app.panels.induction.train_plots import REPEAT, guess_line
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
-from app.trainer import RunButtons, Trainer
+from app.panels.training import RunButtons, shown
 from app.widgets.plots import plot
 from app.widgets.text import note
 
@@ -22,12 +22,13 @@ ONE_LAYER = "#1f77b4"
 
 
 class OneLayerPage(Step):
-    def __init__(self, settings: Live, two_layers: Trainer, one_layer: Trainer):
+    def __init__(self, settings: Live, two_layers: Live, one_layer_run: Live):
         super().__init__(settings)
-        self.two, self.one = two_layers, one_layer
-        self.buttons = RunButtons(one_layer, self.start, "Train one layer", reset=False)
+        self.two, self.one = self.follow(two_layers), self.follow(one_layer_run)
+        self.buttons = RunButtons(one_layer_run, self.start, "Train one layer", reset=False)
         self.start_button, self.pause_button = self.buttons.start_button, self.buttons.pause_button
         controls = QFormLayout()
+        controls.addRow("Train to step", self.buttons.until_spin)
         controls.addRow(self.buttons)
         self.summary = note()
         self.loss_plot = plot("Loss on the repeated copy", "training step", "nats")
@@ -42,10 +43,6 @@ class OneLayerPage(Step):
             self.loss_plot,
             (self.summary,),
         )
-        for trainer in (two_layers, one_layer):
-            trainer.updated.connect(self.show_training)
-        one_layer.failed.connect(lambda text: self.tell(text, "error"))
-        self.show_training()
 
     def views(self) -> dict[str, QWidget]:
         return {"one-layer": self.loss_plot}
@@ -53,27 +50,22 @@ class OneLayerPage(Step):
     def start(self) -> None:
         """Train step 2's settings with one layer (resumes a paused 1-layer run)."""
         try:
-            settings = replace(self.live.wanted, layers=1).checked()
+            settings = one_layer(self.live.wanted).checked()
         except ValueError as exc:
             self.tell(str(exc), "error")
             return
-        self.one.start(settings)
+        self.one.apply(settings=settings, until=settings.steps)
 
     def script(self) -> Script:
-        return scripts.one_layer(self.two.shown(self.state), self.one.shown(replace(self.state, layers=1)))
+        two, one = shown(self.two.result, self.state), shown(self.one.result, one_layer(self.state))
+        return scripts.one_layer(two, one)
 
     def draw(self, settings) -> Notice:
         self.guess_line.setValue(math.log(settings.vocab))
-        return None
-
-    def show_training(self) -> None:
-        self.buttons.show_phase(self.one.phase)
         lines = []
-        for trainer, curve, name in (
-            (self.two, self.two_curve, "2 layers"),
-            (self.one, self.one_curve, "1 layer"),
-        ):
-            cps = trainer.checkpoints
+        runs = ((self.two, self.two_curve, "2 layers"), (self.one, self.one_curve, "1 layer"))
+        for live, curve, name in runs:
+            cps = () if live.result is None else live.result.checkpoints
             curve.setData([c.step for c in cps], [c.loss_second for c in cps])
             if cps:
                 last = cps[-1]
@@ -83,5 +75,6 @@ class OneLayerPage(Step):
                     f"score {last.induction.max():.2f} (layer {layer + 1}, head {head + 1})"
                 )
             else:
-                lines.append(f"{name}: not trained yet" + (" (step 2)" if trainer is self.two else ""))
+                lines.append(f"{name}: not trained yet" + (" (step 2)" if live is self.two else ""))
         self.summary.setText("\n".join(lines))
+        return None

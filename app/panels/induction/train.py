@@ -18,27 +18,28 @@ from app.panels.induction.train_plots import (
 )
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
+from app.panels.training import RunButtons, TrainResult, run_status, shown
 from app.theme import style_plots
-from app.trainer import Phase, RunButtons, Trainer
 from app.widgets import Heatmap
 from app.widgets.head_grid import HeadGrid
 from app.widgets.plots import legend_below, legend_lines, plot
 from app.widgets.spin_boxes import float_spin, spin
 from app.widgets.text import note
+from core.lab.settings import first_formed
 from core.maths.head_tiles import head_tiles
 
 
 class TrainPage(Step):
-    def __init__(self, settings: Live, trainer: Trainer):
+    def __init__(self, settings: Live, training: Live):
         super().__init__(settings)
-        self.trainer = trainer
+        self.training = self.follow(training)
         s = self.state
         self.seed_spin = self.bind(spin(s.seed, -1, 1_000_000), "seed")
         self.steps_spin = self.bind(spin(s.steps, 0, 1_000_000, step=100), "steps")
         self.lr_spin = self.bind(float_spin(s.lr, -1.0, 100.0, decimals=5, step=0.0005), "lr")
         self.layers_spin = self.bind(spin(s.layers, 0, 4), "layers")
         self.heads_spin = self.bind(spin(s.heads, 0, 64), "heads")
-        self.buttons = RunButtons(trainer, self.start)
+        self.buttons = RunButtons(training, self.start)
         self.start_button, self.pause_button = self.buttons.start_button, self.buttons.pause_button
         self.reset_button = self.buttons.reset_button
         controls = QFormLayout()
@@ -47,6 +48,7 @@ class TrainPage(Step):
         controls.addRow("Learning rate", self.lr_spin)
         controls.addRow("Layers", self.layers_spin)
         controls.addRow("Heads", self.heads_spin)
+        controls.addRow("Train to step", self.buttons.until_spin)
         controls.addRow(self.buttons)
         self.status = note()
         self.loss_plot = plot("Loss per token", "training step", "nats")
@@ -69,6 +71,7 @@ class TrainPage(Step):
         self.grid = HeadGrid()
         self.large = Heatmap("", colorbar=False, cell_text=False, max_ticks=8)
         self.chosen: tuple[int, int] | None = None  # the head clicked in the grid; None: the best one
+        self.prepared = None  # the settings the score curves and axes were made for
         views = QGridLayout()
         views.addWidget(self.loss_plot, 0, 0)
         views.addWidget(self.score_plot, 0, 1)
@@ -87,10 +90,8 @@ class TrainPage(Step):
             views,
             (self.status,),
         )
-        trainer.updated.connect(self.show_training)
         self.grid.clicked.connect(self.choose)
-        trainer.failed.connect(lambda text: self.tell(text, "error"))
-        self.show_training()
+        training.busy.connect(lambda _running: self.show_status())
 
     def views(self) -> dict[str, QWidget]:
         return {"losses": self.loss_plot, "scores": self.score_plot, "probe": self.grid}
@@ -98,7 +99,7 @@ class TrainPage(Step):
     def choose(self, layer: int, head: int) -> None:
         """Open one head of the grid large."""
         self.chosen = (layer, head)
-        self.show_training()
+        self.mark_stale()
 
     def start(self) -> None:
         """Train with the settings the controls show, or say which one is out of range."""
@@ -107,17 +108,16 @@ class TrainPage(Step):
         except ValueError as exc:
             self.tell(str(exc), "error")
             return
-        if not (self.trainer.phase == Phase.PAUSED and self.trainer.settings == settings):
-            self.prepare(settings)
-        self.trainer.start(settings)
+        self.training.apply(settings=settings, until=settings.steps)
 
-    def prepare(self, settings) -> None:
+    def prepare(self, settings, run: bool = True) -> None:
         """Empty views sized for a new run: one score curve per head and fixed axis ranges, so a
-        redraw while training only moves points (no curve to create, no axis to lay out again)."""
-        self.chosen = None
+        redraw while training only moves points (no curve to create, no axis to lay out again).
+        Without ``run`` (nothing trained): the axes only, no score curve in the legend."""
+        self.chosen, self.prepared = None, settings if run else None
         for key in list(self.score_curves):
             self.score_plot.removeItem(self.score_curves.pop(key))
-        for layer in range(settings.layers):
+        for layer in range(settings.layers if run else 0):
             for head in range(settings.heads):
                 for dashed in (False, True):
                     name = None if dashed else f"L{layer + 1} H{head + 1}"
@@ -127,37 +127,28 @@ class TrainPage(Step):
         set_ranges(self.loss_plot, self.score_plot, self.guess_line, settings)
         t = 2 * settings.length
         self.grid.set_data(head_tiles(np.zeros((settings.layers, settings.heads, t, t))))
-        self.probe_note.setText(
+        about = (
             f"Every head reading one probe sequence, a block of {settings.length} tokens shown twice (rows "
             "look at columns); the best induction head is outlined. Its stripe runs one place right of the "
             f"diagonal that starts {settings.length} rows down."
         )
+        self.probe_note.setText(about if run else "")
         self.clear_views()
+        self.show_status()
 
     def script(self) -> Script:
-        return scripts.train(*self.trainer.shown(self.state))
+        return scripts.train(*shown(self.training.result, self.state))
 
     def draw(self, settings) -> Notice:
-        run = self.trainer.run
-        if run is None:  # nothing trained: the axes of the run these settings would start
-            set_ranges(self.loss_plot, self.score_plot, self.guess_line, settings)
-        elif run.settings != settings:
-            return ("Settings changed: press Start to train a new model with them.", "info")
-        return None
-
-    def show_training(self) -> None:
-        """Redraw curves, scores, probe maps and buttons from the trainer (at most REFRESH_HZ a second)."""
-        t = self.trainer
-        self.buttons.show_phase(t.phase)
-        for widget in (self.seed_spin, self.steps_spin, self.lr_spin, self.layers_spin, self.heads_spin):
-            widget.setEnabled(t.phase != Phase.RUNNING)
-        if not t.checkpoints:
-            self.clear_views()
-            # DONE without a checkpoint: the start was refused (no torch) or cancelled at once
-            waiting = {Phase.EMPTY: "Not trained yet.", Phase.DONE: "Not trained."}
-            self.status.setText(waiting.get(t.phase, "Starting…"))
-            return
-        s, cps = t.run.settings, t.checkpoints
+        """Curves, scores and probe maps of the run on screen; before one, the axes of the run
+        these settings would train."""
+        r: TrainResult | None = self.training.result
+        if r is None or not r.checkpoints:
+            self.prepare(settings, run=False)
+            return None
+        if self.prepared != r.state.settings:
+            self.prepare(r.state.settings)
+        cps = r.checkpoints
         steps = np.array([c.step for c in cps])
         self.first_curve.setData(steps, [c.loss_first for c in cps])
         self.repeat_curve.setData(steps, [c.loss_second for c in cps])
@@ -166,7 +157,7 @@ class TrainPage(Step):
         for layer, head in np.ndindex(induction.shape[1:]):
             for dashed, scores in ((False, induction), (True, previous)):
                 self.score_curves[layer, head, dashed].setData(steps, scores[:, layer, head])
-        formed = next((c for c in cps if c.induction.max() > 0.5), None)
+        formed = first_formed(cps)
         for line in (self.loss_marker, self.score_marker):
             line.setVisible(formed is not None)
             if formed is not None:
@@ -175,22 +166,22 @@ class TrainPage(Step):
                 place_marker(line)
         last = cps[-1]
         self.grid.set_data(head_tiles(last.probe))
-        layer, head = np.unravel_index(last.induction.argmax(), last.induction.shape)
         fits = self.chosen is not None and all(
             c < n for c, n in zip(self.chosen, last.induction.shape, strict=True)
         )
-        shown = self.chosen if fits else (int(layer), int(head))
-        self.grid.select(*shown)
-        tokens = [str(int(token)) for token in t.run.eval_ids[0]]
-        self.large.set_data(last.probe[shown], tokens, tokens, levels=(0.0, 1.0))
-        self.large.set_title(f"L{shown[0] + 1} H{shown[1] + 1}: induction {last.induction[shown]:.2f}")
-        state = {Phase.RUNNING: "training", Phase.PAUSED: "paused", Phase.DONE: "finished"}.get(t.phase, "")
-        self.status.setText(
-            f"{state}: step {max(t.step, last.step):,} of {s.steps:,}\n"
-            f"repeat loss {last.loss_second:.2f} nats (first copy {last.loss_first:.2f})\n"
-            f"best induction head: layer {layer + 1}, head {head + 1}: {last.induction[layer, head]:.2f}"
-            + (f"\ngreen line: a head first passed 0.5 at step {formed.step}" if formed is not None else "")
+        best = np.unravel_index(last.induction.argmax(), last.induction.shape)
+        shown_head = self.chosen if fits else (int(best[0]), int(best[1]))
+        self.grid.select(*shown_head)
+        tokens = [str(int(token)) for token in r.run.eval_ids[0]]
+        self.large.set_data(last.probe[shown_head], tokens, tokens, levels=(0.0, 1.0))
+        self.large.set_title(
+            f"L{shown_head[0] + 1} H{shown_head[1] + 1}: induction {last.induction[shown_head]:.2f}"
         )
+        self.show_status()
+        return None
+
+    def show_status(self) -> None:
+        self.status.setText(run_status(self.training, describe))
 
     def clear_views(self) -> None:
         """No curves, no marker, an empty large map (the grid keeps its shape)."""
@@ -200,3 +191,16 @@ class TrainPage(Step):
         self.score_marker.setVisible(False)
         self.large.set_data(np.zeros((1, 1)), [""], [""], levels=(0.0, 1.0))
         self.large.set_title("")
+
+
+def describe(r: TrainResult) -> str:
+    """The run's last checkpoint, its losses and best head, and where a head first formed."""
+    last = r.checkpoints[-1]
+    layer, head = np.unravel_index(last.induction.argmax(), last.induction.shape)
+    formed = first_formed(r.checkpoints)
+    return (
+        f"step {last.step:,} of {r.state.settings.steps:,}\n"
+        f"repeat loss {last.loss_second:.2f} nats (first copy {last.loss_first:.2f})\n"
+        f"best induction head: layer {layer + 1}, head {head + 1}: {last.induction[layer, head]:.2f}"
+        + (f"\ngreen line: a head first passed 0.5 at step {formed.step}" if formed is not None else "")
+    )

@@ -12,7 +12,7 @@ from app.panels.linear import scripts
 from app.panels.linear.state import check_training
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
-from app.trainer import Phase, RunButtons, Trainer
+from app.panels.training import RunButtons, Training, TrainResult, TrainState, follow, run_status, shown
 from app.widgets.plots import legend_below, plot
 from app.widgets.reflow_grid import side_by_side
 from app.widgets.spin_boxes import spin
@@ -26,19 +26,22 @@ NAMES = {"softmax": "softmax", "linear": "linear", "delta": "delta"}
 class TrainedPage(Step):
     def __init__(self):
         super().__init__(Live(RecallSettings(), check_training))
-        self.trainer = Trainer("core.lab.recall_task:RecallRun")
+        run = Training("core.lab.recall_task:RecallRun")
+        self.training = self.follow(Live(TrainState(self.state), run, background=True))
+        self.live.changed.connect(lambda: follow(self.training, self.state))
         self.finals: dict[int, dict[str, float]] = {}  # pairs → each model's accuracy at the end of a run
         s = self.state
         self.seed_spin = self.bind(spin(s.seed, -1, 1_000_000), "seed")
         self.pairs_spin = self.bind(spin(s.pairs, 0, 64), "pairs")
         self.steps_spin = self.bind(spin(s.steps, 0, 100_000, step=100), "steps")
-        self.buttons = RunButtons(self.trainer, self.start)
+        self.buttons = RunButtons(self.training, self.start)
         self.start_button, self.pause_button = self.buttons.start_button, self.buttons.pause_button
         self.reset_button = self.buttons.reset_button
         controls = QFormLayout()
         controls.addRow("Seed", self.seed_spin)
         controls.addRow("Pairs", self.pairs_spin)
         controls.addRow("Steps", self.steps_spin)
+        controls.addRow("Train to step", self.buttons.until_spin)
         controls.addRow(self.buttons)
         self.status = note()
         self.curve_plot = plot("While training", "training step", "accuracy")
@@ -62,9 +65,7 @@ class TrainedPage(Step):
             side_by_side(self.curve_plot, self.final_plot),
             (self.status,),
         )
-        self.trainer.updated.connect(self.show_training)
-        self.trainer.failed.connect(lambda text: self.tell(text, "error"))
-        self.show_training()
+        self.training.busy.connect(lambda _running: self.show_status())
 
     def views(self) -> dict[str, QWidget]:
         return {"accuracy": self.curve_plot, "final_accuracy": self.final_plot}
@@ -81,49 +82,30 @@ class TrainedPage(Step):
         except ValueError as exc:
             self.tell(str(exc), "error")
             return
-        self.trainer.start(settings)
-        self.live.changed.emit()  # drawn again: a "settings changed" notice goes
+        self.training.apply(settings=settings, until=settings.steps)
 
     def script(self) -> Script:
-        settings, step = self.trainer.shown(self.state)
-        return scripts.trained(settings, step, self.finals)
+        return scripts.trained(*shown(self.training.result, self.state), self.finals)
 
     def draw(self, settings) -> Notice:
+        """The curves of the run on screen, and its final accuracy once it reaches its last step."""
         self.chance.setValue(1.0 / settings.pairs)
         self.curve_plot.setXRange(0, settings.steps, padding=0.02)
         self.final_plot.setXRange(0, RECALL_LIMITS["pairs"].high, padding=0.02)
-        run = self.trainer.run
-        if run is not None and run.settings != settings:
-            return ("Settings changed: press Start to train new models with them.", "info")
-        return None
-
-    def show_training(self) -> None:
-        """Curves, buttons and status from the trainer (at most its refresh rate)."""
-        t = self.trainer
-        self.buttons.show_phase(t.phase)
-        for widget in (self.seed_spin, self.pairs_spin, self.steps_spin):
-            widget.setEnabled(t.phase != Phase.RUNNING)
-        cps = t.checkpoints
-        if not cps:
-            for curve in self.curves.values():
-                curve.setData([], [])
-            self.status.setText(
-                {Phase.EMPTY: "Not trained yet.", Phase.DONE: "Not trained."}.get(t.phase, "Starting…")
-            )
-            return
-        s, steps = t.run.settings, np.array([c.step for c in cps])
+        r: TrainResult | None = self.training.result
+        cps = () if r is None else r.checkpoints
+        steps = np.array([c.step for c in cps])
         for mixer, curve in self.curves.items():
             curve.setData(steps, [c.accuracy[mixer] for c in cps])
-        last = cps[-1]
-        if t.phase == Phase.DONE and last.step == s.steps:
-            self.finals[s.pairs] = dict(last.accuracy)
+        if cps and cps[-1].step == r.state.settings.steps:
+            self.finals[r.state.settings.pairs] = dict(cps[-1].accuracy)
             for mixer, curve in self.finals_curves.items():
                 curve.setData(*self.final_plot_data(mixer))
-        state = {Phase.RUNNING: "training", Phase.PAUSED: "paused", Phase.DONE: "finished"}.get(t.phase, "")
-        self.status.setText(
-            f"{state}: step {max(t.step, last.step):,} of {s.steps:,}, {s.pairs} pairs; accuracy "
-            + ", ".join(f"{NAMES[m]} {a:.2f}" for m, a in last.accuracy.items())
-        )
+        self.show_status()
+        return None
+
+    def show_status(self) -> None:
+        self.status.setText(run_status(self.training, describe))
 
     def exercise(self) -> None:
         self.pairs_spin.setValue(0)
@@ -134,3 +116,10 @@ class TrainedPage(Step):
         self.pairs_spin.setValue(8)
         self.steps_spin.setValue(600)
         self.seed_spin.setValue(0)
+
+
+def describe(r: TrainResult) -> str:
+    """The run's last step and each model's accuracy there."""
+    s, last = r.state.settings, r.checkpoints[-1]
+    accuracy = ", ".join(f"{NAMES[m]} {a:.2f}" for m, a in last.accuracy.items())
+    return f"step {last.step:,} of {s.steps:,}, {s.pairs} pairs; accuracy {accuracy}"
