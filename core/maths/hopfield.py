@@ -294,10 +294,12 @@ def capacity_sweep(
     beta: float = 1.0,
     tolerance: float = TOLERANCE,
     progress: Progress | None = None,
+    partial: Callable[[CapacitySweep], None] | None = None,
 ) -> CapacitySweep:
     """For each load M: ``trials`` times store M random bipolar patterns of N entries in both
     networks, corrupt every stored pattern by flipping ``flips`` entries, retrieve all M queries
-    at once, and count the recoveries. ``progress(done, total)`` is called after each trial.
+    at once, and count the recoveries. ``progress(done, total)`` is called after each trial, and
+    ``partial(sweep)`` after each load with the sweep of the loads done so far.
     """
     loads = default_loads() if loads is None else np.asarray(loads, dtype=int)
     if n < 1:
@@ -322,6 +324,11 @@ def capacity_sweep(
             done += 1
             if progress is not None:
                 progress(done, total)
+        if partial is not None and i + 1 < loads.size:
+            k = slice(0, i + 1)
+            so_far = loads[k] * trials  # queries asked at each load done
+            rates = classical[k] / so_far, modern[k] / so_far
+            partial(CapacitySweep(loads[k], *rates, n, flips, beta, trials))
     per_load = loads * trials
     return CapacitySweep(loads, classical / per_load, modern / per_load, n, flips, beta, trials)
 

@@ -144,8 +144,7 @@ def recall(panel) -> None:
 def capacity(panel) -> None:
     """Memory: a two-trial capacity sweep under another seed."""
     panel.seed_spin.setValue(3)
-    panel.capacity.trials_spin.setValue(2)
-    settle(panel.capacity.run_sweep)
+    settle(panel.capacity.trials_spin.setValue, 2)  # the sweep runs when its step is shown
 
 
 PROMPT = "the cat sat on the mat because the cat"  # the tiny model's words: " because", " the" are tokens

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from app.panels.memory.state import BETAS
+from app import lesson_files, worker
+from app.panels.memory.state import BETAS, CapacityState
 from core.maths.attention import attend
 from core.maths.hopfield import article_experiment, capacity_sweep, corrupt_and_compare, digit_glyphs
 from tests.app.conftest import idle
@@ -141,41 +142,83 @@ def test_huge_beta_typed_exactly_stays_finite(panel):
     assert np.all(np.isfinite(heights)) and heights.max() == pytest.approx(1.0)
 
 
-def test_capacity_sweep_runs_in_the_worker_and_plots_core_values(panel, qtbot):
+def test_capacity_sweep_runs_when_shown_and_each_load_lands_as_it_is_measured(panel, qtbot):
+    page = panel.capacity
+    page.trials_spin.setValue(2)
+    points = []
+    page.live.changed.connect(lambda: points.append(len(page.live.result.loads)))
     panel.set_step(4)
-    panel.capacity.trials_spin.setValue(2)
-    panel.capacity.run_button.click()
-    assert not panel.capacity.run_button.isEnabled() and panel.capacity.cancel_button.isEnabled()
+    assert page.cancel_button.isEnabled()
     idle(30)
     expected = capacity_sweep(np.random.default_rng(0), n=64, trials=2, flips=8, beta=1.0)
-    x, y = panel.capacity.classical_curve.xData, panel.capacity.classical_curve.yData
+    assert points == list(range(1, len(expected.loads) + 1))  # one load at a time, then the whole sweep
+    x, y = page.classical_curve.xData, page.classical_curve.yData
     np.testing.assert_allclose(x, expected.loads)
     np.testing.assert_allclose(y, expected.classical)
-    np.testing.assert_allclose(panel.capacity.modern_curve.yData, expected.modern)
-    assert panel.capacity.progress.value() == panel.capacity.progress.maximum() == 40
-    assert panel.capacity.run_button.isEnabled() and not panel.capacity.cancel_button.isEnabled()
-    assert f"up to M = {expected.reliable_load(expected.classical)} " in panel.capacity.capacity_note.text()
-
-
-def test_cancelled_sweep_keeps_the_last_plot(panel, qtbot):
+    np.testing.assert_allclose(page.modern_curve.yData, expected.modern)
+    assert page.progress.value() == page.progress.maximum() == 40 and not page.cancel_button.isEnabled()
+    assert f"up to M = {expected.reliable_load(expected.classical)} " in page.capacity_note.text()
+    panel.set_step(0)
     panel.set_step(4)
-    panel.capacity.trials_spin.setValue(1000)
-    panel.capacity.run_sweep()
-    qtbot.waitUntil(lambda: panel.capacity.progress.value() > 0, timeout=patience_ms(10))
-    panel.capacity.cancel_button.click()
+    assert not worker.busy()  # the sweep on the plot is the one asked for: nothing runs again
+
+
+def test_a_cancelled_sweep_keeps_its_loads_and_runs_on_when_shown_again(panel, qtbot):
+    page = panel.capacity
+    page.trials_spin.setValue(100)
+    panel.set_step(4)
+    qtbot.waitUntil(
+        lambda: page.live.result is not None and len(page.live.result.loads) >= 3, timeout=patience_ms(30)
+    )
+    page.cancel_button.click()
+    idle(10)
+    kept = len(page.live.result.loads)
+    assert 3 <= kept < 20 and len(page.classical_curve.xData) == kept
+    assert f"So far {kept} of 20 loads" in page.capacity_note.text() and "stopped" in page.progress.format()
+    panel.set_step(3)
+    panel.set_step(4)  # shown again: the sweep is finished
+    idle(60)
+    expected = capacity_sweep(np.random.default_rng(0), n=64, trials=100, flips=8, beta=1.0)
+    np.testing.assert_allclose(page.modern_curve.yData, expected.modern)
+
+
+def test_a_new_setting_mid_sweep_starts_its_sweep_and_the_old_one_lands_nothing(panel, qtbot):
+    page = panel.capacity
+    page.trials_spin.setValue(100)
+    panel.set_step(4)
+    qtbot.waitUntil(lambda: page.live.result is not None, timeout=patience_ms(30))
+    panel.seed_spin.setValue(5)
+    page.trials_spin.setValue(3)
+    seen = []
+    page.live.changed.connect(lambda: seen.append((page.state.seed, page.state.trials)))
     idle(30)
-    assert panel.capacity.classical_curve.xData is None
-    assert panel.capacity.sweep is None and "cancelled" in panel.message.text()
-    assert panel.capacity.run_button.isEnabled()
+    assert set(seen) == {(5, 3)}
+    expected = capacity_sweep(np.random.default_rng(5), n=64, trials=3, flips=8, beta=1.0)
+    np.testing.assert_allclose(page.classical_curve.yData, expected.classical)
+
+
+def test_a_lesson_reopens_the_same_sweep(panel, qtbot):
+    panel.seed_spin.setValue(3)
+    panel.capacity.trials_spin.setValue(2)
+    panel.set_step(4)
+    idle(30)
+    before, lesson = panel.capacity.live.result, lesson_files.capture(panel)
+    panel.seed_spin.setValue(1)
+    panel.capacity.trials_spin.setValue(4)
+    idle(30)
+    assert lesson_files.apply(panel, lesson) == []
+    idle(30)
+    after = panel.capacity.live.result
+    assert after is not before and panel.capacity.state == CapacityState(3, 8, 1.0, 2)
+    np.testing.assert_array_equal(after.classical, before.classical)
+    np.testing.assert_array_equal(after.modern, before.modern)
 
 
 def test_the_capacity_script_reruns_the_sweep_on_the_plot(panel, tmp_path):
     panel.seed_spin.setValue(3)
     panel.capacity.trials_spin.setValue(2)
-    panel.capacity.run_sweep()
-    idle(30)
-    panel.seed_spin.setValue(4)  # after the sweep: the plot still shows seed 3's
     panel.set_step(4)
+    idle(30)
     path = tmp_path / "capacity.py"
     path.write_text(panel.script(4), encoding="utf-8")
     (run,) = run_scripts([path])

@@ -34,12 +34,11 @@ class CircuitsPanel(RowPanel):
         self.body.addWidget(self.row)
         self.body.addLayout(running)
         self.pair = PairPage(self.live)
-        self.circuit = CircuitPage(self.live)
+        self.circuit = CircuitPage(self.live, self.openHead.emit)
         self.faithful = FaithfulPage(self.live)
         self.exact = ExactPage(self.live)
         self.add_steps(self.pair, self.circuit, self.faithful, self.exact)
         self.follow_row(self.live)
-        self.circuit.open_head.connect(self.openHead.emit)
         self.set_step(0)
 
     def exercise(self) -> None:

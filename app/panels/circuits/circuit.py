@@ -3,7 +3,8 @@ click one for its exact effect, click a head to open it in Inside a head."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from collections.abc import Callable
+
 from PySide6.QtWidgets import QComboBox, QFormLayout, QWidget
 
 from app.panels.circuits import scripts
@@ -26,10 +27,9 @@ def edge_text(r: CircuitResult, edge) -> str:
 
 
 class CircuitPage(Step):
-    open_head = Signal(dict)  # the clicked head as a cell of Inside a head
-
-    def __init__(self, live: Live):
+    def __init__(self, live: Live, open_head: Callable[[dict], None]):
         super().__init__(live)
+        self.open_head = open_head  # shows the clicked head, as a cell, in Inside a head
         self.method = QComboBox()
         for key, text in METHODS.items():
             self.method.addItem(text, key)
@@ -67,7 +67,7 @@ class CircuitPage(Step):
         r = self.live.result
         if r is not None:
             cell = {"layer": layer + 1, "head": head + 1, "query": 0, "key": r.pair.differ[0] + 1}
-            self.open_head.emit({"source": r.model.source, "prompt": r.state.clean, **cell})
+            self.open_head({"source": r.model.source, "prompt": r.state.clean, **cell})
 
     def script(self) -> Script:
         return scripts.circuit(self.state)

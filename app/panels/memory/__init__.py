@@ -155,8 +155,9 @@ class MemoryPanel(Panel):
         self.beta_slider.setValue(1e2)
         super().exercise()
         self.attention_button.click()
+        self.capacity.trials_spin.setValue(0)  # refused: at least one trial
         self.capacity.trials_spin.setValue(2)
-        self.capacity.run_sweep()
+        self.set_step(4)  # shown, it sweeps
         worker.settle()
         self.source_box.setCurrentIndex(0)
         self.stored_spin.setValue(5)

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.maths.hopfield import (
+    CapacitySweep,
     Comparison,
     article_experiment,
+    capacity_sweep,
     corrupt_and_compare,
     digit_glyphs,
     pick_patterns,
@@ -56,3 +58,22 @@ def compute_memory(s: MemoryState) -> MemoryResult:
         comparison = corrupt_and_compare(patterns, s.target, s.flips, s.noise, s.beta, rng)
     curve = weights_over_beta(comparison.modern_patterns, comparison.modern_query, BETAS)
     return MemoryResult(s, comparison, curve)
+
+
+@dataclass(frozen=True)
+class CapacityState:
+    """Step 5's sweep: the shared seed, flips and β, and its own trials per load."""
+
+    seed: int = 0
+    flips: int = 8
+    beta: float = 1.0
+    trials: int = 50
+
+
+def compute_capacity(s: CapacityState, progress=None, partial=None) -> CapacitySweep:
+    """The capacity sweep of ``s`` (``core.maths.hopfield.capacity_sweep``), each load's point
+    handed to ``partial`` as it is measured."""
+    rng = np.random.default_rng(s.seed)
+    return capacity_sweep(
+        rng, n=N, trials=s.trials, flips=s.flips, beta=s.beta, progress=progress, partial=partial
+    )

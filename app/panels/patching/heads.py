@@ -3,8 +3,9 @@ ranking; for a chosen head, its output, query, key, value and pattern by positio
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.panels.patching import scripts
@@ -32,10 +33,10 @@ def named(heads: list[tuple[int, int]]) -> str:
 
 class HeadsPage(SweepStep):
     view = "heads"
-    open_head = Signal(dict)  # the chosen head as a cell of Inside a head
 
-    def __init__(self, live: Live):
+    def __init__(self, live: Live, open_head: Callable[[dict], None]):
         super().__init__(live)
+        self.open_head = open_head  # shows a head, as a cell, in Inside a head
         self.layer = self.bind(spin(self.state.layer, 0, MOST), "layer")
         self.layer.setPrefix("layer ")
         self.layer.setSpecialValueText("best head")  # layer 0: the head patching ranks first
@@ -81,7 +82,7 @@ class HeadsPage(SweepStep):
         if r is not None and r.chosen is not None:
             layer, head = r.chosen
             cell = {"layer": layer + 1, "head": head + 1, "query": 0, "key": r.pair.differ[0] + 1}
-            self.open_head.emit({"source": r.state.source, "prompt": r.state.clean, **cell})
+            self.open_head({"source": r.state.source, "prompt": r.state.clean, **cell})
 
     def choose(self, layer: int, head: int) -> None:
         """Choose the head at ``layer``, ``head`` (from 0)."""
