@@ -4,12 +4,15 @@
                     on_progress=bar.update)
     task.cancel()   # the next progress() call inside core_function raises Cancelled
 
-With ``on_progress`` given, the function is called with a keyword ``progress(done, total)``.
+With ``on_progress`` given, the function is called with a keyword ``progress(done, total)``;
+with ``pacing``, a keyword ``wait(seconds)`` that returns after ``seconds``, or raises at once
+when the task is cancelled (a pause between steps that holds nothing up).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -39,16 +42,28 @@ class Task(QObject):
     finished = Signal()
 
     def __init__(
-        self, fn: Callable, args: tuple, kwargs: dict, with_progress: bool, with_partial: bool = False
+        self,
+        fn: Callable,
+        args: tuple,
+        kwargs: dict,
+        with_progress: bool,
+        with_partial: bool = False,
+        pacing: bool = False,
     ):
         super().__init__()
         self.fn, self.args, self.kwargs = fn, args, kwargs
-        self.with_progress, self.with_partial = with_progress, with_partial
+        self.with_progress, self.with_partial, self.pacing = with_progress, with_partial, pacing
         self.cancelled = False
         self.done = False
+        self._stopped = threading.Event()  # set by cancel: ends a wait at once
 
     def cancel(self) -> None:
         self.cancelled = True
+        self._stopped.set()
+
+    def _wait(self, seconds: float) -> None:
+        if self._stopped.wait(seconds):
+            raise Cancelled
 
     def _progress(self, done: int, total: int) -> None:
         if self.cancelled:
@@ -69,6 +84,8 @@ class Task(QObject):
                 kwargs["progress"] = self._progress
             if self.with_partial:
                 kwargs["partial"] = self._partial
+            if self.pacing:
+                kwargs["wait"] = self._wait
             result = self.fn(*self.args, **kwargs)
             if not self.cancelled:
                 self.succeeded.emit(result)
@@ -92,18 +109,19 @@ def run_task(
     on_progress: Callable[[int, int], None] | None = None,
     on_partial: Callable | None = None,
     on_finished: Callable[[], None] | None = None,
+    pacing: bool = False,
     **kwargs,
 ) -> Task:
     """Start ``fn(*args, **kwargs)`` in the global thread pool and return its Task.
 
     With ``on_progress``, ``fn`` gets a ``progress(done, total)`` keyword; with ``on_partial``, a
-    ``partial(value)`` keyword that hands ``on_partial`` a result so far. Both raise once the task
-    is cancelled.
+    ``partial(value)`` keyword that hands ``on_partial`` a result so far; with ``pacing``, a
+    ``wait(seconds)`` keyword. All three raise once the task is cancelled.
 
     ``on_finished`` runs once the task ends in any way (result, error or cancel). Pass it here
     rather than connecting ``task.finished`` afterwards: a short task may end before that line.
     """
-    task = Task(fn, args, kwargs, with_progress=on_progress is not None, with_partial=on_partial is not None)
+    task = Task(fn, args, kwargs, on_progress is not None, on_partial is not None, pacing)
     if on_result:
         task.succeeded.connect(on_result)
     if on_error:

@@ -9,7 +9,8 @@ the message bar) and binds its controls to fields of ``live.state``. Steps that 
 numbers share one Live; an independent step owns its own. With ``background=True`` the compute
 runs in the worker (``app/worker.py``) with a ``progress(done, total)`` keyword, and only the
 newest request is kept: a superseded one is cancelled at its next progress call. One that takes a
-``partial`` keyword hands back whole results so far (saying what they lack), each landing as a result.
+``partial`` keyword hands back whole results so far (saying what they lack), each landing as a result;
+one that takes ``wait`` may pause with ``wait(seconds)``, which a cancel ends at once.
 """
 
 from __future__ import annotations
@@ -106,10 +107,10 @@ class Live(QObject):
 
     def _start(self, candidate) -> None:
         land = lambda result: self._accept(candidate, result)  # noqa: E731
-        partial = "partial" in inspect.signature(self.compute).parameters  # results so far land too
+        takes = inspect.signature(self.compute).parameters  # results so far land too; pauses end at a cancel
         self.tasks.start(self.compute, candidate, on_result=land, on_error=self.failed.emit,
-                         on_progress=self.progressed.emit, on_partial=land if partial else None,
-                         on_finished=lambda: self.busy.emit(False))  # fmt: skip
+                         on_progress=self.progressed.emit, on_partial=land if "partial" in takes else None,
+                         on_finished=lambda: self.busy.emit(False), pacing="wait" in takes)  # fmt: skip
         self.busy.emit(True)  # after the start: ``task`` is the new compute
 
 

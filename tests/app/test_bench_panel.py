@@ -35,8 +35,8 @@ def run_sweep(panel, qtbot, lengths, impls):
     panel.form.lengths_edit.setText(lengths)
     panel.form.select_impls(impls)
     panel.run()
-    assert panel.task is not None
-    qtbot.waitUntil(lambda: panel.task is None, timeout=patience_ms(60))
+    assert panel.live.task is not None
+    qtbot.waitUntil(lambda: panel.live.task is None, timeout=patience_ms(60))
 
 
 def table_rows(panel):
@@ -123,11 +123,11 @@ def test_slopes_come_from_three_lengths_with_the_clis_fit(panel, qtbot):
 
 def test_cancel_stops_within_a_point_and_keeps_what_ran(panel, qtbot, tmp_path):
     panel.form.repeats_spin.setValue(100)
-    panel.resultArrived.connect(lambda r: panel.cancel())  # cancel as soon as the first point lands
+    panel.live.changed.connect(panel.cancel)  # cancel as soon as the first point lands
     run_sweep(panel, qtbot, "64:4096", ("numpy-naive",))
-    # The worker may finish the point after the first before the cancel reaches it (a busy machine).
-    ran = len(panel.results)
-    assert 1 <= ran <= 2 and panel.table.rowCount() == ran
+    idle(10)
+    ran = len(panel.results)  # nothing the cancelled sweep reports later lands
+    assert ran == 1 and panel.table.rowCount() == ran and not worker.busy()
     assert panel.report is None
     assert panel.message.text() == f"Cancelled after {ran} of 7 points."
     assert panel.form.run_button.isEnabled()
@@ -151,10 +151,21 @@ def test_bad_input_keeps_the_previous_results(panel, qtbot, lengths, impls, mess
     panel.form.lengths_edit.setText(lengths)
     panel.form.select_impls(impls)
     panel.run()
-    assert panel.task is None
+    assert panel.live.task is None
     assert message in panel.message.text() and panel.message.level == "error"
     assert table_rows(panel) == before
     assert len(panel.curves["median_s"]["numpy-naive"].yData) == 1
+
+
+def test_a_second_sweep_replaces_the_first_one_point_at_a_time(panel, qtbot):
+    run_sweep(panel, qtbot, "64 128", ("numpy-naive",))
+    first = panel.live.result
+    seen = []
+    panel.live.changed.connect(lambda: seen.append(len(panel.results)))
+    run_sweep(panel, qtbot, "32 48 64", ("numpy-naive",))
+    assert seen == [1, 2, 3, 3] and panel.table.rowCount() == 3  # each point, then the whole report
+    assert [r.n for r in panel.results] == [32, 48, 64] and panel.live.result is not first
+    assert table_rows(panel) == [row_texts(r) for r in panel.results]
 
 
 def test_export_writes_csv_and_json_of_the_report(panel, qtbot, tmp_path):

@@ -278,3 +278,32 @@ def test_auto_waits_for_a_timing_then_goes_on(panel, qtbot, monkeypatch):
     panel.generate.auto_button.setChecked(False)
     idle()
     assert "with the cache" in panel.cache.timing.text()
+
+
+def test_auto_lands_each_token_pauses_keeping_them_and_resumes_with_the_seeds_draws(panel, qtbot):
+    """Auto is one compute that appends token after token, each landing as it comes; turning it
+    off keeps what was written, and on again goes on from there with the same draws as pressing
+    "Append a drawn token" each time."""
+    w, page = panel.writing, panel.generate
+    panel.set_step(2)
+    landed = []
+    w.text.changed.connect(lambda: landed.append(len(w.generation.chosen)))
+    page.auto_button.setChecked(True)
+    qtbot.waitUntil(lambda: len(w.generation.chosen) >= 2, timeout=patience_ms(30))
+    page.auto_button.setChecked(False)
+    idle()
+    paused = w.generation
+    assert not w.busy and len(paused.chosen) >= 2 and landed[:2] == [1, 2]  # one token at a time
+    qtbot.wait(400)  # longer than Auto's pause: nothing is appended while it is off
+    assert w.generation is paused
+    page.auto_button.setChecked(True)
+    qtbot.waitUntil(lambda: len(w.generation.chosen) >= len(paused.chosen) + 2, timeout=patience_ms(30))
+    page.auto_button.setChecked(False)
+    idle()
+    written = [c.id for c in w.generation.chosen]
+    assert written[: len(paused.chosen)] == [c.id for c in paused.chosen]
+    for _ in written:
+        settle(w.undo)
+    for _ in written:
+        settle(w.append_sample)
+    assert [c.id for c in w.generation.chosen] == written

@@ -39,3 +39,26 @@ def test_a_task_cancelled_before_it_starts_never_runs(qtbot):
     release.set()
     idle(10)
     assert ran == [] and ended == [True]
+
+
+def test_a_paced_task_waits_and_a_cancel_ends_its_wait_at_once(qtbot):
+    waited = []
+
+    def paced(seconds: float, wait) -> str:
+        start = time.perf_counter()
+        try:
+            wait(seconds)
+        finally:
+            waited.append(time.perf_counter() - start)
+        return "waited"
+
+    results = []
+    worker.run_task(paced, 0.05, on_result=results.append, pacing=True)
+    idle(10)
+    assert results == ["waited"] and waited[0] >= 0.05
+    task = worker.run_task(paced, 60.0, on_result=results.append, pacing=True)
+    qtbot.wait(50)
+    start = time.perf_counter()
+    task.cancel()
+    idle(10)
+    assert time.perf_counter() - start < 5 and waited[1] < 5 and results == ["waited"]  # cancelled: no result

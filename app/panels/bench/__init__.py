@@ -1,52 +1,56 @@
 """Panel "Benchmark": attention measured on this computer's CPU (and GPU), point by point.
 
-The sweep is ``core.bench.sweep.run_benchmark`` in the app's background worker; each finished point
-arrives through a queued signal, joins the sweep's state (``state.py``), and the table and the plot
-of the step on screen follow. torch is imported only in the worker, when the panel is first shown.
+The sweep is one background Live (``state.py``): Run hands it the configuration the side column
+describes, ``core.bench.sweep.run_benchmark`` runs in the worker, and each finished point lands as
+a partial result that the table and the plot of the step on screen follow. What the device offers
+is a second Live, looked up in the worker (it imports torch) when the panel is first shown.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QTableWidgetItem, QVBoxLayout, QWidget
 
 from app import worker
 from app.panels.base import Panel
 from app.panels.bench import scripts
 from app.panels.bench.controls import SweepForm
-from app.panels.bench.state import COLUMNS, PLOTS, SweepState, probe, row_texts, summarise
+from app.panels.bench.state import (
+    COLUMNS,
+    PLOTS,
+    BenchRun,
+    BenchState,
+    ProbeState,
+    compute_bench,
+    compute_probe,
+    row_texts,
+)
 from app.panels.bench.sweep_plot import SweepPlotPage
 from app.panels.scripts import Script
 from app.panels.step import Live
 from app.widgets.tables import text_table
 from app.widgets.text import note
 from core.bench.device import describe_device
-from core.bench.sweep import BenchConfig, BenchReport, BenchResult, run_benchmark
+from core.bench.sweep import BenchReport, BenchResult
 from core.models.advice import models_advice
 
 
 class BenchPanel(Panel):
     steps = ("What runs", "Time", "Throughput", "Memory")
 
-    resultArrived = Signal(object)  # a BenchResult, emitted from the worker thread
-
     def __init__(self, parent=None):
         super().__init__(parent)
         self.form = SweepForm(run=self.run, cancel=self.cancel, export=self._ask_export)
-        self.probe_task: worker.Task | None = None
-        self.task: worker.Task | None = None
-        self.config: BenchConfig | None = None
-        self.report: BenchReport | None = None
-        self.sweep = Live(SweepState(), summarise)
+        self.devices = Live(ProbeState(), compute_probe, background=True, start=False)
+        self.live = Live(BenchState(), compute_bench, background=True)  # no sweep yet
         self.plot_pages = {
-            field: SweepPlotPage(self.sweep, name, field, label, unit)
-            for name, field, label, unit, _ in PLOTS
+            field: SweepPlotPage(self.live, name, field, label, unit) for name, field, label, unit, _ in PLOTS
         }
         self.curves = {field: page.curves for field, page in self.plot_pages.items()}
         self.legends = {field: page.legend for field, page in self.plot_pages.items()}
         self.table = text_table(COLUMNS, row_labels=False, size_columns=True)
+        self.tabled: tuple[BenchResult, ...] = ()  # the results the table shows
         self.summary = note("Run a sweep to fill the table and the plots.")
         row = QHBoxLayout()
         row.addWidget(self.form.column)
@@ -60,21 +64,35 @@ class BenchPanel(Panel):
         lower_layout.addWidget(self.summary)
         lower_layout.addWidget(self.table, 1)
         self.body.addWidget(lower, 2)
-        self.resultArrived.connect(self._add_result)
+        self.devices.changed.connect(self._on_probe)
+        self.devices.failed.connect(self._on_probe_error)
+        self.live.changed.connect(self._show_run)
+        self.live.progressed.connect(self._on_progress)
+        self.live.busy.connect(self.form.running)
         self.set_step(0)
 
     @property
     def results(self) -> list[BenchResult]:
-        return list(self.sweep.state.results)
+        return [] if self.live.result is None else list(self.live.result.results)
+
+    @property
+    def report(self) -> BenchReport | None:
+        """The whole sweep once it has finished."""
+        return None if self.live.result is None else self.live.result.report
+
+    @property
+    def config(self):
+        """The configuration of the sweep on screen (or running), None before the first Run."""
+        return self.live.wanted.config
 
     # --- which implementations exist (found in the worker: it imports torch) ------------------
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        if self.form.choices is None and self.probe_task is None:
-            self.probe_task = worker.run_task(probe, on_result=self._on_probe, on_error=self._on_probe_error)
+        if self.devices.result is None and self.devices.task is None:
+            self.devices.apply()
 
-    def _on_probe(self, found) -> None:
-        self.form.offer(*found)
+    def _on_probe(self) -> None:
+        self.form.offer(*self.devices.result)
         without_torch = self.form.choices["cpu"]["torch-naive"]
         if without_torch is not None:
             self.show_message(
@@ -92,7 +110,7 @@ class BenchPanel(Panel):
         if self.form.choices is None:
             self.show_message("Still looking for torch and a GPU; try again in a moment.", "info")
             return
-        if self.task is not None:
+        if self.live.task is not None:
             return
         try:
             config = self.form.config()
@@ -100,27 +118,16 @@ class BenchPanel(Panel):
             self.show_message(str(exc))
             return
         self.clear_message()
-        self.config, self.report = config, None
-        self.table.setRowCount(0)
-        self.sweep.apply(impls=config.impls, results=())
-        total = len(config.points())
-        self.form.progress.setRange(0, total)
-        self._on_progress(0, total)
-        self.form.running(True)
-        self.task = worker.run_task(
-            run_benchmark,
-            config,
-            on_point=self.resultArrived.emit,
-            on_result=self._on_report,
-            on_error=self.show_message,
-            on_progress=self._on_progress,
-            on_finished=self._on_finished,
-        )
+        self.form.progress.setRange(0, len(config.points()))
+        self.live.apply(config=config)
+        self._on_progress(0, len(config.points()))
 
     def cancel(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            self.form.progress.setFormat("cancelling after the current call…")
+        """Stop the sweep: the points measured so far stay."""
+        if self.live.cancel():
+            total, ran = len(self.config.points()), len(self.results)
+            self.form.progress.setFormat(f"cancelled: {ran} of {total} points ran")
+            self.show_message(f"Cancelled after {ran} of {total} points.", "info")
 
     def _on_progress(self, done: int, total: int) -> None:
         progress = self.form.progress
@@ -131,42 +138,41 @@ class BenchPanel(Panel):
         else:
             progress.setFormat(f"{total} points done")
 
-    def _add_result(self, r: BenchResult) -> None:
-        row = self.table.rowCount()
-        self.table.insertRow(row)
-        for column, text in enumerate(row_texts(r)):
-            self.table.setItem(row, column, QTableWidgetItem(text))
-        if not r.ok:
-            self.table.item(row, len(COLUMNS) - 1).setToolTip(r.status)
+    def _show_run(self) -> None:
+        """The table and summary of the sweep so far (the plots are its steps); the device's name
+        once the sweep is whole."""
+        r: BenchRun | None = self.live.result
+        if r is None:
+            return
+        if r.results[: len(self.tabled)] != self.tabled:  # another sweep: its rows only
+            self.table.setRowCount(0)
+            self.tabled = ()
+        for result in r.results[len(self.tabled) :]:
+            row = self.table.rowCount()
+            self.table.insertRow(row)
+            for column, text in enumerate(row_texts(result)):
+                self.table.setItem(row, column, QTableWidgetItem(text))
+            if not result.ok:
+                self.table.item(row, len(COLUMNS) - 1).setToolTip(result.status)
+        self.tabled = r.results
         self.table.scrollToBottom()
-        self.sweep.apply(results=(*self.sweep.state.results, r))
-        self.summary.setText(self.sweep.result.summary)
-        self.form.export_button.setEnabled(True)
-
-    def _on_report(self, report: BenchReport) -> None:
-        self.report = report
-        d = report.device
-        peak = f", peak {d.peak_tflops:g} TFLOP/s in {d.dtype}" if d.peak_tflops else ""
-        self.form.device_label.setText(f"{d.name}{peak}")
-
-    def _on_finished(self) -> None:
-        cancelled = self.task is not None and self.task.cancelled
-        self.task = None
-        self.form.running(False)
-        if cancelled:
-            total, ran = len(self.config.points()), len(self.results)
-            self.form.progress.setFormat(f"cancelled: {ran} of {total} points ran")
-            self.show_message(f"Cancelled after {ran} of {total} points.", "info")
+        self.summary.setText(r.summary.summary)
+        self.form.export_button.setEnabled(bool(r.results))
+        if r.report is not None:
+            d = r.report.device
+            peak = f", peak {d.peak_tflops:g} TFLOP/s in {d.dtype}" if d.peak_tflops else ""
+            self.form.device_label.setText(f"{d.name}{peak}")
 
     # --- export -----------------------------------------------------------------------------
     def current_report(self) -> BenchReport:
         """The finished sweep, or what a cancelled one measured before it stopped."""
         if self.report is not None:
             return self.report
-        if self.config is None:
+        config = self.live.state.config
+        if config is None:
             raise ValueError("Run a sweep first; there is nothing to export yet.")
-        device = describe_device(self.config.device, self.config.dtype)
-        return BenchReport(device, self.config, tuple(self.results))
+        device = describe_device(config.device, config.dtype)
+        return BenchReport(device, config, tuple(self.results))
 
     def save_results(self, path: str | Path) -> None:
         """Write the results as CSV or JSON, by the file's suffix."""
@@ -193,7 +199,7 @@ class BenchPanel(Panel):
 
     def step_script(self, i: int) -> Script:
         """Every step runs the sweep again: the one the plots show, else the one the controls describe."""
-        config = self.config or self.form.config()
+        config = self.live.state.config or self.form.config()
         return scripts.what_runs(config) if i == 0 else scripts.plot_step(config, self.step_pages[i].field)
 
     # --- smoke, export ------------------------------------------------------------------------------
@@ -210,6 +216,8 @@ class BenchPanel(Panel):
         self.cancel()
         worker.settle()
         self.run()
+        self.form.lengths_edit.setText("512 1024")
+        self.run()  # while one runs: waits
         worker.settle()
         super().exercise()
 

@@ -13,10 +13,13 @@ from core.bench.device import describe_device
 from core.bench.sweep import (
     MEANINGFUL_SLOPE_LENGTHS,
     ONE_CALL,
+    BenchConfig,
+    BenchReport,
     BenchResult,
     fastest_summary,
     fit_slopes,
     implementation_choices,
+    run_benchmark,
     withheld_slopes,
 )
 
@@ -106,3 +109,42 @@ def legend_text(s: SweepSummary, field: str, impl: str) -> str:
             return f"{impl}  (no slope: a point was timed once; set Repeats to 2 or more)"
         return f"{impl}  (no slope: a point's timing is noise; run it again)"
     return f"{impl}  (slope needs {MEANINGFUL_SLOPE_LENGTHS} lengths)"
+
+
+@dataclass(frozen=True)
+class ProbeState:
+    """Nothing to choose: applying it looks again for torch, its kernels and a GPU."""
+
+
+def compute_probe(_s: ProbeState, progress=None) -> tuple[dict[str, dict[str, str | None]], dict[str, str]]:
+    return probe()
+
+
+@dataclass(frozen=True)
+class BenchState:
+    config: BenchConfig | None = None  # the sweep asked for by Run
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """A sweep so far: each point landing as it is measured, the report once it is whole."""
+
+    results: tuple[BenchResult, ...]  # every point measured so far, in the order run
+    summary: SweepSummary  # what the plots show of them
+    report: BenchReport | None = None  # the whole sweep (None while it runs, or once cancelled)
+
+
+def compute_bench(s: BenchState, progress=None, partial=None) -> BenchRun:
+    """Run the sweep of ``s.config`` (``core.bench.sweep.run_benchmark``); ``partial`` gets the
+    sweep after each point. No configuration: no sweep yet."""
+    if s.config is None:
+        return BenchRun((), summarise(SweepState()))
+    impls, results = s.config.impls, []
+
+    def point(r: BenchResult) -> None:
+        results.append(r)
+        if partial is not None:
+            partial(BenchRun(tuple(results), summarise(SweepState(impls, tuple(results)))))
+
+    report = run_benchmark(s.config, progress=progress, on_point=point)
+    return BenchRun(report.results, summarise(SweepState(impls, report.results)), report)

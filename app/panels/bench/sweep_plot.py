@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from app.panels.bench.state import SweepSummary, legend_text
+from app.panels.bench.state import BenchRun, legend_text
 from app.panels.step import Live, Notice, Step
 from app.theme import style_plots
 from app.widgets.plots import plot
@@ -36,7 +36,8 @@ class SweepPlotPage(Step):
     def views(self) -> dict[str, QWidget]:
         return {self.named: self.plot}
 
-    def draw(self, s: SweepSummary) -> Notice:
+    def draw(self, r: BenchRun) -> Notice:
+        s = r.summary
         if s.impls != self.legend_impls:  # a new sweep: its implementations in the legend
             self.legend.clear()
             for key in s.impls:

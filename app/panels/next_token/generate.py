@@ -7,8 +7,8 @@ from PySide6.QtWidgets import QHBoxLayout, QListWidget, QPushButton, QVBoxLayout
 from app.panels.binding import bind
 from app.panels.next_token import scripts
 from app.panels.next_token.predictions import text_so_far
-from app.panels.next_token.state import context_notice, snapshot
-from app.panels.next_token.writing import Writing, ended
+from app.panels.next_token.state import context_notice, ended, snapshot
+from app.panels.next_token.writing import Writing
 from app.panels.scripts import Script
 from app.panels.step import Notice, Step
 from app.widgets.text import note

@@ -36,6 +36,7 @@ class CachePage(Step):
     def __init__(self, writing: Writing):
         super().__init__(writing.text)
         self.settings = writing.sampling
+        self.timed = self.follow(writing.timing)  # the last decode step timed
         self.cache_map = Heatmap(
             "KV cache: what every layer keeps",
             colorbar=False,
@@ -67,7 +68,7 @@ class CachePage(Step):
         views.addWidget(self.cache_map, 3)
         views.addWidget(self.size_plot, 2)
         self.layout_with(None, controls, views, notes=(self.work, self.sizes))
-        self.measure_button.clicked.connect(lambda: writing.measure(self.show_timing, self.tell))
+        self.measure_button.clicked.connect(writing.measure)
 
     def views(self) -> dict[str, QWidget]:
         return {"kv cache": self.cache_map, "kv cache size": self.size_plot}
@@ -122,6 +123,8 @@ class CachePage(Step):
             )
             + windows
         )
+        if self.timed.result is not None:
+            self.show_timing(self.timed.result)
         return context_notice(g)
 
     def _plot_sizes(self, model, size: CacheSize) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.interp import prediction
+from core.interp import decode_timing, prediction
 from core.interp.token_text import visible
 from core.maths import sampling
 from core.maths.sampling import Choice, Distribution, Draws
@@ -33,28 +33,67 @@ def compute_run(s: RunState, progress=None) -> prediction.Generation | None:
 
 
 @dataclass(frozen=True)
-class TextState:
-    """The text every step shows: the run's prompt, grown by the tokens step 3 appends."""
-
-    run: RunState = RunState()
-    generation: prediction.Generation | None = None  # the generation shown; None: no model yet
-    token: tuple[int, float] | None = None  # (id, probability) to append to it
-
-
-def grow(s: TextState, progress=None) -> prediction.Generation | None:
-    """``s.generation`` with ``s.token`` appended (one decode step: a new generation), or as it is."""
-    if s.generation is None or s.token is None:
-        return s.generation
-    return s.generation.append(*s.token)
-
-
-@dataclass(frozen=True)
 class SamplingState:
     temperature: float = 1.0
     top_k: int = 0  # 0: no cut
     top_p: float = 1.0
     seed: int = 0
     listed: int = 10  # candidates shown
+
+
+AUTO_PAUSE_S = 0.25  # Auto's pause before each decode step, so each token can be read
+
+
+@dataclass(frozen=True)
+class TextState:
+    """The text every step shows: the run's prompt, grown by the tokens step 3 appends."""
+
+    run: RunState = RunState()
+    generation: prediction.Generation | None = None  # the generation shown; None: no model yet
+    token: tuple[int, float] | None = None  # (id, probability) to append to it
+    auto: bool = False  # then keep appending tokens drawn with ``sampling`` until the text ends
+    sampling: SamplingState = SamplingState()
+
+
+def write(s: TextState, progress=None, partial=None, wait=None) -> prediction.Generation | None:
+    """``s.generation`` with ``s.token`` appended (one decode step: a new generation), or as it is;
+    with ``auto``, then one drawn token after another, each after a pause (``wait``) and landing
+    as it comes (``partial``), until the text ends. The k-th appended token takes the seed's k-th
+    number, as the CLI's generation does."""
+    g = s.generation
+    if g is not None and s.token is not None:
+        g = g.append(*s.token)
+    if g is None or not s.auto:
+        return g
+    draws, settings = sampling.Draws(s.sampling.seed), s.sampling
+    while ended(g) is None:
+        if g is not s.generation:
+            partial(g)
+        wait(AUTO_PAUSE_S)
+        dist = sampling.reshape(g.logits, settings.temperature, settings.top_k or None, settings.top_p)
+        g = g.append(*draws.draw(dist, len(g.chosen)))
+    return g
+
+
+def ended(generation: prediction.Generation) -> str | None:
+    """Why no token can be appended to ``generation`` (its end-of-text token, a full context), or None."""
+    if generation.chosen and generation.chosen[-1].id == generation.model.tokenizer.eos_token_id:
+        return "The model chose its end-of-text token; undo it to go on."
+    limit = prediction.context_limit(generation.model)
+    if generation.length >= limit:
+        return f"The context is full ({limit} tokens); undo a step or shorten the prompt."
+    return None
+
+
+@dataclass(frozen=True)
+class TimingState:
+    generation: prediction.Generation | None = None  # the text whose next decode step is timed
+
+
+def compute_timing(s: TimingState, progress=None):
+    """One decode step at the text's length timed with and without the KV cache (a DecodeTiming)."""
+    g = s.generation
+    return decode_timing.time_decode(g.model, g.ids, g.length)
 
 
 def compute_sampling(s: SamplingState) -> SamplingState:

@@ -5,36 +5,37 @@
     writing.append_sample()       # one decode step with a token drawn by step 2's settings
     writing.auto.apply(on=True)   # keep appending, one decode step after another, until stopped
 
-Three live states (state.py) and one switch: the run (model + prompt, prefilled in the worker),
-the text (the run's generation grown one decode step at a time in the worker: each step a new
-Generation, never one changed after it is shown), the sampling settings (checked on the UI
-thread, never running the model) and Auto. Auto stops at the end-of-text token, a full context,
-a new run and any refusal.
+Live states (state.py) and one switch: the run (model + prompt, prefilled in the worker), the
+text (the run's generation grown one decode step at a time in the worker: each step a new
+Generation, never one changed after it is shown; on Auto, one compute appends token after token,
+each landing as it comes), the sampling settings (checked on the UI thread, never running the
+model), a decode step's timing, and Auto. Auto stops at the end-of-text token, a full context, a
+new run and any refusal; it waits while a timing runs, so nothing runs beside the timing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject
 
-from app import worker
 from app.panels.next_token.state import (
     DrawStreams,
     RunState,
     SamplingState,
     TextState,
+    TimingState,
     compute_run,
     compute_sampling,
-    grow,
+    compute_timing,
+    ended,
     snapshot,
+    write,
 )
 from app.panels.step import Live
-from core.interp import decode_timing, prediction
+from core.interp import prediction
 from core.interp.prediction import context_limit
 from core.interp.token_text import visible
-
-AUTO_DELAY_MS = 250  # pause between automatic steps, so each one can be read
 
 
 @dataclass(frozen=True)
@@ -42,30 +43,20 @@ class AutoState:
     on: bool = False  # append one drawn token after another
 
 
-def ended(generation: prediction.Generation) -> str | None:
-    """Why no token can be appended to ``generation`` (its end-of-text token, a full context), or None."""
-    if generation.chosen and generation.chosen[-1].id == generation.model.tokenizer.eos_token_id:
-        return "The model chose its end-of-text token; undo it to go on."
-    limit = context_limit(generation.model)
-    if generation.length >= limit:
-        return f"The context is full ({limit} tokens); undo a step or shorten the prompt."
-    return None
-
-
 class Writing(QObject):
     def __init__(self):
         super().__init__()
         self.run = Live(RunState(), compute_run, background=True)
-        self.text = Live(TextState(), grow, background=True)
+        self.text = Live(TextState(), write, background=True)
         self.sampling = Live(SamplingState(), compute_sampling)
         self.auto = Live(AutoState(), lambda s: s)
+        self.timing = Live(TimingState(), compute_timing, background=True, start=False)
         self.streams = DrawStreams()
-        self.timing = worker.Newest()  # the KV cache step's timing of one decode step
-        self.pace = QTimer(self, singleShot=True, interval=AUTO_DELAY_MS)  # one Auto step pending at most
-        self.pace.timeout.connect(self._step)
         self.run.changed.connect(self._restart)
-        self.text.changed.connect(self._next)
-        self.auto.changed.connect(self._next)
+        self.text.changed.connect(self._ended)
+        for live in (self.auto, self.sampling):
+            live.changed.connect(self._drive)
+        self.timing.busy.connect(lambda _on: self._drive())
         self.sampling.changed.connect(lambda: self.streams.restart(self.sampling.state.seed))
         self.run.busy.connect(lambda on: on and self.stop())
         for live in (self.run, self.text):
@@ -82,8 +73,8 @@ class Writing(QObject):
 
     @property
     def busy(self) -> bool:
-        """A run, a decode step or a timing is running."""
-        return self.timing.running or self.run.task is not None or self.text.task is not None
+        """A run, a decode step (or Auto's steps) or a timing is running."""
+        return any(live.task is not None for live in (self.run, self.text, self.timing))
 
     def snapshot(self):
         """The shown generation's next token under the sampling settings (state.Snapshot), or None."""
@@ -96,23 +87,22 @@ class Writing(QObject):
 
     def _restart(self) -> None:
         """A new prefill: the text starts again from it, and so do step 2's draws."""
-        self.text.apply(run=self.run.state, generation=self.run.result, token=None)
+        self.text.apply(run=self.run.state, generation=self.run.result, token=None, auto=False)
         self.streams.restart(self.sampling.state.seed)
 
-    def _next(self) -> None:
-        """On Auto, the next decode step after a pause, unless the text has ended."""
+    def _drive(self) -> None:
+        """The text follows Auto and the sampling settings: on (once no timing runs), one compute
+        writes token after token; off, the text stays where it got to."""
+        on = self.auto.state.on and self.timing.task is None and self.generation is not None
+        wanted = self.text.wanted
+        if wanted.auto != on or (on and wanted.sampling != self.sampling.state):
+            self.text.apply(generation=self.generation, token=None, auto=on, sampling=self.sampling.state)
+
+    def _ended(self) -> None:
+        """Auto goes off once the text has ended."""
         g = self.generation
         if self.auto.state.on and g is not None and ended(g) is not None:
             self.stop()
-        elif self.auto.state.on:
-            self.pace.start()
-
-    def _step(self) -> None:
-        """Auto's decode step, once nothing else runs (a timing, say)."""
-        if self.auto.state.on and self.busy:
-            self.pace.start()
-        elif self.auto.state.on:
-            self.append_sample()
 
     def draw_preview(self) -> tuple[str, float] | None:
         """Step 2's seeded draw from the current distribution: (visible token, probability)."""
@@ -138,19 +128,16 @@ class Writing(QObject):
     def _append(self, token: int, prob: float) -> None:
         g = self.generation
         if not self.busy and g is not None and g.length < context_limit(g.model):  # one step at a time
-            self.text.apply(generation=g, token=(token, prob))
+            self.text.apply(generation=g, token=(token, prob), auto=False)
 
     def undo(self) -> None:
         """Take the last appended token back (Auto stops)."""
         g = self.generation
-        if not self.busy and g is not None and g.undo() is not None:
+        if self.run.task is None and self.timing.task is None and g is not None and g.undo() is not None:
             self.stop()
-            self.text.apply(generation=g.undo(), token=None)
+            self.text.apply(generation=g.undo(), token=None, auto=False)
 
-    def measure(self, on_result, on_error) -> None:
+    def measure(self) -> None:
         """Time one decode step at the current length, with and without the cache (in the worker)."""
-        g = self.generation
-        if not self.busy and g is not None:
-            self.timing.start(
-                decode_timing.time_decode, g.model, g.ids, g.length, on_result=on_result, on_error=on_error
-            )
+        if not self.busy and self.generation is not None:
+            self.timing.apply(generation=self.generation)
