@@ -147,6 +147,24 @@ def test_only_quiet_holds_signals():
     assert found == []
 
 
+# Background work of a panel's own, beside its Live: the shared modules that run it are named here.
+OWN_MACHINERY = r"QTimer|time\.sleep|run_task|Newest\(|threading\.Thread|QThread"
+SHARED = {"step.py", "model_row.py", "model_add.py"}  # the Live, a model's load and its add
+
+
+def test_no_panel_keeps_a_timer_a_thread_or_a_task_of_its_own():
+    """A panel's long work is a Live's compute (app/panels/step.py): partial results, pause and
+    cancel as state changes."""
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "app" / "panels").rglob("*.py"))
+        if not (path.parent.name == "panels" and path.name in SHARED)
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(OWN_MACHINERY, line)
+    ]
+    assert found == []
+
+
 def test_modules_stay_small():
     too_long = []
     for path in sorted((ROOT / "app").rglob("*.py")):
