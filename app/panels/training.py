@@ -142,7 +142,7 @@ class RunButtons(QHBoxLayout):
     def __init__(self, live, start, start_text: str = "Start", reset: bool = True):
         super().__init__()
         self.live, self.start_text = live, start_text
-        self.until_spin = bind(spin(0, 0, 1_000_000, step=100), live, "until")
+        self.until_spin = bind(spin(0, 0, 1_000_000, step=10), live, "until")
         self.start_button = QPushButton(start_text)
         self.pause_button = QPushButton("Pause")
         self.reset_button = QPushButton("Reset") if reset else None

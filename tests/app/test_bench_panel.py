@@ -157,6 +157,16 @@ def test_bad_input_keeps_the_previous_results(panel, qtbot, lengths, impls, mess
     assert len(panel.curves["median_s"]["numpy-naive"].yData) == 1
 
 
+def test_cancel_before_the_first_point_says_none_ran(panel, qtbot):
+    panel.form.lengths_edit.setText("64 128")
+    panel.form.select_impls(("numpy-naive",))
+    panel.run()
+    panel.cancel()
+    idle(10)
+    assert panel.message.text() == "Cancelled after 0 of 2 points." and panel.results == []
+    assert panel.form.run_button.isEnabled() and not worker.busy()
+
+
 def test_a_second_sweep_replaces_the_first_one_point_at_a_time(panel, qtbot):
     run_sweep(panel, qtbot, "64 128", ("numpy-naive",))
     first = panel.live.result

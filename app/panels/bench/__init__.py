@@ -124,8 +124,9 @@ class BenchPanel(Panel):
 
     def cancel(self) -> None:
         """Stop the sweep: the points measured so far stay."""
+        config = self.config  # the sweep running (the state goes back to the one on screen)
         if self.live.cancel():
-            total, ran = len(self.config.points()), len(self.results)
+            total, ran = len(config.points()), len(self.results)
             self.form.progress.setFormat(f"cancelled: {ran} of {total} points ran")
             self.show_message(f"Cancelled after {ran} of {total} points.", "info")
 
