@@ -86,7 +86,8 @@ def run(args) -> int:
     importing("torch")
     try:
         from core.lab.data import shortest
-        from core.lab.training import InductionRun, first_formed
+        from core.lab.settings import first_formed
+        from core.lab.training import InductionRun
     except ImportError as exc:
         raise ValueError(f"Training needs torch. {models_advice()}") from exc
 

@@ -97,6 +97,16 @@ def same_run(a, b) -> bool:
     return replace(a, steps=0) == replace(b, steps=0)
 
 
+def train_to_end(live, wanted, tell: Callable[[str, str], None]) -> None:
+    """Start: train the settings ``wanted`` to their last step, or ``tell`` which one is out of range."""
+    try:
+        settings = wanted.checked()
+    except ValueError as exc:
+        tell(str(exc), "error")
+        return
+    live.apply(settings=settings, until=settings.steps)
+
+
 def follow(live, settings) -> None:
     """Give a training Live new settings, keeping its step to train to (at most their last step):
     a run trained so far is trained again with them."""
@@ -137,7 +147,7 @@ def run_status(live, describe: Callable[[TrainResult], str]) -> str:
 
 class RunButtons(QHBoxLayout):
     """Start (Resume while paused), Pause and, with ``reset``, Reset for one training Live; ``start``
-    is the page's own (it checks the settings first). ``until_spin`` is the step to train to."""
+    is the page's own (``train_to_end`` of its settings). ``until_spin`` is the step to train to."""
 
     def __init__(self, live, start, start_text: str = "Start", reset: bool = True):
         super().__init__()

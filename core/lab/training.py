@@ -24,7 +24,7 @@ from torch.nn import functional as F
 
 from core.lab.data import parse_sequence, repeated_sequences
 from core.lab.model import AttentionOnlyTransformer, ModelShape
-from core.lab.settings import FORMED, InductionSettings, first_formed  # noqa: F401  (imported from here by scripts)
+from core.lab.settings import InductionSettings
 from core.maths.head_analysis import head_scores
 
 EVAL_BATCH = 32  # sequences every checkpoint is measured on; the first is the probe

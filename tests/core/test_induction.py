@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch")
 
 from core.lab.data import parse_sequence, repeated_sequences, shortest  # noqa: E402
 from core.lab.model import AttentionOnlyTransformer, ModelShape  # noqa: E402
-from core.lab.training import FORMED, InductionRun, first_formed  # noqa: E402
+from core.lab.settings import FORMED, first_formed  # noqa: E402
+from core.lab.training import InductionRun  # noqa: E402
 from core.maths.head_analysis import head_scores  # noqa: E402
 
 pytestmark = pytest.mark.models

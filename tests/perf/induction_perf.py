@@ -14,8 +14,8 @@ import argparse  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
-from core.lab.settings import InductionSettings  # noqa: E402
-from core.lab.training import FORMED, InductionRun  # noqa: E402
+from core.lab.settings import FORMED, InductionSettings  # noqa: E402
+from core.lab.training import InductionRun  # noqa: E402
 
 
 def one_run(settings: InductionSettings) -> dict:

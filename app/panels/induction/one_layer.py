@@ -14,7 +14,7 @@ from app.panels.induction.state import one_layer
 from app.panels.induction.train_plots import REPEAT, guess_line
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
-from app.panels.training import RunButtons, shown
+from app.panels.training import RunButtons, shown, train_to_end
 from app.widgets.plots import plot
 from app.widgets.text import note
 
@@ -49,12 +49,7 @@ class OneLayerPage(Step):
 
     def start(self) -> None:
         """Train step 2's settings with one layer (resumes a paused 1-layer run)."""
-        try:
-            settings = one_layer(self.live.wanted).checked()
-        except ValueError as exc:
-            self.tell(str(exc), "error")
-            return
-        self.one.apply(settings=settings, until=settings.steps)
+        train_to_end(self.one, one_layer(self.live.wanted), self.tell)
 
     def script(self) -> Script:
         two, one = shown(self.two.result, self.state), shown(self.one.result, one_layer(self.state))

@@ -71,8 +71,8 @@ def train(s: InductionSettings, steps: int) -> Script:
     body = f"""
     import numpy as np
 
-    from core.lab.settings import InductionSettings
-    from core.lab.training import InductionRun, first_formed
+    from core.lab.settings import InductionSettings, first_formed
+    from core.lab.training import InductionRun
     from core.printing import table
 
     # The training settings; the seed fixes the first weights and every batch.{reached("run", s, steps)}

@@ -18,7 +18,7 @@ from app.panels.induction.train_plots import (
 )
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
-from app.panels.training import RunButtons, TrainResult, run_status, shown
+from app.panels.training import RunButtons, TrainResult, run_status, shown, train_to_end
 from app.theme import style_plots
 from app.widgets import Heatmap
 from app.widgets.head_grid import HeadGrid
@@ -103,12 +103,7 @@ class TrainPage(Step):
 
     def start(self) -> None:
         """Train with the settings the controls show, or say which one is out of range."""
-        try:
-            settings = self.live.wanted.checked()
-        except ValueError as exc:
-            self.tell(str(exc), "error")
-            return
-        self.training.apply(settings=settings, until=settings.steps)
+        train_to_end(self.training, self.live.wanted, self.tell)
 
     def prepare(self, settings, run: bool = True) -> None:
         """Empty views sized for a new run: one score curve per head and fixed axis ranges, so a

@@ -12,7 +12,16 @@ from app.panels.linear import scripts
 from app.panels.linear.state import check_training
 from app.panels.scripts import Script
 from app.panels.step import Live, Notice, Step
-from app.panels.training import RunButtons, Training, TrainResult, TrainState, follow, run_status, shown
+from app.panels.training import (
+    RunButtons,
+    Training,
+    TrainResult,
+    TrainState,
+    follow,
+    run_status,
+    shown,
+    train_to_end,
+)
 from app.widgets.plots import legend_below, plot
 from app.widgets.reflow_grid import side_by_side
 from app.widgets.spin_boxes import spin
@@ -77,12 +86,7 @@ class TrainedPage(Step):
 
     def start(self) -> None:
         """Train with the settings the controls show, or say which one is out of range."""
-        try:
-            settings = check_training(self.live.wanted)
-        except ValueError as exc:
-            self.tell(str(exc), "error")
-            return
-        self.training.apply(settings=settings, until=settings.steps)
+        train_to_end(self.training, self.live.wanted, self.tell)
 
     def script(self) -> Script:
         return scripts.trained(*shown(self.training.result, self.state), self.finals)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.panels.next_token.state import RunState, SamplingState
+from app.panels.next_token.state import RunState, SamplingState, distribution
 from app.panels.scripts import Script, hbars, mosaic_code
 from core.interp import prediction
 from core.maths import sampling
@@ -18,7 +18,7 @@ def picks(g: prediction.Generation, s: SamplingState) -> list[int | None]:
     draws = sampling.Draws(s.seed)
     found: list[int | None] = []
     for k, (before, chosen) in enumerate(zip(line, g.chosen, strict=True)):
-        token, _ = draws.draw(sampling.reshape(before.logits, s.temperature, s.top_k or None, s.top_p), k)
+        token, _ = draws.draw(distribution(before.logits, s), k)
         found.append(None if token == chosen.id else chosen.id)
     return found
 

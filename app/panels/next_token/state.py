@@ -41,6 +41,11 @@ class SamplingState:
     listed: int = 10  # candidates shown
 
 
+def distribution(logits, s: SamplingState) -> Distribution:
+    """The next token's distribution from ``logits`` under the settings ``s``."""
+    return sampling.reshape(logits, s.temperature, s.top_k or None, s.top_p)
+
+
 AUTO_PAUSE_S = 0.25  # Auto's pause before each decode step, so each token can be read
 
 
@@ -65,13 +70,12 @@ def write(s: TextState, progress=None, partial=None, wait=None) -> prediction.Ge
         g = g.append(*s.token)
     if g is None or not s.auto:
         return g
-    draws, settings = sampling.Draws(s.sampling.seed), s.sampling
+    draws = sampling.Draws(s.sampling.seed)
     while ended(g) is None:
         if g is not s.generation:
             partial(g)
         wait(AUTO_PAUSE_S)
-        dist = sampling.reshape(g.logits, settings.temperature, settings.top_k or None, settings.top_p)
-        g = g.append(*draws.draw(dist, len(g.chosen)))
+        g = g.append(*draws.draw(distribution(g.logits, s.sampling), len(g.chosen)))
     return g
 
 
@@ -120,7 +124,7 @@ class Snapshot:
 
 def snapshot(generation: prediction.Generation, s: SamplingState) -> Snapshot:
     """The current next-token distribution of ``generation`` under the settings ``s``."""
-    dist = sampling.reshape(generation.logits, s.temperature, s.top_k or None, s.top_p)
+    dist = distribution(generation.logits, s)
     choices, rest = sampling.top(dist, s.listed)
     labels = [visible(generation.model.tokenizer.decode([c.id])) for c in choices]
     return Snapshot(generation, dist, sampling.reshape(generation.logits), choices, rest, labels)
